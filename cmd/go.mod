@@ -1,0 +1,8 @@
+module github.com/chorus-sms/chorus/cmd
+
+go 1.26.0
+
+replace (
+	github.com/chorus-sms/chorus/pkg => ../pkg
+	github.com/chorus-sms/chorus/proto/gen/go => ../proto/gen/go
+)

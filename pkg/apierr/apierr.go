@@ -1,0 +1,128 @@
+// Package apierr builds the gRPC errors services return: a status code plus an
+// errdetails.ErrorInfo whose Reason is the stable API error code, and for validation errors a
+// BadRequest naming each field. The gateway turns them into the one REST error body.
+package apierr
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sort"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Domain is the ErrorInfo domain of every Chorus error.
+const Domain = "chorus"
+
+// Common reasons; services add their own (e.g. CONTACT_NOT_FOUND).
+const (
+	ReasonValidation = "VALIDATION_FAILED"
+	ReasonNotFound   = "NOT_FOUND"
+	ReasonConflict   = "CONFLICT"
+	ReasonInternal   = "INTERNAL"
+)
+
+// New returns a status error with the given code, reason and message.
+func New(code codes.Code, reason, msg string) error {
+	st := status.New(code, msg)
+	if withInfo, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: Domain}); err == nil {
+		st = withInfo
+	}
+	return st.Err()
+}
+
+// NotFound is the 404 every missing or foreign id gets.
+func NotFound(msg string) error { return New(codes.NotFound, ReasonNotFound, msg) }
+
+// Conflict is a 409.
+func Conflict(msg string) error { return New(codes.AlreadyExists, ReasonConflict, msg) }
+
+// Fields collects validation failures by field name (the REST field name, lowerCamelCase).
+type Fields map[string]string
+
+// Add records a failure for field; the first message for a field wins.
+func (f Fields) Add(field, msg string) {
+	if _, ok := f[field]; !ok {
+		f[field] = msg
+	}
+}
+
+// Err returns nil when there are no failures, else an InvalidArgument VALIDATION_FAILED error
+// naming every field.
+func (f Fields) Err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return Validation(f)
+}
+
+// Validation returns a VALIDATION_FAILED error for the given fields.
+func Validation(fields Fields) error {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	msg := "invalid request"
+	if len(names) > 0 {
+		msg = "invalid " + names[0] + ": " + fields[names[0]]
+	}
+	br := &errdetails.BadRequest{}
+	for _, n := range names {
+		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: n, Description: fields[n]})
+	}
+	st := status.New(codes.InvalidArgument, msg)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: ReasonValidation, Domain: Domain}, br); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// Field is a one-field validation error.
+func Field(field, msg string) error { return Validation(Fields{field: msg}) }
+
+// Reason returns the ErrorInfo reason of err, or "" when it carries none.
+func Reason(err error) string {
+	st, ok := status.FromError(err)
+	if !ok {
+		return ""
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info.Reason
+		}
+	}
+	return ""
+}
+
+// UnaryServerInterceptor masks every error that is not a deliberate status error: its text is
+// logged with the method and replaced by a generic Internal error, so internals never leak.
+func UnaryServerInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.ErrorContext(ctx, "panic in handler", "method", info.FullMethod, "panic", r)
+				err = New(codes.Internal, ReasonInternal, "internal error")
+			}
+		}()
+		resp, err = handler(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		if errors.Is(err, context.Canceled) {
+			return nil, status.Error(codes.Canceled, "request canceled")
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, New(codes.DeadlineExceeded, "DEADLINE_EXCEEDED", "request timed out")
+		}
+		if st, ok := status.FromError(err); ok && Reason(err) != "" {
+			return nil, st.Err()
+		}
+		log.ErrorContext(ctx, "request failed", "method", info.FullMethod, "err", err)
+		return nil, New(codes.Internal, ReasonInternal, "internal error")
+	}
+}

@@ -1,0 +1,130 @@
+// Package envconfig reads CHORUS_* environment variables into a process's typed config struct.
+// Every bad value is collected and reported with the variable's name, so a misconfigured
+// process stops at start with a message that says what to fix.
+package envconfig
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Reader reads variables and remembers every failure.
+type Reader struct {
+	lookup func(string) (string, bool)
+	errs   []error
+}
+
+// New reads from the process environment.
+func New() *Reader { return &Reader{lookup: os.LookupEnv} }
+
+// FromMap reads from m (tests and the all-in-one binary).
+func FromMap(m map[string]string) *Reader {
+	return &Reader{lookup: func(k string) (string, bool) { v, ok := m[k]; return v, ok && v != "" }}
+}
+
+func (r *Reader) get(name string) (string, bool) {
+	v, ok := r.lookup(name)
+	if !ok || v == "" {
+		return "", false
+	}
+	return v, true
+}
+
+func (r *Reader) fail(name, v, want string) {
+	r.errs = append(r.errs, fmt.Errorf("%s=%q: %s", name, v, want))
+}
+
+// String returns the variable or def.
+func (r *Reader) String(name, def string) string {
+	if v, ok := r.get(name); ok {
+		return v
+	}
+	return def
+}
+
+// Required returns the variable, recording an error when it is unset.
+func (r *Reader) Required(name string) string {
+	v, ok := r.get(name)
+	if !ok {
+		r.errs = append(r.errs, fmt.Errorf("%s is required", name))
+	}
+	return v
+}
+
+// Int returns the variable as an integer >= min, or def.
+func (r *Reader) Int(name string, def, min int) int {
+	v, ok := r.get(name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		r.fail(name, v, fmt.Sprintf("want an integer >= %d", min))
+		return def
+	}
+	return n
+}
+
+// Bool returns the variable as a boolean, or def.
+func (r *Reader) Bool(name string, def bool) bool {
+	v, ok := r.get(name)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		r.fail(name, v, "want true or false")
+		return def
+	}
+	return b
+}
+
+// Duration returns the variable as a positive Go duration (e.g. 30s), or def.
+func (r *Reader) Duration(name string, def time.Duration) time.Duration {
+	v, ok := r.get(name)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		r.fail(name, v, "want a positive duration such as 30s")
+		return def
+	}
+	return d
+}
+
+// URL returns the variable as an absolute URL, or def (which may be empty).
+func (r *Reader) URL(name, def string) string {
+	v, ok := r.get(name)
+	if !ok {
+		return def
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		r.fail(name, v, "want an absolute URL")
+		return def
+	}
+	return v
+}
+
+// OneOf returns the variable when it is one of allowed, or def.
+func (r *Reader) OneOf(name, def string, allowed ...string) string {
+	v, ok := r.get(name)
+	if !ok {
+		return def
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	r.fail(name, v, fmt.Sprintf("want one of %v", allowed))
+	return def
+}
+
+// Err returns every failure so far, or nil.
+func (r *Reader) Err() error { return errors.Join(r.errs...) }

@@ -1,0 +1,27 @@
+package envconfig
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReaderNamesEveryBadVariable(t *testing.T) {
+	r := FromMap(map[string]string{
+		"CHORUS_A": "x", "CHORUS_B": "nope", "CHORUS_C": "-1s", "CHORUS_D": "zzz", "CHORUS_E": "42",
+	})
+	assert.Equal(t, 7, r.Int("CHORUS_A", 7, 0))
+	assert.True(t, r.Bool("CHORUS_B", true))
+	assert.Equal(t, time.Second, r.Duration("CHORUS_C", time.Second))
+	assert.Equal(t, "a", r.OneOf("CHORUS_D", "a", "a", "b"))
+	assert.Equal(t, 42, r.Int("CHORUS_E", 0, 1))
+	r.Required("CHORUS_MISSING")
+	err := r.Err()
+	require.Error(t, err)
+	for _, name := range []string{"CHORUS_A", "CHORUS_B", "CHORUS_C", "CHORUS_D", "CHORUS_MISSING"} {
+		assert.Contains(t, err.Error(), name)
+	}
+	assert.NotContains(t, err.Error(), "CHORUS_E")
+}

@@ -1,0 +1,30 @@
+// Package rpcserver builds the gRPC server every service runs: tracing, panic recovery and
+// error masking, the tenant interceptor, and the standard health service.
+package rpcserver
+
+import (
+	"log/slog"
+
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+)
+
+// New returns a server with the common interceptors and a health service reporting SERVING.
+// unscoped lists full method names callable without an organization (operator RPCs).
+func New(log *slog.Logger, unscoped ...string) *grpc.Server {
+	srv := grpc.NewServer(
+		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+		grpc.ChainUnaryInterceptor(
+			apierr.UnaryServerInterceptor(log),
+			tenant.UnaryServerInterceptor(unscoped...),
+		),
+	)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	return srv
+}

@@ -1,0 +1,8 @@
+module github.com/chorus-sms/chorus/tests/e2e
+
+go 1.26.0
+
+replace (
+	github.com/chorus-sms/chorus/pkg => ../../pkg
+	github.com/chorus-sms/chorus/proto/gen/go => ../../proto/gen/go
+)
