@@ -1,0 +1,93 @@
+// Package orgs is the organizations and memberships service: the public entry used by its own
+// main and by the all-in-one binary.
+package orgs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+	"github.com/chorus-sms/chorus/services/orgs/internal/server"
+	"github.com/chorus-sms/chorus/services/orgs/internal/store"
+	"github.com/chorus-sms/chorus/services/orgs/migrations"
+)
+
+// Schema is the PostgreSQL schema the service owns.
+const Schema = "orgs"
+
+// Config is the orgs process configuration.
+type Config struct {
+	DatabaseURL string        // CHORUS_DATABASE_URL
+	RedisURL    string        // CHORUS_REDIS_URL
+	CacheTTL    time.Duration // CHORUS_ACCESS_CACHE_TTL: how long a membership answer may be cached
+	Logger      *slog.Logger
+}
+
+// ConfigFromEnv reads the CHORUS_* variables of the orgs service.
+func ConfigFromEnv(r *envconfig.Reader) Config {
+	return Config{
+		DatabaseURL: r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		CacheTTL:    r.Duration("CHORUS_ACCESS_CACHE_TTL", 30*time.Second),
+	}
+}
+
+// Service is a running orgs service.
+type Service struct {
+	pool *pgxpool.Pool
+	rdb  *redis.Client
+	grpc *grpc.Server
+	log  *slog.Logger
+}
+
+// New connects, migrates and builds the gRPC server.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("orgs: CHORUS_REDIS_URL: %w", err)
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema)
+	if err != nil {
+		return nil, fmt.Errorf("orgs: %w", err)
+	}
+	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("orgs: %w", err)
+	}
+	rdb := redis.NewClient(ropts)
+	srv := rpcserver.New(log, server.UnscopedMethods...)
+	orgsv1.RegisterOrgsServiceServer(srv, server.New(store.New(pool), rdb, cfg.CacheTTL, log))
+	return &Service{pool: pool, rdb: rdb, grpc: srv, log: log}, nil
+}
+
+// Serve answers gRPC on lis until ctx is done, then drains in-flight calls.
+func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
+	stop := context.AfterFunc(ctx, s.grpc.GracefulStop)
+	defer stop()
+	if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("orgs: serve: %w", err)
+	}
+	return nil
+}
+
+// Close releases the database and Redis connections.
+func (s *Service) Close() {
+	s.grpc.Stop()
+	s.pool.Close()
+	_ = s.rdb.Close()
+}

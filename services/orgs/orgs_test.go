@@ -1,0 +1,116 @@
+package orgs_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+	"github.com/chorus-sms/chorus/services/orgs"
+)
+
+const redisURL = "redis://127.0.0.1:6379/0"
+
+func startOrgs(t *testing.T) orgsv1.OrgsServiceClient {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	svc, err := orgs.New(ctx, orgs.Config{
+		DatabaseURL: pgtest.NewDatabase(t), RedisURL: redisURL, CacheTTL: 30 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- svc.Serve(ctx, lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = conn.Close()
+		cancel()
+		require.NoError(t, <-done)
+		svc.Close()
+	})
+	return orgsv1.NewOrgsServiceClient(conn)
+}
+
+func TestMembershipLifecycleIsVisibleImmediately(t *testing.T) {
+	c := startOrgs(t)
+	ctx := context.Background()
+	created, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "Acme", Timezone: "America/Chicago", Sandbox: true})
+	require.NoError(t, err)
+	org := created.GetOrganization()
+	assert.Equal(t, "America/Chicago", org.GetTimezone())
+	assert.True(t, org.GetSandbox())
+
+	check := func() orgsv1.Access {
+		res, err := c.CheckAccess(ctx, &orgsv1.CheckAccessRequest{OrganizationId: org.GetId(), UserSubject: "user-1"})
+		require.NoError(t, err)
+		return res.GetAccess()
+	}
+	// A non-member's answer is cached too; granting access must invalidate it.
+	assert.Equal(t, orgsv1.Access_ACCESS_UNSPECIFIED, check())
+	_, err = c.SetMembership(ctx, &orgsv1.SetMembershipRequest{OrganizationId: org.GetId(), UserSubject: "user-1", Access: orgsv1.Access_ACCESS_READ})
+	require.NoError(t, err)
+	assert.Equal(t, orgsv1.Access_ACCESS_READ, check())
+
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	cached, err := rdb.Get(ctx, "chorus:orgs:access:"+org.GetId()+":user-1").Result()
+	require.NoError(t, err, "the answer is cached in Redis")
+	assert.Equal(t, "1", cached)
+
+	_, err = c.SetMembership(ctx, &orgsv1.SetMembershipRequest{OrganizationId: org.GetId(), UserSubject: "user-1", Access: orgsv1.Access_ACCESS_WRITE})
+	require.NoError(t, err)
+	assert.Equal(t, orgsv1.Access_ACCESS_WRITE, check())
+
+	_, err = c.RemoveMembership(ctx, &orgsv1.RemoveMembershipRequest{OrganizationId: org.GetId(), UserSubject: "user-1"})
+	require.NoError(t, err)
+	assert.Equal(t, orgsv1.Access_ACCESS_UNSPECIFIED, check())
+}
+
+func TestMembershipIsPerOrganization(t *testing.T) {
+	c := startOrgs(t)
+	ctx := context.Background()
+	a, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "A"})
+	require.NoError(t, err)
+	b, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "B"})
+	require.NoError(t, err)
+	_, err = c.SetMembership(ctx, &orgsv1.SetMembershipRequest{OrganizationId: a.GetOrganization().GetId(), UserSubject: "u", Access: orgsv1.Access_ACCESS_ADMIN})
+	require.NoError(t, err)
+	res, err := c.CheckAccess(ctx, &orgsv1.CheckAccessRequest{OrganizationId: b.GetOrganization().GetId(), UserSubject: "u"})
+	require.NoError(t, err)
+	assert.Equal(t, orgsv1.Access_ACCESS_UNSPECIFIED, res.GetAccess())
+	assert.Equal(t, "America/New_York", a.GetOrganization().GetTimezone(), "default timezone")
+}
+
+func TestOrgsRejectsBadInput(t *testing.T) {
+	c := startOrgs(t)
+	ctx := context.Background()
+	_, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: " ", Timezone: "Mars/Base"})
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	assert.Equal(t, apierr.ReasonValidation, apierr.Reason(err))
+	assert.Contains(t, err.Error(), "name")
+
+	_, err = c.SetMembership(ctx, &orgsv1.SetMembershipRequest{OrganizationId: "0190d1f8-0000-7000-8000-000000000000", UserSubject: "u", Access: orgsv1.Access_ACCESS_READ})
+	assert.Equal(t, codes.NotFound, status.Code(err), "membership of a missing organization")
+
+	_, err = c.CheckAccess(ctx, &orgsv1.CheckAccessRequest{OrganizationId: "nope", UserSubject: "u"})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
+
+	_, err = c.GetOrganization(ctx, &orgsv1.GetOrganizationRequest{Id: "0190d1f8-0000-7000-8000-000000000000"})
+	assert.Equal(t, codes.NotFound, status.Code(err))
+}
