@@ -159,4 +159,3 @@ func toProto(o store.Organization) *orgsv1.Organization {
 		ShortLinkBaseUrl: o.ShortLinkBaseURL, CreatedAt: timestamppb.New(o.CreatedAt),
 	}
 }
-
