@@ -6,3 +6,5 @@ replace (
 	github.com/chorus-sms/chorus/pkg => ../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../proto/gen/go
 )
+
+require github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
