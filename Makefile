@@ -10,6 +10,8 @@ PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION       := v2.33.0
 
+FUZZTIME ?= 15s
+
 .PHONY: tools generate check build run test bench fuzz
 
 tools: ## install buf and the protoc plugins at pinned versions
@@ -22,6 +24,33 @@ tools: ## install buf and the protoc plugins at pinned versions
 generate: ## regenerate Go stubs, gateway handlers and the OpenAPI document
 	buf generate
 
-build:
+check: ## gofmt, go vet, buf lint, and generated code current
+	@out=$$(git ls-files '*.go' | grep -v '^proto/gen/' | xargs gofmt -l); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@for m in $(MODULES); do echo "go vet $$m"; (cd $$m && go vet ./...) || exit 1; done
+	buf lint
+	buf generate
+	@git diff --exit-code -- proto/gen gateway/openapi || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@if [ -n "$$(git status --porcelain -- proto/gen gateway/openapi)" ]; then git status --porcelain -- proto/gen gateway/openapi; echo "generated files not committed"; exit 1; fi
+
+build: ## build bin/chorus (all-in-one) and bin/chorusctl
 	mkdir -p bin
 	cd cmd && go build -o ../bin/chorus ./chorus && go build -o ../bin/chorusctl ./chorusctl
+
+run: build ## the whole stack on this machine, in the foreground
+	deploy/local/run.sh
+
+test: ## every module's tests against the real PostgreSQL and Redis, race detector on
+	@for m in $(MODULES); do echo "== go test $$m"; (cd $$m && go test -race -count=1 ./...) || exit 1; done
+
+bench: ## performance figures against raw-SQL baselines (not part of make test)
+	cd tests/e2e && go run ./bench
+
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for m in $(MODULES); do \
+	  for pkg in $$(cd $$m && go list ./...); do \
+	    for f in $$(cd $$m && go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	      echo "== $$pkg $$f"; (cd $$m && go test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg) || exit 1; \
+	    done; \
+	  done; \
+	done

@@ -16,6 +16,7 @@ import (
 type Reader struct {
 	lookup func(string) (string, bool)
 	errs   []error
+	parent *Reader // failures are recorded here too, when set
 }
 
 // New reads from the process environment.
@@ -24,6 +25,19 @@ func New() *Reader { return &Reader{lookup: os.LookupEnv} }
 // FromMap reads from m (tests and the all-in-one binary).
 func FromMap(m map[string]string) *Reader {
 	return &Reader{lookup: func(k string) (string, bool) { v, ok := m[k]; return v, ok && v != "" }}
+}
+
+// WithDefaults returns a Reader that answers from defaults where r has no value, and records
+// its failures with r's. The all-in-one binary uses it to point the gateway at the local
+// identity provider unless the environment names another.
+func (r *Reader) WithDefaults(defaults map[string]string) *Reader {
+	return &Reader{parent: r, lookup: func(k string) (string, bool) {
+		if v, ok := r.get(k); ok {
+			return v, true
+		}
+		v, ok := defaults[k]
+		return v, ok && v != ""
+	}}
 }
 
 func (r *Reader) get(name string) (string, bool) {
@@ -35,7 +49,13 @@ func (r *Reader) get(name string) (string, bool) {
 }
 
 func (r *Reader) fail(name, v, want string) {
-	r.errs = append(r.errs, fmt.Errorf("%s=%q: %s", name, v, want))
+	r.record(fmt.Errorf("%s=%q: %s", name, v, want))
+}
+
+func (r *Reader) record(err error) {
+	for ; r != nil; r = r.parent {
+		r.errs = append(r.errs, err)
+	}
 }
 
 // String returns the variable or def.
@@ -50,7 +70,7 @@ func (r *Reader) String(name, def string) string {
 func (r *Reader) Required(name string) string {
 	v, ok := r.get(name)
 	if !ok {
-		r.errs = append(r.errs, fmt.Errorf("%s is required", name))
+		r.record(fmt.Errorf("%s is required", name))
 	}
 	return v
 }

@@ -25,3 +25,15 @@ func TestReaderNamesEveryBadVariable(t *testing.T) {
 	}
 	assert.NotContains(t, err.Error(), "CHORUS_E")
 }
+
+func TestWithDefaultsFillsGapsAndReportsToParent(t *testing.T) {
+	r := FromMap(map[string]string{"CHORUS_SET": "env", "CHORUS_BAD": "x"})
+	d := r.WithDefaults(map[string]string{"CHORUS_SET": "default", "CHORUS_GAP": "default"})
+	assert.Equal(t, "env", d.String("CHORUS_SET", ""), "the environment wins")
+	assert.Equal(t, "default", d.Required("CHORUS_GAP"))
+	assert.Equal(t, 1, d.Int("CHORUS_BAD", 1, 0))
+	d.Required("CHORUS_NOWHERE")
+	require.Error(t, r.Err())
+	assert.Contains(t, r.Err().Error(), "CHORUS_BAD")
+	assert.Contains(t, r.Err().Error(), "CHORUS_NOWHERE")
+}

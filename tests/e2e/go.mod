@@ -3,6 +3,10 @@ module github.com/chorus-sms/chorus/tests/e2e
 go 1.26.0
 
 replace (
+	github.com/chorus-sms/chorus/cmd => ../../cmd
+	github.com/chorus-sms/chorus/gateway => ../../gateway
 	github.com/chorus-sms/chorus/pkg => ../../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../../proto/gen/go
+	github.com/chorus-sms/chorus/services/contacts => ../../services/contacts
+	github.com/chorus-sms/chorus/services/orgs => ../../services/orgs
 )

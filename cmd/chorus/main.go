@@ -1,0 +1,43 @@
+// Command chorus runs the whole Chorus stack in one process for local use (`make run`): every
+// service on its own loopback gRPC listener, the REST gateway, and a dev identity provider.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/chorus-sms/chorus/cmd/stack"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	env := envconfig.New()
+	cfg := stack.ConfigFromEnv(env)
+	if err := env.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "chorus: bad configuration:", err)
+		os.Exit(2)
+	}
+	cfg.Logger = log
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	st, err := stack.Start(ctx, cfg)
+	if err != nil {
+		log.Error("chorus failed to start", "err", err)
+		os.Exit(1)
+	}
+	defer st.Close()
+	fmt.Fprintf(os.Stderr, "\nChorus is serving the REST API on %s\n", st.HTTPURL)
+	if st.Key != nil {
+		fmt.Fprintf(os.Stderr, "Get a token:  bin/chorusctl token --user alice\n")
+	}
+	fmt.Fprintf(os.Stderr, "Stop with Ctrl-C.\n\n")
+	if err := st.Wait(); err != nil {
+		log.Error("chorus stopped", "err", err)
+		os.Exit(1)
+	}
+}

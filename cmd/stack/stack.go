@@ -1,0 +1,190 @@
+// Package stack runs every Chorus service and the REST gateway in one process, each on its own
+// loopback listener and talking to the others over real gRPC, exactly as the Deployments do in
+// Kubernetes. `make run` and the e2e tests use it; production runs one binary per service.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/chorus-sms/chorus/cmd/devauth"
+	"github.com/chorus-sms/chorus/gateway"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/services/contacts"
+	"github.com/chorus-sms/chorus/services/orgs"
+)
+
+// Config is the whole stack's configuration, read from the same CHORUS_* variables the
+// separate binaries read.
+type Config struct {
+	Orgs     orgs.Config
+	Contacts contacts.Config
+	Gateway  gateway.Config
+	// DevKeyPath is the PEM key of the local identity provider (CHORUS_DEV_KEY).
+	DevKeyPath string
+	// JWKSAddr is where the local identity provider publishes its JWKS (CHORUS_DEV_JWKS_ADDR).
+	JWKSAddr string
+	// DevIdentity points the gateway at the local identity provider; it is true when
+	// CHORUS_JWT_JWKS_URL is unset.
+	DevIdentity bool
+	Logger      *slog.Logger
+}
+
+// ConfigFromEnv reads every service's variables. The gateway is pointed at the local identity
+// provider unless CHORUS_JWT_JWKS_URL names another one.
+func ConfigFromEnv(r *envconfig.Reader) Config {
+	c := Config{
+		Orgs:        orgs.ConfigFromEnv(r),
+		Contacts:    contacts.ConfigFromEnv(r),
+		DevKeyPath:  r.String("CHORUS_DEV_KEY", ".run/dev-key.pem"),
+		JWKSAddr:    r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
+		DevIdentity: r.String("CHORUS_JWT_JWKS_URL", "") == "",
+	}
+	if c.DevIdentity {
+		r = r.WithDefaults(map[string]string{
+			"CHORUS_JWT_JWKS_URL": jwksURL(c.JWKSAddr),
+			"CHORUS_JWT_ISSUER":   devauth.Issuer,
+			"CHORUS_JWT_AUDIENCE": devauth.Audience,
+		})
+	}
+	c.Gateway = gateway.ConfigFromEnv(r)
+	return c
+}
+
+func jwksURL(addr string) string { return "http://" + addr + "/.well-known/jwks.json" }
+
+// Stack is a running set of services.
+type Stack struct {
+	// HTTPURL is the gateway's base URL, e.g. http://127.0.0.1:8080.
+	HTTPURL string
+	// OrgsAddr is the orgs service's gRPC address (chorusctl and tests create orgs through it).
+	OrgsAddr string
+	// Key signs access tokens the gateway accepts (nil unless the stack is its own identity
+	// provider).
+	Key *devauth.Key
+
+	cancel context.CancelFunc
+	group  *errgroup.Group
+	closes []func()
+}
+
+// Start migrates and starts every service, then the gateway, and returns once all of them
+// accept connections. Stop it with Close.
+func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	st = &Stack{cancel: cancel, group: g}
+	defer func() {
+		if err != nil {
+			st.Close()
+		}
+	}()
+
+	if cfg.DevIdentity {
+		if err := st.serveDevIdentity(gctx, &cfg); err != nil {
+			return nil, err
+		}
+	}
+
+	cfg.Orgs.Logger = log.With("service", "orgs")
+	orgsSvc, err := orgs.New(ctx, cfg.Orgs)
+	if err != nil {
+		return nil, err
+	}
+	st.closes = append(st.closes, orgsSvc.Close)
+	orgsLis, err := net.Listen("tcp", cfg.Gateway.OrgsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("stack: orgs listen %s: %w", cfg.Gateway.OrgsAddr, err)
+	}
+	g.Go(func() error { return orgsSvc.Serve(gctx, orgsLis) })
+	cfg.Gateway.OrgsAddr = orgsLis.Addr().String()
+	st.OrgsAddr = cfg.Gateway.OrgsAddr
+
+	cfg.Contacts.Logger = log.With("service", "contacts")
+	contactsSvc, err := contacts.New(ctx, cfg.Contacts)
+	if err != nil {
+		return nil, err
+	}
+	st.closes = append(st.closes, contactsSvc.Close)
+	contactsLis, err := net.Listen("tcp", cfg.Gateway.ContactsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("stack: contacts listen %s: %w", cfg.Gateway.ContactsAddr, err)
+	}
+	g.Go(func() error { return contactsSvc.Serve(gctx, contactsLis) })
+	cfg.Gateway.ContactsAddr = contactsLis.Addr().String()
+
+	cfg.Gateway.Logger = log.With("service", "gateway")
+	gw, err := gateway.New(ctx, cfg.Gateway)
+	if err != nil {
+		return nil, err
+	}
+	st.closes = append(st.closes, gw.Close)
+	httpLis, err := net.Listen("tcp", cfg.Gateway.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("stack: http listen %s: %w", cfg.Gateway.HTTPAddr, err)
+	}
+	g.Go(func() error { return gw.Serve(gctx, httpLis) })
+	st.HTTPURL = "http://" + httpLis.Addr().String()
+	return st, nil
+}
+
+// serveDevIdentity publishes the dev key's JWKS and points the gateway at it.
+func (s *Stack) serveDevIdentity(ctx context.Context, cfg *Config) error {
+	key, err := devauth.LoadOrCreate(cfg.DevKeyPath)
+	if err != nil {
+		return err
+	}
+	s.Key = key
+	lis, err := net.Listen("tcp", cfg.JWKSAddr)
+	if err != nil {
+		return fmt.Errorf("stack: dev JWKS listen %s: %w", cfg.JWKSAddr, err)
+	}
+	srv := &http.Server{Handler: key.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	s.group.Go(func() error { return serveHTTP(ctx, srv, lis) })
+	cfg.Gateway.JWKSURL = jwksURL(lis.Addr().String())
+	return nil
+}
+
+// Wait blocks until the stack stops (its context ends or a service fails) and returns the
+// first failure.
+func (s *Stack) Wait() error {
+	err := s.group.Wait()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// Close stops every service and releases their connections.
+func (s *Stack) Close() {
+	s.cancel()
+	_ = s.group.Wait()
+	for i := len(s.closes) - 1; i >= 0; i-- {
+		s.closes[i]()
+	}
+	s.closes = nil
+}
+
+func serveHTTP(ctx context.Context, srv *http.Server, lis net.Listener) error {
+	stop := context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	})
+	defer stop()
+	if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("stack: serve %s: %w", lis.Addr(), err)
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/chorus-sms/chorus/cmd/stack"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+)
+
+// env is one running stack on its own database, driven over HTTP like any client.
+type env struct {
+	t    *testing.T
+	st   *stack.Stack
+	orgs orgsv1.OrgsServiceClient
+	http *http.Client
+}
+
+// newEnv starts the whole stack in-process on loopback listeners with a fresh database.
+// overrides replace CHORUS_* variables (e.g. a small rate limit).
+func newEnv(t *testing.T, overrides map[string]string) *env {
+	t.Helper()
+	vars := map[string]string{
+		"CHORUS_DATABASE_URL":  pgtest.NewDatabase(t),
+		"CHORUS_REDIS_URL":     "redis://127.0.0.1:6379/0",
+		"CHORUS_HTTP_ADDR":     "127.0.0.1:0",
+		"CHORUS_ORGS_ADDR":     "127.0.0.1:0",
+		"CHORUS_CONTACTS_ADDR": "127.0.0.1:0",
+		"CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0",
+		"CHORUS_DEV_KEY":       filepath.Join(t.TempDir(), "dev-key.pem"),
+		"CHORUS_RATE_LIMIT":    "10000",
+		"CHORUS_RATE_BURST":    "10000",
+	}
+	for k, v := range overrides {
+		vars[k] = v
+	}
+	r := envconfig.FromMap(vars)
+	cfg := stack.ConfigFromEnv(r)
+	require.NoError(t, r.Err())
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := stack.Start(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(st.Close)
+	conn, err := grpc.NewClient(st.OrgsAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	return &env{t: t, st: st, orgs: orgsv1.NewOrgsServiceClient(conn), http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// org creates an organization and returns its id.
+func (e *env) org(name string) string {
+	e.t.Helper()
+	res, err := e.orgs.CreateOrganization(context.Background(), &orgsv1.CreateOrganizationRequest{Name: name, Sandbox: true})
+	require.NoError(e.t, err)
+	return res.GetOrganization().GetId()
+}
+
+// member grants user access ("read", "write" or "admin") to org.
+func (e *env) member(org, user, access string) {
+	e.t.Helper()
+	level := orgsv1.Access(orgsv1.Access_value["ACCESS_"+strings.ToUpper(access)])
+	_, err := e.orgs.SetMembership(context.Background(), &orgsv1.SetMembershipRequest{OrganizationId: org, UserSubject: user, Access: level})
+	require.NoError(e.t, err)
+}
+
+// as returns a client acting as user in org, with a fresh token.
+func (e *env) as(user, org string) *client {
+	e.t.Helper()
+	tok, err := e.st.Key.Sign(user, time.Hour)
+	require.NoError(e.t, err)
+	return &client{e: e, token: tok, org: org}
+}
+
+// newMember makes a fresh org with a member at the given access and returns its client.
+func (e *env) newMember(access string) *client {
+	e.t.Helper()
+	org := e.org("org-" + strconv.FormatInt(time.Now().UnixNano(), 36))
+	user := "user-" + org
+	e.member(org, user, access)
+	return e.as(user, org)
+}
+
+type client struct {
+	e     *env
+	token string
+	org   string
+}
+
+// response is an HTTP answer with its body read.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r response) JSON(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(r.Body, &m), "body: %s", r.Body)
+	return m
+}
+
+// ErrCode returns error.code of an error body.
+func (r response) ErrCode(t *testing.T) string {
+	t.Helper()
+	e, _ := r.JSON(t)["error"].(map[string]any)
+	require.NotNil(t, e, "not an error body: %s", r.Body)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// ErrFields returns error.fields of an error body.
+func (r response) ErrFields(t *testing.T) map[string]any {
+	t.Helper()
+	e, _ := r.JSON(t)["error"].(map[string]any)
+	require.NotNil(t, e, "not an error body: %s", r.Body)
+	f, _ := e["fields"].(map[string]any)
+	return f
+}
+
+// do sends a request; body may be nil, a []byte sent as is, or a value encoded as JSON.
+func (c *client) do(method, path string, body any) response {
+	c.e.t.Helper()
+	return c.doWith(method, path, body, nil)
+}
+
+func (c *client) doWith(method, path string, body any, header http.Header) response {
+	t := c.e.t
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, c.e.st.HTTPURL+path, rd)
+	require.NoError(t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.org != "" {
+		req.Header.Set("x-organization-id", c.org)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	res, err := c.e.http.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return response{Status: res.StatusCode, Header: res.Header, Body: raw}
+}
+
+// eventually polls f until it returns true or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if f() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("not within %s: %s", within, what)
+}
