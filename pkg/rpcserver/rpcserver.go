@@ -15,13 +15,14 @@ import (
 )
 
 // New returns a server with the common interceptors and a health service reporting SERVING.
-// unscoped lists full method names callable without an organization (operator RPCs).
+// unscoped lists full method names callable without an organization (operator RPCs); the
+// health check is always one, since probes and the gateway's /readyz carry no organization.
 func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 	srv := grpc.NewServer(
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.ChainUnaryInterceptor(
 			apierr.UnaryServerInterceptor(log),
-			tenant.UnaryServerInterceptor(unscoped...),
+			tenant.UnaryServerInterceptor(append(unscoped, healthpb.Health_Check_FullMethodName)...),
 		),
 	)
 	hs := health.NewServer()

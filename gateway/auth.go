@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+)
+
+// WWW-Authenticate values (RFC 6750). A request without a token gets the bare challenge; a
+// token that fails validation (bad signature, expired, wrong issuer or audience, unknown key)
+// gets error="invalid_token". Neither carries a realm.
+const (
+	wwwAuthChallenge    = `Bearer`
+	wwwAuthInvalidToken = `Bearer error="invalid_token"`
+)
+
+// Key-set fetching. An unknown kid refreshes the set at most once per unknownKIDRefreshEvery
+// (a rotated key is picked up at once, a flood of forged kids cannot hammer the identity
+// provider); a request waits at most jwksWait for that refresh.
+const (
+	jwksHTTPTimeout        = 10 * time.Second
+	unknownKIDRefreshEvery = 30 * time.Second
+	jwksWait               = 5 * time.Second
+	maxSubjectLen          = 255 // the orgs service's limit on user subjects
+)
+
+// signingMethods are the only algorithms accepted: pinning them stops "alg: none" and
+// HS256-signed-with-the-public-key forgeries before any key is looked up.
+var signingMethods = []string{jwt.SigningMethodRS256.Alg(), jwt.SigningMethodES256.Alg()}
+
+var errBadSubject = errors.New("token subject missing, too long or not printable ASCII")
+
+// authenticator validates bearer JWTs against the identity provider's JWKS.
+type authenticator struct {
+	keys   keyfunc.Keyfunc
+	parser *jwt.Parser
+	log    *slog.Logger
+}
+
+// newAuthenticator fetches the key set once (failing when it cannot, so a wrong URL stops the
+// process at start) and keeps refreshing it in the background until ctx ends.
+func newAuthenticator(ctx context.Context, cfg Config, log *slog.Logger) (*authenticator, error) {
+	failFirstFetch := false
+	keys, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{cfg.JWKSURL}, keyfunc.Override{
+		HTTPTimeout:               jwksHTTPTimeout,
+		NoErrorReturnFirstHTTPReq: &failFirstFetch,
+		RefreshInterval:           cfg.JWKSRefresh,
+		RefreshUnknownKID:         rate.NewLimiter(rate.Every(unknownKIDRefreshEvery), 1),
+		RateLimitWaitMax:          jwksWait,
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(ctx context.Context, err error) {
+				log.WarnContext(ctx, "JWKS refresh failed; keeping the keys already fetched", "url", u, "err", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: fetch JWKS from %s: %w", cfg.JWKSURL, err)
+	}
+	return &authenticator{
+		keys: keys,
+		parser: jwt.NewParser(
+			jwt.WithValidMethods(signingMethods),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuer(cfg.Issuer),
+			jwt.WithAudience(cfg.Audience),
+			jwt.WithLeeway(cfg.JWTLeeway),
+		),
+		log: log,
+	}, nil
+}
+
+// verify validates raw and returns its subject, the user id memberships are keyed by.
+func (a *authenticator) verify(ctx context.Context, raw string) (string, error) {
+	var claims jwt.RegisteredClaims
+	if _, err := a.parser.ParseWithClaims(raw, &claims, a.keys.KeyfuncCtx(ctx)); err != nil {
+		return "", err
+	}
+	if !validSubject(claims.Subject) {
+		return "", errBadSubject
+	}
+	return claims.Subject, nil
+}
+
+// validSubject keeps subjects the services can receive: gRPC metadata values must be
+// printable ASCII, and the orgs service refuses longer ones.
+func validSubject(s string) bool {
+	if s == "" || len(s) > maxSubjectLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// bearerToken returns the token of an "Authorization: Bearer <token>" header.
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// middleware answers 401 unless the request carries a valid token. The Authorization header
+// is removed before the request goes on, so the token never reaches a service's metadata (or
+// its logs); the reason a token failed is logged at debug level, the token never is.
+func (a *authenticator) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, ok := bearerToken(r.Header.Get("Authorization"))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", wwwAuthChallenge)
+			writeError(w, r, apiError{Status: http.StatusUnauthorized, Code: codeUnauthenticated, Message: "a bearer token is required"})
+			return
+		}
+		user, err := a.verify(r.Context(), raw)
+		if err != nil {
+			a.log.DebugContext(r.Context(), "token rejected", "request_id", infoFrom(r.Context()).id, "reason", err)
+			msg := "the token is invalid"
+			if errors.Is(err, jwt.ErrTokenExpired) {
+				msg = "the token has expired"
+			}
+			w.Header().Set("WWW-Authenticate", wwwAuthInvalidToken)
+			writeError(w, r, apiError{Status: http.StatusUnauthorized, Code: codeUnauthenticated, Message: msg})
+			return
+		}
+		infoFrom(r.Context()).user = user
+		r = r.Clone(r.Context())
+		r.Header.Del("Authorization")
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,238 @@
+// Package gateway is the public REST edge of Chorus: it authenticates the bearer JWT, checks the
+// caller's access to the organization in x-organization-id, rate-limits per organization and
+// user, and translates REST to the services' gRPC APIs with grpc-gateway, mapping their errors
+// to the one REST error body. It is the public entry used by its own main and by the all-in-one
+// binary.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+)
+
+// Config is the gateway process configuration. Zero durations and sizes take the defaults
+// ConfigFromEnv documents, except JWTLeeway, where zero means no leeway.
+type Config struct {
+	HTTPAddr     string // CHORUS_HTTP_ADDR: where the REST API listens (used by main and the stack)
+	OrgsAddr     string // CHORUS_ORGS_ADDR: orgs service gRPC address
+	ContactsAddr string // CHORUS_CONTACTS_ADDR: contacts service gRPC address
+	RedisURL     string // CHORUS_REDIS_URL: rate-limit counters
+
+	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
+	Issuer      string        // CHORUS_JWT_ISSUER: required iss
+	Audience    string        // CHORUS_JWT_AUDIENCE: required aud
+	JWTLeeway   time.Duration // CHORUS_JWT_LEEWAY: clock skew allowed on exp and nbf
+	JWKSRefresh time.Duration // CHORUS_JWT_JWKS_REFRESH: how often the key set is re-read
+
+	RateLimit int // CHORUS_RATE_LIMIT: sustained requests per second per (org, user)
+	RateBurst int // CHORUS_RATE_BURST: requests allowed at once per (org, user)
+
+	MaxBodyBytes   int64         // CHORUS_HTTP_MAX_BODY_BYTES: larger request bodies answer 413
+	RequestTimeout time.Duration // CHORUS_HTTP_REQUEST_TIMEOUT: deadline of each backend call
+
+	Logger *slog.Logger
+}
+
+// Defaults of the settings that have one.
+const (
+	defaultMaxBodyBytes   = 1 << 20
+	defaultRequestTimeout = 30 * time.Second
+	defaultJWKSRefresh    = 15 * time.Minute
+	shutdownGrace         = 15 * time.Second
+)
+
+// ConfigFromEnv reads the CHORUS_* variables of the gateway.
+func ConfigFromEnv(r *envconfig.Reader) Config {
+	return Config{
+		HTTPAddr:       r.String("CHORUS_HTTP_ADDR", "127.0.0.1:8080"),
+		OrgsAddr:       r.String("CHORUS_ORGS_ADDR", "127.0.0.1:9101"),
+		ContactsAddr:   r.String("CHORUS_CONTACTS_ADDR", "127.0.0.1:9102"),
+		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
+		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
+		Audience:       r.Required("CHORUS_JWT_AUDIENCE"),
+		JWTLeeway:      r.Duration("CHORUS_JWT_LEEWAY", 30*time.Second),
+		JWKSRefresh:    r.Duration("CHORUS_JWT_JWKS_REFRESH", defaultJWKSRefresh),
+		RateLimit:      r.Int("CHORUS_RATE_LIMIT", 50, 1),
+		RateBurst:      r.Int("CHORUS_RATE_BURST", 100, 1),
+		MaxBodyBytes:   int64(r.Int("CHORUS_HTTP_MAX_BODY_BYTES", defaultMaxBodyBytes, 1)),
+		RequestTimeout: r.Duration("CHORUS_HTTP_REQUEST_TIMEOUT", defaultRequestTimeout),
+	}
+}
+
+func requiredURL(r *envconfig.Reader, name string) string {
+	if r.Required(name) == "" {
+		return ""
+	}
+	return r.URL(name, "")
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = defaultMaxBodyBytes
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = defaultRequestTimeout
+	}
+	if c.JWKSRefresh <= 0 {
+		c.JWKSRefresh = defaultJWKSRefresh
+	}
+	var errs []error
+	for _, f := range []struct{ name, value string }{
+		{"JWKSURL", c.JWKSURL}, {"Issuer", c.Issuer}, {"Audience", c.Audience},
+		{"OrgsAddr", c.OrgsAddr}, {"ContactsAddr", c.ContactsAddr},
+	} {
+		if f.value == "" {
+			errs = append(errs, fmt.Errorf("%s is required", f.name))
+		}
+	}
+	if c.RateLimit < 1 || c.RateBurst < 1 {
+		errs = append(errs, errors.New("RateLimit and RateBurst must be at least 1"))
+	}
+	if c.JWTLeeway < 0 {
+		errs = append(errs, errors.New("JWTLeeway must not be negative"))
+	}
+	return c, errors.Join(errs...)
+}
+
+// Gateway is a configured REST gateway.
+type Gateway struct {
+	cfg      Config
+	log      *slog.Logger
+	backends []backend
+	rdb      *redis.Client
+	stopJWKS context.CancelFunc
+	handler  http.Handler
+}
+
+// backend is a service the gateway routes to; /readyz asks each one for its health.
+type backend struct {
+	name string
+	conn *grpc.ClientConn
+}
+
+// New dials the services, fetches the JWKS (failing when it cannot) and builds the handler.
+// Dialing is lazy: a service that is down answers 503 per request and fails /readyz.
+func New(ctx context.Context, cfg Config) (*Gateway, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("gateway: config: %w", err)
+	}
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: CHORUS_REDIS_URL: %w", err)
+	}
+	g := &Gateway{cfg: cfg, log: cfg.Logger}
+	ok := false
+	defer func() {
+		if !ok {
+			g.Close()
+		}
+	}()
+
+	// The key set refreshes in the background until Close, whatever happens to ctx.
+	jwksCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	g.stopJWKS = stop
+	auth, err := newAuthenticator(jwksCtx, cfg, g.log)
+	if err != nil {
+		return nil, err
+	}
+
+	orgsConn, err := g.dial("orgs", cfg.OrgsAddr)
+	if err != nil {
+		return nil, err
+	}
+	contactsConn, err := g.dial("contacts", cfg.ContactsAddr)
+	if err != nil {
+		return nil, err
+	}
+
+	g.rdb = redis.NewClient(rateLimitRedisOptions(ropts))
+	metrics := newMetrics()
+	limiter := newRateLimiter(g.rdb, cfg.RateLimit, cfg.RateBurst, metrics, g.log)
+	access := &accessChecker{orgs: orgsv1.NewOrgsServiceClient(orgsConn)}
+	api, err := newAPIMux(ctx, contactsConn, g.log)
+	if err != nil {
+		return nil, err
+	}
+	g.handler = g.routes(api, auth, access, limiter, metrics)
+	ok = true
+	return g, nil
+}
+
+// dial makes a lazy client connection to a backend service and registers it for /readyz.
+func (g *Gateway) dial(name, addr string) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: dial %s at %s: %w", name, addr, err)
+	}
+	g.backends = append(g.backends, backend{name: name, conn: conn})
+	return conn, nil
+}
+
+// Handler is the whole HTTP surface: /api/**, /healthz, /readyz, /metrics, /openapi.json.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+// Serve answers HTTP on lis until ctx is done, then lets in-flight requests finish (up to a
+// grace period) before returning.
+func (g *Gateway) Serve(ctx context.Context, lis net.Listener) error {
+	srv := &http.Server{
+		Handler:           g.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute, // bodies are at most MaxBodyBytes; a trickled one is cut off
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+	}
+	drained := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(drained)
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			g.log.Warn("gateway shutdown cut in-flight requests", "err", err)
+			_ = srv.Close()
+		}
+	})
+	err := srv.Serve(lis)
+	if errors.Is(err, http.ErrServerClosed) {
+		// Serve returns as soon as Shutdown starts; wait for in-flight requests.
+		<-drained
+		return nil
+	}
+	stop()
+	return fmt.Errorf("gateway: serve: %w", err)
+}
+
+// Close stops the key refresh and releases the gRPC and Redis connections.
+func (g *Gateway) Close() {
+	if g.stopJWKS != nil {
+		g.stopJWKS()
+	}
+	for _, b := range g.backends {
+		_ = b.conn.Close()
+	}
+	g.backends = nil
+	if g.rdb != nil {
+		_ = g.rdb.Close()
+		g.rdb = nil
+	}
+}

@@ -1,0 +1,122 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/gateway"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+)
+
+func TestNotReadyWhileAServiceIsDown(t *testing.T) {
+	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = closedAddr(t) })
+	res := e.do(request{method: http.MethodGet, path: "/readyz"})
+	assert.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
+	services, _ := res.json(t)["services"].(map[string]any)
+	assert.Equal(t, "Unavailable", services["contacts"], "names the service that failed: %s", res.body)
+	assert.Equal(t, http.StatusOK, e.do(request{method: http.MethodGet, path: "/healthz"}).status, "alive while not ready")
+}
+
+func TestReadyWhenEveryServiceServes(t *testing.T) {
+	e := newEnv(t)
+	res := e.do(request{method: http.MethodGet, path: "/readyz"})
+	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	assert.Equal(t, map[string]any{"orgs": "SERVING", "contacts": "SERVING"}, res.json(t)["services"])
+}
+
+func TestOperationalEndpoints(t *testing.T) {
+	e := newEnv(t)
+	org := e.member("reader", "read")
+	require.Equal(t, http.StatusOK, e.get("/api/contacts/0190d1f8-0000-7000-8000-000000000001", "reader", org).status)
+	require.Equal(t, http.StatusUnauthorized, e.do(request{method: http.MethodGet, path: "/api/contacts"}).status)
+
+	res := e.do(request{method: http.MethodGet, path: "/openapi.json"})
+	require.Equal(t, http.StatusOK, res.status)
+	assert.Equal(t, "application/json", res.header.Get("Content-Type"))
+	var doc struct {
+		Paths map[string]any `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &doc))
+	assert.Contains(t, doc.Paths, "/api/contacts")
+	assert.Contains(t, doc.Paths, "/api/segments/{id}")
+
+	res = e.do(request{method: http.MethodGet, path: "/metrics"})
+	require.Equal(t, http.StatusOK, res.status)
+	metrics := string(res.body)
+	assert.Contains(t, metrics, `chorus_gateway_http_requests_total{method="GET",route="/api/contacts/{id}",status="200"} 1`, "labelled by route pattern, not path")
+	assert.Contains(t, metrics, `chorus_gateway_http_requests_total{method="GET",route="/api/**",status="401"} 1`)
+	assert.Contains(t, metrics, `chorus_gateway_http_request_duration_seconds_count{method="GET",route="/api/contacts/{id}",status="200"} 1`)
+	assert.NotContains(t, metrics, "0190d1f8-0000-7000-8000-000000000001")
+	assert.Contains(t, e.logs.String(), `"route":"/api/contacts/{id}"`)
+}
+
+func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
+	key := newECKey(t, "ec-1")
+	orgsAddr, _ := startOrgs(t)
+	gw, err := gateway.New(context.Background(), gateway.Config{
+		OrgsAddr: orgsAddr, ContactsAddr: closedAddr(t), RedisURL: redisURL,
+		JWKSURL: newIDP(t, key).url, Issuer: issuer, Audience: audience,
+		RateLimit: 1, RateBurst: 1, Logger: quietLogger(),
+	})
+	require.NoError(t, err)
+	defer gw.Close()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- gw.Serve(ctx, lis) }()
+	res := doHTTP(t, "http://"+lis.Addr().String(), request{method: http.MethodGet, path: "/healthz"})
+	assert.Equal(t, http.StatusOK, res.status)
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the context ended")
+	}
+}
+
+func TestNewFailsWhenTheJWKSCannotBeFetched(t *testing.T) {
+	_, err := gateway.New(context.Background(), gateway.Config{
+		OrgsAddr: closedAddr(t), ContactsAddr: closedAddr(t), RedisURL: redisURL,
+		JWKSURL: "http://" + closedAddr(t) + "/jwks.json", Issuer: issuer, Audience: audience,
+		RateLimit: 1, RateBurst: 1, Logger: quietLogger(),
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "JWKS")
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	r := envconfig.FromMap(map[string]string{})
+	cfg := gateway.ConfigFromEnv(r)
+	err := r.Err()
+	require.Error(t, err)
+	for _, name := range []string{"CHORUS_JWT_JWKS_URL", "CHORUS_JWT_ISSUER", "CHORUS_JWT_AUDIENCE"} {
+		assert.Contains(t, err.Error(), name)
+	}
+	assert.Equal(t, "127.0.0.1:8080", cfg.HTTPAddr)
+	assert.Equal(t, "127.0.0.1:9101", cfg.OrgsAddr)
+	assert.Equal(t, "127.0.0.1:9102", cfg.ContactsAddr)
+	assert.Equal(t, 30*time.Second, cfg.JWTLeeway)
+	assert.Equal(t, 50, cfg.RateLimit)
+	assert.Equal(t, 100, cfg.RateBurst)
+	assert.Equal(t, int64(1<<20), cfg.MaxBodyBytes)
+
+	r = envconfig.FromMap(map[string]string{
+		"CHORUS_JWT_JWKS_URL": "not a url", "CHORUS_JWT_ISSUER": issuer, "CHORUS_JWT_AUDIENCE": audience,
+		"CHORUS_RATE_LIMIT": "0", "CHORUS_JWT_LEEWAY": "soon",
+	})
+	gateway.ConfigFromEnv(r)
+	err = r.Err()
+	require.Error(t, err)
+	for _, name := range []string{"CHORUS_JWT_JWKS_URL", "CHORUS_RATE_LIMIT", "CHORUS_JWT_LEEWAY"} {
+		assert.Contains(t, err.Error(), name)
+	}
+}

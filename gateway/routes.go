@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+)
+
+// httpCodeHeader is the metadata key a service sets with grpc.SetHeader to choose the success
+// status (201 on create, 200 on merge, 202 on an immediate poll start).
+const httpCodeHeader = "x-http-code"
+
+// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules.
+func newAPIMux(ctx context.Context, contacts *grpc.ClientConn, log *slog.Logger) (*runtime.ServeMux, error) {
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
+		// Nothing from the HTTP request travels as metadata except what forwardPrincipal sets,
+		// so a client cannot smuggle in x-chorus-* keys; nothing a service sets reaches the
+		// client as a header (no Grpc-Metadata-*, no x-http-code).
+		runtime.WithIncomingHeaderMatcher(noHeaders),
+		runtime.WithOutgoingHeaderMatcher(noHeaders),
+		runtime.WithOutgoingTrailerMatcher(noHeaders),
+		runtime.WithMetadata(forwardPrincipal),
+		runtime.WithForwardResponseOption(writeHTTPCode),
+		runtime.WithErrorHandler(errorHandler(log)),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithMiddlewares(recordRoute),
+		// No POST-as-GET fallback or method override: a request's method is what the access
+		// check saw.
+		runtime.WithDisablePathLengthFallback(),
+		runtime.WithDisableHTTPMethodOverride(),
+	)
+	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(contacts)); err != nil {
+		return nil, fmt.Errorf("gateway: register contacts routes: %w", err)
+	}
+	return mux, nil
+}
+
+func noHeaders(string) (string, bool) { return "", false }
+
+// writeHTTPCode writes the success status the service chose with the x-http-code header.
+func writeHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+	md, ok := runtime.ServerMetadataFromContext(ctx)
+	if !ok {
+		return nil
+	}
+	vals := md.HeaderMD.Get(httpCodeHeader)
+	if len(vals) == 0 {
+		return nil
+	}
+	code, err := strconv.Atoi(vals[0])
+	if err != nil || code < 200 || code > 299 {
+		return fmt.Errorf("service sent %s %q, want a 2xx status", httpCodeHeader, vals[0])
+	}
+	w.WriteHeader(code)
+	return nil
+}
+
+// routes assembles the whole surface. /healthz, /readyz, /metrics and /openapi.json are open;
+// everything under /api passes authentication, then tenancy (org header, rate limit, access),
+// then the grpc-gateway mux; any other path gets the mux's 404 in the shared error body.
+func (g *Gateway) routes(api *runtime.ServeMux, auth *authenticator, access *accessChecker, limiter *rateLimiter, m *metrics) http.Handler {
+	ops := map[string]http.HandlerFunc{
+		"/healthz":      healthz,
+		"/readyz":       g.readyz,
+		"/metrics":      m.handler().ServeHTTP,
+		"/openapi.json": serveOpenAPI,
+	}
+	protected := auth.middleware(requestDeadline(g.cfg.RequestTimeout, tenancy(access, limiter, g.log, api)))
+	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		if h, ok := ops[r.URL.Path]; ok {
+			info.route = r.URL.Path
+			if !isRead(r.Method) {
+				writeError(w, r, methodNotAllowed(r.Method))
+				return
+			}
+			h(w, r)
+			return
+		}
+		if !capBody(w, r, g.cfg.MaxBodyBytes) {
+			return
+		}
+		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
+			info.route = routeAPIUnrouted
+			protected.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+	return otelhttp.NewHandler(g.observe(g.recoverPanics(dispatch), m), "chorus-gateway",
+		otelhttp.WithFilter(func(r *http.Request) bool { return !quietPaths[r.URL.Path] }),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
+	)
+}
+
+// recoverPanics turns a panic in a handler into a logged 500 in the shared error body, instead
+// of a dropped connection.
+func (g *Gateway) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler { // net/http's way to abort a response: let it through
+				panic(p)
+			}
+			g.log.ErrorContext(r.Context(), "panic in handler", "request_id", infoFrom(r.Context()).id, "panic", p)
+			writeError(w, r, internalError)
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// capBody answers 413 for a declared body over the limit, and caps the rest (chunked bodies
+// have no length up front): reading past the limit fails and flags the request, so the error
+// handler answers 413 instead of the decoder's 400.
+func capBody(w http.ResponseWriter, r *http.Request, limit int64) bool {
+	if r.ContentLength > limit {
+		writeError(w, r, payloadTooLarge)
+		return false
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = cappedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), info: infoFrom(r.Context())}
+	}
+	return true
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	info *requestInfo
+}
+
+func (b cappedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		b.info.bodyTooLarge = true
+	}
+	return n, err
+}

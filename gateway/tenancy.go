@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+)
+
+// orgHeader selects the organization a request acts on (spec section 5).
+const orgHeader = "X-Organization-Id"
+
+func forbidden(msg string) apiError {
+	return apiError{Status: http.StatusForbidden, Code: codeForbidden, Message: msg}
+}
+
+// accessChecker asks the orgs service for a user's level in an organization; the service
+// caches the answer in Redis and drops it when the membership changes.
+type accessChecker struct {
+	orgs orgsv1.OrgsServiceClient
+}
+
+func (c *accessChecker) level(ctx context.Context, org uuid.UUID, user string) (tenant.Access, error) {
+	ctx = metadata.AppendToOutgoingContext(ctx, tenant.MDRequestID, infoFrom(ctx).id)
+	res, err := c.orgs.CheckAccess(ctx, &orgsv1.CheckAccessRequest{OrganizationId: org.String(), UserSubject: user})
+	if err != nil {
+		return tenant.AccessNone, err
+	}
+	// orgsv1.Access and tenant.Access share their numbering (the orgs service converts the same way).
+	return tenant.Access(res.GetAccess()), nil
+}
+
+// isRead reports whether method only reads; every other method needs write access.
+func isRead(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead
+}
+
+// parseOrgHeader accepts only the canonical 36-character form, so one organization has one
+// spelling (and one rate-limit budget).
+func parseOrgHeader(raw string) (uuid.UUID, bool) {
+	if len(raw) != 36 {
+		return uuid.Nil, false
+	}
+	id, err := uuid.Parse(raw)
+	return id, err == nil
+}
+
+// tenancy runs after authentication: it checks the organization header's form, spends the
+// caller's rate-limit budget, then asks the orgs service for the caller's access, before any
+// data is read. A missing or malformed header, no membership, or a read-only member calling a
+// write method all answer 403 FORBIDDEN. The principal goes on in the context; forwardPrincipal
+// turns it into gRPC metadata.
+func tenancy(access *accessChecker, limiter *rateLimiter, log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		raw := r.Header.Get(orgHeader)
+		if raw == "" {
+			writeError(w, r, forbidden("the x-organization-id header is required"))
+			return
+		}
+		org, ok := parseOrgHeader(raw)
+		if !ok {
+			writeError(w, r, forbidden("x-organization-id must be a UUID"))
+			return
+		}
+		info.org = org.String()
+		if !limiter.allow(w, r, org, info.user) {
+			return
+		}
+		level, err := access.level(r.Context(), org, info.user)
+		if err != nil {
+			e := fromStatus(err)
+			log.WarnContext(r.Context(), "access check failed", "request_id", info.id, "status", e.Status, "err", err)
+			writeError(w, r, e)
+			return
+		}
+		if level < tenant.AccessRead {
+			writeError(w, r, forbidden("no access to the organization"))
+			return
+		}
+		if !isRead(r.Method) && level < tenant.AccessWrite {
+			writeError(w, r, forbidden("write access to the organization is required"))
+			return
+		}
+		p := tenant.Principal{OrgID: org, User: info.user, Access: level, RequestID: info.id}
+		next.ServeHTTP(w, r.WithContext(tenant.WithPrincipal(r.Context(), p)))
+	})
+}
+
+// forwardPrincipal is the mux's metadata annotator: the principal the gateway established
+// travels to the service as the pkg/tenant metadata keys.
+func forwardPrincipal(ctx context.Context, _ *http.Request) metadata.MD {
+	p, ok := tenant.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	// tenant.AppendToOutgoing is the one place that knows the keys; read them back as an MD.
+	md, _ := metadata.FromOutgoingContext(tenant.AppendToOutgoing(context.Background(), p))
+	return md
+}
