@@ -1,0 +1,282 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+)
+
+// maxBlock bounds one blocking read, and so how long Run takes to return once ctx is canceled
+// (go-redis does not interrupt a blocked read).
+const maxBlock = time.Second
+
+// Handler applies one event inside tx, the transaction that also records the event as
+// processed by the group. Returning an error rolls both back and leaves the entry pending to
+// be retried with backoff.
+type Handler func(ctx context.Context, tx pgx.Tx, m Message) error
+
+// Consumer handles a stream's entries as one member of a consumer group, one entry at a time.
+// Run more members (in this process or others) to share the work.
+type Consumer struct {
+	pool   *pgxpool.Pool
+	rdb    *redis.Client
+	stream string
+	group  string
+	name   string
+	handle Handler
+	cfg    settings
+	log    *slog.Logger
+
+	nextScan time.Time // when Run next looks for pending entries due for a retry
+}
+
+// NewConsumer returns the member consumerName of group on stream; handle runs in transactions
+// on pool, whose schema must hold processed_events (ProcessedDDL). The group name is what
+// processed_events records, so every member of a group shares one record of what it handled;
+// consumerName must be unique among the group's running members (host name and pid, say).
+// Options: WithBatchSize, WithRetryBackoff, WithClaimIdle, WithMaxDeliveries, WithMaxLen
+// (of the dead-letter stream), WithRetention, WithLogger.
+func NewConsumer(pool *pgxpool.Pool, rdb *redis.Client, stream, group, consumerName string, handle Handler, opts ...Option) *Consumer {
+	cfg := newSettings(opts)
+	return &Consumer{
+		pool: pool, rdb: rdb, stream: stream, group: group, name: consumerName, handle: handle, cfg: cfg,
+		log: cfg.log.With("stream", stream, "group", group, "consumer", consumerName),
+	}
+}
+
+// Run consumes until ctx is canceled and returns nil within a second of it. It first creates
+// the group if it does not exist, at the start of the stream so that a new group replays
+// every entry the stream holds, and checks that processed_events exists; a failure there is
+// returned at once, so a misconfigured service stops at start. Later failures are logged and
+// retried with backoff. Run must not be called again before it returns.
+func (c *Consumer) Run(ctx context.Context) error {
+	if err := c.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if c.cfg.retention > 0 {
+		wg.Go(func() {
+			pruneLoop(ctx, c.log, func(ctx context.Context) (int64, error) { return c.Prune(ctx, c.cfg.retention) })
+		})
+	}
+	var failures int64
+	for {
+		err := c.poll(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err == nil:
+			failures = 0
+			continue
+		}
+		failures++
+		wait := c.cfg.backoff(failures)
+		c.log.WarnContext(ctx, "outbox: consume failed", "err", err, "retry_in", wait)
+		if !sleep(ctx, wait) {
+			return nil
+		}
+	}
+}
+
+func (c *Consumer) start(ctx context.Context) error {
+	if c.stream == "" || c.group == "" || c.name == "" || c.handle == nil {
+		return errors.New("outbox: a consumer needs a stream, group, name and handler")
+	}
+	if _, err := c.pool.Exec(ctx, `SELECT FROM processed_events LIMIT 0`); err != nil {
+		return fmt.Errorf("outbox: check processed_events: %w", err)
+	}
+	return c.createGroup(ctx)
+}
+
+// createGroup creates the group at the start of the stream (creating the stream too) unless it
+// exists; an existing group keeps its position.
+func (c *Consumer) createGroup(ctx context.Context) error {
+	err := c.rdb.XGroupCreateMkStream(ctx, c.stream, c.group, "0").Err()
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
+		return fmt.Errorf("outbox: create group %s on %s: %w", c.group, c.stream, err)
+	}
+	return nil
+}
+
+// poll retries the pending entries that are due, when it is time to look for them, then
+// handles new entries, waiting for some until the next look at most.
+func (c *Consumer) poll(ctx context.Context) error {
+	err := c.retryAndRead(ctx)
+	if redis.HasErrorPrefix(err, "NOGROUP") {
+		// The stream was deleted or Redis lost its data; start over with what the stream holds.
+		c.log.WarnContext(ctx, "outbox: consumer group missing; creating it again", "err", err)
+		return c.createGroup(ctx)
+	}
+	return err
+}
+
+func (c *Consumer) retryAndRead(ctx context.Context) error {
+	if !time.Now().Before(c.nextScan) {
+		if err := c.retryPending(ctx); err != nil {
+			return err
+		}
+		c.nextScan = time.Now().Add(min(c.cfg.retryMin, maxBlock))
+	}
+	res, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+		Group:    c.group,
+		Consumer: c.name,
+		Streams:  []string{c.stream, ">"},
+		Count:    int64(c.cfg.batchSize),
+		Block:    max(time.Until(c.nextScan), time.Millisecond), // BLOCK 0 would wait forever
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil // nothing new before the timeout
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: read %s: %w", c.stream, err)
+	}
+	for _, s := range res {
+		for _, e := range s.Messages {
+			if err := c.process(ctx, e, 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// retryPending takes over the group's pending entries that are due: this consumer's own once
+// the backoff for their delivery count has passed, another member's once it has also sat
+// unacknowledged for the claim idle time (that member is presumably gone).
+func (c *Consumer) retryPending(ctx context.Context) error {
+	start := "-"
+	for {
+		pending, err := c.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
+			Stream: c.stream, Group: c.group, Idle: c.cfg.retryMin, Start: start, End: "+", Count: int64(c.cfg.batchSize),
+		}).Result()
+		if err != nil {
+			return fmt.Errorf("outbox: list pending entries of %s: %w", c.stream, err)
+		}
+		for _, p := range pending {
+			due := c.cfg.backoff(p.RetryCount)
+			if p.Consumer != c.name {
+				due = max(due, c.cfg.claimIdle)
+			}
+			if p.Idle < due {
+				continue
+			}
+			// MinIdle makes the claim a no-op when another member took the entry meanwhile.
+			claimed, err := c.rdb.XClaim(ctx, &redis.XClaimArgs{
+				Stream: c.stream, Group: c.group, Consumer: c.name, MinIdle: due, Messages: []string{p.ID},
+			}).Result()
+			if err != nil {
+				return fmt.Errorf("outbox: claim %s: %w", p.ID, err)
+			}
+			for _, e := range claimed {
+				if err := c.process(ctx, e, p.RetryCount+1); err != nil {
+					return err
+				}
+			}
+		}
+		if len(pending) < c.cfg.batchSize {
+			return nil
+		}
+		start = "(" + pending[len(pending)-1].ID
+	}
+}
+
+// process handles one delivered entry and acknowledges it once its effect committed. A handler
+// failure leaves the entry pending for a retry, or dead-letters it on its last delivery; only
+// failures of PostgreSQL or Redis, which say nothing about the entry, are returned.
+func (c *Consumer) process(ctx context.Context, e redis.XMessage, deliveries int64) error {
+	m, err := parseEntry(e.Values)
+	if err != nil {
+		return c.deadLetter(ctx, e, deliveries, fmt.Errorf("malformed entry: %w", err))
+	}
+	err = c.apply(ctx, m)
+	var failed handlerError
+	switch {
+	case err == nil:
+		if err := c.rdb.XAck(ctx, c.stream, c.group, e.ID).Err(); err != nil {
+			// Still pending: it is redelivered and then skipped as already processed.
+			return fmt.Errorf("outbox: ack %s: %w", e.ID, err)
+		}
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case !errors.As(err, &failed):
+		return err
+	case deliveries >= c.cfg.maxDeliveries:
+		return c.deadLetter(ctx, e, deliveries, failed.err)
+	default:
+		c.log.WarnContext(ctx, "outbox: handler failed; will retry", "entry_id", e.ID, "event_id", m.EventID,
+			"type", m.Type, "deliveries", deliveries, "err", failed.err)
+		return nil
+	}
+}
+
+// handlerError is a failure of the handler or of committing its work, as opposed to one of
+// the consumer's own statements.
+type handlerError struct{ err error }
+
+func (e handlerError) Error() string { return e.err.Error() }
+func (e handlerError) Unwrap() error { return e.err }
+
+// apply records m as processed by the group and runs the handler in the same transaction. An
+// event the group already processed skips the handler and commits nothing; if another member
+// is processing it right now, the insert waits for that transaction and then sees its row.
+func (c *Consumer) apply(ctx context.Context, m Message) error {
+	tx, err := c.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("outbox: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+	tag, err := tx.Exec(ctx, `INSERT INTO processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+		c.group, m.EventID)
+	if err != nil {
+		return fmt.Errorf("outbox: record %s as processed: %w", m.EventID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil
+	}
+	if err := c.runHandler(ctx, tx, m); err != nil {
+		return handlerError{err}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return handlerError{fmt.Errorf("commit: %w", err)}
+	}
+	return nil
+}
+
+// runHandler turns a handler panic into an error, so a bad event is retried and dead-lettered
+// like any failure instead of crashing each member of the group in turn.
+func (c *Consumer) runHandler(ctx context.Context, tx pgx.Tx, m Message) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("handler panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return c.handle(ctx, tx, m)
+}
+
+// Prune deletes the group's processed_events rows older than olderThan and returns how many it
+// deleted. An event older than that is no longer recognized as a duplicate, so keep it longer
+// than an entry can stay pending or be republished. Run calls it hourly with the retention.
+func (c *Consumer) Prune(ctx context.Context, olderThan time.Duration) (int64, error) {
+	n, err := deleteInBatches(ctx, c.pool, `
+		DELETE FROM processed_events WHERE consumer = $3 AND event_id IN (
+			SELECT event_id FROM processed_events
+			WHERE consumer = $3 AND processed_at < now() - make_interval(secs => $1)
+			LIMIT $2 FOR UPDATE SKIP LOCKED)`, olderThan, c.group)
+	if err != nil {
+		return n, fmt.Errorf("outbox: prune processed_events: %w", err)
+	}
+	return n, nil
+}

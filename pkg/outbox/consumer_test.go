@@ -1,0 +1,252 @@
+package outbox_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/chorus-sms/chorus/pkg/outbox"
+)
+
+func TestCommittedEventIsDelivered(t *testing.T) {
+	e := newEnv(t)
+	org := uuid.New()
+	got := make(chan outbox.Message, 1)
+	e.startConsumer("g", "m1", func(_ context.Context, _ pgx.Tx, m outbox.Message) error {
+		got <- m
+		return nil
+	})
+	e.startRelay()
+	id := e.enqueue("contact.deleted", org, "hello")
+
+	select {
+	case m := <-got:
+		require.Equal(t, id, m.EventID)
+		require.Equal(t, "contact.deleted", m.Type)
+		require.Equal(t, org, m.OrgID)
+		var payload wrapperspb.StringValue
+		require.NoError(t, m.Unmarshal(&payload))
+		require.Equal(t, "hello", payload.GetValue())
+	case <-time.After(waitFor):
+		t.Fatal("event not delivered")
+	}
+	e.waitDrained("g")
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM processed_events WHERE consumer = 'g' AND event_id = $1`, id))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM outbox WHERE published_at IS NOT NULL`))
+}
+
+func TestRolledBackEventIsNeverDelivered(t *testing.T) {
+	e := newEnv(t)
+	rec := &recorder{}
+	e.startRelay()
+	e.startConsumer("g", "m1", rec.handler("m1"))
+
+	tx, err := e.db.Begin(e.ctx)
+	require.NoError(t, err)
+	require.NoError(t, outbox.Enqueue(e.ctx, tx, outbox.Event{Type: "contact.deleted", OrgID: uuid.New(), Payload: wrapperspb.String("x")}))
+	require.NoError(t, tx.Rollback(e.ctx))
+	marker := e.enqueue("contact.created", uuid.New(), "marker")
+
+	e.waitPublished(1)
+	e.waitDrained("g")
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM outbox`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, marker))
+}
+
+func TestRepublishedEventIsHandledOnce(t *testing.T) {
+	e := newEnv(t)
+	rec := &recorder{}
+	e.startRelay()
+	e.startConsumer("g", "m1", rec.handler("m1"))
+	id := e.enqueue("contact.deleted", uuid.New(), "x")
+	e.waitDrained("g")
+	require.Equal(t, 1, rec.callsOf(id))
+
+	entries, err := e.rdb.XRange(e.ctx, e.stream, "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.NoError(t, e.rdb.XAdd(e.ctx, &redis.XAddArgs{Stream: e.stream, Values: entries[0].Values}).Err())
+	e.waitDrained("g")
+
+	require.Equal(t, 1, rec.callsOf(id))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled`))
+}
+
+func TestFailedHandlerIsRetriedThenProcessedOnce(t *testing.T) {
+	e := newEnv(t)
+	rec := &recorder{fail: func(_ outbox.Message, call int) error {
+		switch call {
+		case 1:
+			panic("handler bug")
+		case 2:
+			return errors.New("downstream unavailable")
+		}
+		return nil
+	}}
+	e.startRelay()
+	e.startConsumer("g", "m1", rec.handler("m1"))
+	id := e.enqueue("contact.deleted", uuid.New(), "x")
+
+	e.waitDrained("g")
+	require.Equal(t, 3, rec.callsOf(id))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, id))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, id))
+	require.Zero(t, e.rdb.XLen(e.ctx, outbox.DeadLetterStream(e.stream)).Val())
+}
+
+func TestStoppedConsumerCatchesUpAndNewGroupReplays(t *testing.T) {
+	e := newEnv(t)
+	rec := &recorder{}
+	org := uuid.New()
+	e.startRelay()
+	stop := e.startConsumer("g", "m1", rec.handler("m1"))
+	e.enqueue("contact.created", org, "before")
+	e.waitDrained("g")
+	stop()
+
+	for range 5 {
+		e.enqueue("contact.created", org, "while down")
+	}
+	e.waitPublished(6)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled`))
+
+	e.startConsumer("g", "m1", rec.handler("m1"))
+	e.waitDrained("g")
+	require.Equal(t, 6, e.count(`SELECT count(DISTINCT event_id) FROM handled WHERE member = 'm1'`))
+	require.Equal(t, 6, e.count(`SELECT count(*) FROM handled WHERE member = 'm1'`))
+
+	// A group created now starts at the beginning of the stream.
+	e.startConsumer("late", "l1", rec.handler("late"))
+	e.waitDrained("late")
+	require.Equal(t, 6, e.count(`SELECT count(DISTINCT event_id) FROM handled WHERE member = 'late'`))
+}
+
+func TestGroupMembersSplitWorkWithoutDuplicates(t *testing.T) {
+	e := newEnv(t)
+	const events = 60
+	org := uuid.New()
+	for range events {
+		e.enqueue("contact.created", org, "x")
+	}
+	e.startRelay()
+	e.waitPublished(events)
+
+	// Each member's first handler call waits until the other has started one too, so the
+	// test proves both take part instead of hoping the scheduler interleaves them.
+	var started sync.WaitGroup
+	started.Add(2)
+	bothStarted := make(chan struct{})
+	go func() { started.Wait(); close(bothStarted) }()
+	rec := &recorder{}
+	member := func(name string) outbox.Handler {
+		first := sync.OnceFunc(started.Done)
+		record := rec.handler(name)
+		return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
+			first()
+			select {
+			case <-bothStarted:
+			case <-time.After(waitFor):
+				return errors.New("the other member never handled an event")
+			}
+			return record(ctx, tx, m)
+		}
+	}
+	e.startConsumer("g", "m1", member("m1"), outbox.WithBatchSize(5))
+	e.startConsumer("g", "m2", member("m2"), outbox.WithBatchSize(5))
+	e.waitDrained("g")
+
+	require.Equal(t, events, e.count(`SELECT count(*) FROM handled`))
+	require.Equal(t, events, e.count(`SELECT count(DISTINCT event_id) FROM handled`))
+	require.Positive(t, e.count(`SELECT count(*) FROM handled WHERE member = 'm1'`))
+	require.Positive(t, e.count(`SELECT count(*) FROM handled WHERE member = 'm2'`))
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for id, n := range rec.calls {
+		require.Equal(t, 1, n, "event %s", id)
+	}
+}
+
+func TestDeadMembersEntriesAreClaimed(t *testing.T) {
+	e := newEnv(t)
+	e.startRelay()
+	id := e.enqueue("contact.deleted", uuid.New(), "x")
+	e.waitPublished(1)
+	// m1 takes the entry and dies before acknowledging it.
+	require.NoError(t, e.rdb.XGroupCreate(e.ctx, e.stream, "g", "0").Err())
+	read, err := e.rdb.XReadGroup(e.ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "m1", Streams: []string{e.stream, ">"}, Block: -1}).Result()
+	require.NoError(t, err)
+	require.Len(t, read[0].Messages, 1)
+
+	rec := &recorder{}
+	e.startConsumer("g", "m2", rec.handler("m2"), outbox.WithClaimIdle(100*time.Millisecond))
+	e.waitDrained("g")
+	require.Equal(t, 1, rec.callsOf(id))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1 AND member = 'm2'`, id))
+}
+
+func TestPoisonEventIsDeadLettered(t *testing.T) {
+	e := newEnv(t)
+	rec := &recorder{fail: func(m outbox.Message, _ int) error {
+		if m.Type == "test.poison" {
+			return errors.New("cannot apply")
+		}
+		return nil
+	}}
+	e.startRelay()
+	e.startConsumer("g", "m1", rec.handler("m1"), outbox.WithMaxDeliveries(3))
+	poison := e.enqueue("test.poison", uuid.New(), "x")
+	good := e.enqueue("contact.created", uuid.New(), "y")
+
+	e.waitDrained("g")
+	require.Equal(t, 3, rec.callsOf(poison))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, good))
+	require.Zero(t, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, poison))
+	dead, err := e.rdb.XRange(e.ctx, outbox.DeadLetterStream(e.stream), "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	require.Equal(t, poison.String(), dead[0].Values["event_id"])
+	require.Equal(t, "test.poison", dead[0].Values["type"])
+	require.Equal(t, "g", dead[0].Values["group"])
+	require.Equal(t, "3", dead[0].Values["deliveries"])
+	require.Equal(t, "cannot apply", dead[0].Values["error"])
+	require.NotEmpty(t, dead[0].Values["source_id"])
+}
+
+func TestMalformedEntryIsDeadLetteredWithoutHandling(t *testing.T) {
+	e := newEnv(t)
+	rec := &recorder{}
+	e.startConsumer("g", "m1", rec.handler("m1"))
+	require.NoError(t, e.rdb.XAdd(e.ctx, &redis.XAddArgs{Stream: e.stream, Values: []any{"event_id", "not-a-uuid", "type", "x"}}).Err())
+
+	e.waitDrained("g")
+	dead, err := e.rdb.XRange(e.ctx, outbox.DeadLetterStream(e.stream), "-", "+").Result()
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	require.Contains(t, dead[0].Values["error"], "malformed entry")
+	require.Equal(t, "not-a-uuid", dead[0].Values["event_id"])
+	require.Empty(t, rec.calls)
+}
+
+func TestConsumerPruneDeletesOnlyItsOldRows(t *testing.T) {
+	e := newEnv(t)
+	oldID, newID, otherID := uuid.New(), uuid.New(), uuid.New()
+	_, err := e.db.Exec(e.ctx, `INSERT INTO processed_events (consumer, event_id, processed_at) VALUES
+		('g', $1, now() - interval '2 hours'), ('g', $2, now()), ('other', $3, now() - interval '2 hours')`,
+		oldID, newID, otherID)
+	require.NoError(t, err)
+
+	n, err := outbox.NewConsumer(e.db, e.rdb, e.stream, "g", "m1", (&recorder{}).handler("m1")).Prune(e.ctx, time.Hour)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.Zero(t, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, oldID))
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM processed_events`))
+}

@@ -1,0 +1,25 @@
+// Package outbox carries domain events from the service that records them to the services
+// that react to them, without losing one and without letting a duplicate change anything.
+//
+// A producer writes events with [Enqueue] in the same transaction as the change they describe,
+// so an event exists exactly when its change committed. A [Relay] moves committed rows, in id
+// order, onto the producer's Redis Stream ([StreamName]) and marks them published. It finds
+// new rows by polling the small partial index of unpublished rows (every 100ms by default, and
+// at once again while a full batch was found) rather than LISTEN/NOTIFY: a poll costs one index
+// probe, needs no dedicated connection, and avoids the database-wide lock NOTIFY takes at commit.
+//
+// A [Consumer] reads a stream in a consumer group and runs its [Handler] in a transaction that
+// first records the event id in processed_events, then acknowledges the entry. Publishing is
+// at least once (a relay that dies between XADD and commit publishes again) and so is delivery
+// (a consumer that dies before XACK is redelivered to); that record makes the effect happen
+// once. Failed entries stay pending and are retried with exponential backoff; entries left by
+// a consumer that went quiet are claimed by the others; an entry whose handler keeps failing
+// is moved to the dead-letter stream ([DeadLetterStream]) so it cannot stall its group.
+//
+// Order is not guaranteed: rows commit out of id order, several relays publish concurrently,
+// and retried entries are handled after later ones. Handlers check state instead of assuming
+// an order (a contact.updated that arrives after contact.deleted finds no contact).
+//
+// Rows are kept after publishing so a stream can be rebuilt; each Run deletes outbox and
+// processed_events rows older than the retention ([WithRetention]) hourly.
+package outbox

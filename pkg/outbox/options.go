@@ -1,0 +1,124 @@
+package outbox
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Option tunes a Relay or a Consumer; each option says which it applies to.
+type Option func(*settings)
+
+type settings struct {
+	log           *slog.Logger
+	batchSize     int
+	pollInterval  time.Duration
+	maxLen        int64
+	retention     time.Duration
+	retryMin      time.Duration
+	retryMax      time.Duration
+	claimIdle     time.Duration
+	maxDeliveries int64
+}
+
+func newSettings(opts []Option) settings {
+	s := settings{
+		log:           slog.Default(),
+		batchSize:     100,
+		pollInterval:  100 * time.Millisecond,
+		maxLen:        1_000_000,
+		retention:     7 * 24 * time.Hour,
+		retryMin:      time.Second,
+		retryMax:      time.Minute,
+		claimIdle:     30 * time.Second,
+		maxDeliveries: 20,
+	}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
+
+// WithLogger sets where a Relay or Consumer logs failures (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(s *settings) {
+		if l != nil {
+			s.log = l
+		}
+	}
+}
+
+// WithBatchSize sets how many rows a Relay publishes per transaction, and how many entries a
+// Consumer reads per call (default 100).
+func WithBatchSize(n int) Option {
+	return func(s *settings) {
+		if n > 0 {
+			s.batchSize = n
+		}
+	}
+}
+
+// WithPollInterval sets how long an idle Relay waits before looking for new rows again
+// (default 100ms): the publishing latency of an event enqueued while the relay was idle.
+func WithPollInterval(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.pollInterval = d
+		}
+	}
+}
+
+// WithMaxLen caps, approximately (MAXLEN ~), the length of the stream a Relay publishes to and
+// of the dead-letter stream a Consumer writes (default 1,000,000 entries). A consumer group
+// that falls further behind than this loses the trimmed entries, so keep it generous.
+func WithMaxLen(n int64) Option {
+	return func(s *settings) {
+		if n > 0 {
+			s.maxLen = n
+		}
+	}
+}
+
+// WithRetention sets how old a published outbox row (Relay) or processed_events row
+// (Consumer) must be before Run deletes it (default 7 days); 0 keeps rows forever.
+func WithRetention(d time.Duration) Option {
+	return func(s *settings) {
+		if d >= 0 {
+			s.retention = d
+		}
+	}
+}
+
+// WithRetryBackoff sets the wait after a failure, doubling from min to max with each further
+// consecutive failure (default 1s to 1m). A Consumer applies it per entry when a handler fails,
+// and both apply it to their loop when PostgreSQL or Redis fails.
+func WithRetryBackoff(min, max time.Duration) Option {
+	return func(s *settings) {
+		if min > 0 && max >= min {
+			s.retryMin, s.retryMax = min, max
+		}
+	}
+}
+
+// WithClaimIdle sets how long an entry delivered to another consumer of the group must sit
+// unacknowledged before a Consumer takes it over (default 30s): the time to recover the work
+// of a consumer that died. A handler running longer than this may run concurrently on a
+// second consumer; processed_events still lets only one of them commit.
+func WithClaimIdle(d time.Duration) Option {
+	return func(s *settings) {
+		if d > 0 {
+			s.claimIdle = d
+		}
+	}
+}
+
+// WithMaxDeliveries sets how many deliveries an entry gets before a Consumer whose handler
+// fails on it moves it to the dead-letter stream (default 20, about 15 minutes of retries
+// with the default backoff). Every delivery counts, including those that failed because the
+// database was down.
+func WithMaxDeliveries(n int) Option {
+	return func(s *settings) {
+		if n > 0 {
+			s.maxDeliveries = int64(n)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+// Package contacts is the contacts service: contacts, tags, custom fields, segments, consent
+// and textability. This is the public entry used by its own main and by the all-in-one binary.
+package contacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+
+	"github.com/chorus-sms/chorus/pkg/cursor"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	"github.com/chorus-sms/chorus/services/contacts/internal/lookup"
+	"github.com/chorus-sms/chorus/services/contacts/internal/server"
+	"github.com/chorus-sms/chorus/services/contacts/internal/store"
+	"github.com/chorus-sms/chorus/services/contacts/migrations"
+)
+
+// Schema is the PostgreSQL schema the service owns (its tables, River's and the outbox).
+const Schema = "contacts"
+
+// DevCursorSecret is the default of CHORUS_CURSOR_SECRET. It is fine for a laptop and wrong
+// anywhere else: whoever knows it can forge list cursors.
+const DevCursorSecret = "chorus-dev-cursor-secret"
+
+// stopTimeout bounds how long Close waits for running lookups.
+const stopTimeout = 15 * time.Second
+
+// Config is the contacts process configuration.
+type Config struct {
+	DatabaseURL    string // CHORUS_DATABASE_URL
+	CursorSecret   string // CHORUS_CURSOR_SECRET: signs list cursors; every replica must share it
+	LookupProvider string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
+	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
+	// with the twilio provider) and CHORUS_TWILIO_LOOKUP_URL (default the Twilio Lookup host).
+	Twilio lookup.TwilioConfig
+	Logger *slog.Logger
+}
+
+// ConfigFromEnv reads the CHORUS_* variables of the contacts service.
+func ConfigFromEnv(r *envconfig.Reader) Config {
+	cfg := Config{
+		DatabaseURL:    r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		CursorSecret:   r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
+		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
+		Twilio:         lookup.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", lookup.TwilioDefaultBaseURL)},
+	}
+	if cfg.LookupProvider == lookup.ProviderTwilio {
+		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")
+		cfg.Twilio.AuthToken = r.Required("CHORUS_TWILIO_AUTH_TOKEN")
+	}
+	return cfg
+}
+
+// Service is a running contacts service.
+type Service struct {
+	pool *pgxpool.Pool
+	jobs *lookup.Jobs
+	grpc *grpc.Server
+	log  *slog.Logger
+}
+
+// New connects, migrates, and builds the gRPC server and the lookup job client.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.CursorSecret == "" {
+		return nil, errors.New("contacts: CHORUS_CURSOR_SECRET must not be empty")
+	}
+	provider, err := lookup.NewProvider(cfg.LookupProvider, cfg.Twilio)
+	if err != nil {
+		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema)
+	if err != nil {
+		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	st := store.New(pool)
+	jobs, err := lookup.NewJobs(pool, Schema, provider, st, log)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	srv := rpcserver.New(log)
+	contactsv1.RegisterContactsServiceServer(srv, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
+	return &Service{pool: pool, jobs: jobs, grpc: srv, log: log}, nil
+}
+
+// Serve works lookup jobs and answers gRPC on lis until ctx is done, then drains in-flight
+// calls. Running jobs are left to Close, which lets them finish.
+func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
+	if err := s.jobs.Start(ctx); err != nil {
+		return fmt.Errorf("contacts: %w", err)
+	}
+	stop := context.AfterFunc(ctx, s.grpc.GracefulStop)
+	defer stop()
+	if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("contacts: serve: %w", err)
+	}
+	return nil
+}
+
+// Close stops the gRPC server, lets running lookups finish (bounded), and releases the pool.
+func (s *Service) Close() {
+	s.grpc.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	if err := s.jobs.Stop(ctx); err != nil {
+		s.log.Warn("contacts: lookup jobs did not stop cleanly", "err", err)
+	}
+	s.pool.Close()
+}

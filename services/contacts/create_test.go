@@ -1,0 +1,209 @@
+package contacts_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+)
+
+func TestCreateThenMergeByPhoneOrEmail(t *testing.T) {
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	fields, err := structpb.NewStruct(map[string]any{"team": "math", "rank": 1})
+	require.NoError(t, err)
+
+	c, code := create(t, e, ctx, &contactsv1.CreateContactRequest{
+		Phone: str("(202) 555-0143"), FirstName: str(" Ada "), LastName: str("Lovelace"), Email: str("Ada@Example.com"),
+		State: str("ny"), Tags: []string{"vip", " vip", "math"}, CustomFields: fields, Timezone: str("Europe/London"),
+	})
+	assert.Equal(t, "201", code)
+	assert.Equal(t, "created", c.GetOutcome())
+	assert.Equal(t, "+12025550143", c.GetPhone().GetValue())
+	assert.Equal(t, "Ada", c.GetFirstName(), "names are trimmed")
+	assert.Equal(t, "Ada@Example.com", c.GetEmail().GetValue(), "email is stored as given")
+	assert.Equal(t, []string{"vip", "math"}, c.GetTags(), "tags trimmed and deduplicated")
+	assert.Nil(t, c.GetIsTextable(), "null until the lookup completes")
+	assert.True(t, c.GetIsOptedIn())
+	assert.Equal(t, orgOf(ctx).String(), c.GetOrganizationId())
+
+	// Same phone in another format: merged; sent fields win, unsent keep, tags and custom
+	// fields are unioned.
+	more, err := structpb.NewStruct(map[string]any{"rank": 2, "club": true})
+	require.NoError(t, err)
+	m, code := create(t, e, ctx, &contactsv1.CreateContactRequest{
+		Phone: str("202.555.0143"), FirstName: str("Augusta"), Tags: []string{"donor", "vip"}, CustomFields: more,
+	})
+	assert.Equal(t, "200", code)
+	assert.Equal(t, "merged", m.GetOutcome())
+	assert.Equal(t, c.GetId(), m.GetId())
+	assert.Equal(t, "Augusta", m.GetFirstName())
+	assert.Equal(t, "Lovelace", m.GetLastName())
+	assert.Equal(t, []string{"vip", "math", "donor"}, m.GetTags())
+	assert.Equal(t, c.GetCreatedAt().AsTime(), m.GetCreatedAt().AsTime())
+	assert.True(t, m.GetUpdatedAt().AsTime().After(c.GetUpdatedAt().AsTime()))
+
+	// By email, case-insensitively.
+	m, code = create(t, e, ctx, &contactsv1.CreateContactRequest{Email: str("ADA@example.COM"), City: str("London")})
+	assert.Equal(t, "200", code)
+	assert.Equal(t, c.GetId(), m.GetId())
+
+	got, err := e.c.GetContact(ctx, &contactsv1.GetContactRequest{Id: c.GetId()})
+	require.NoError(t, err)
+	full := got.GetContact()
+	assert.Equal(t, map[string]any{"team": "math", "rank": float64(2), "club": true}, full.GetCustomFields().AsMap())
+	assert.Equal(t, "NY", full.GetState())
+	assert.Equal(t, "London", full.GetCity())
+	assert.Equal(t, "Europe/London", full.GetTimezone())
+	assert.Equal(t, "ADA@example.COM", full.GetEmail().GetValue(), "sent fields win, the email's spelling too")
+
+	// A contact needs neither phone nor email.
+	bare, code := create(t, e, ctx, &contactsv1.CreateContactRequest{FirstName: str("Nobody")})
+	assert.Equal(t, "201", code)
+	assert.Nil(t, bare.GetPhone())
+	assert.Nil(t, bare.GetEmail())
+}
+
+func TestCreateConflictsWhenPhoneAndEmailMatchDifferentContacts(t *testing.T) {
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550101")})
+	create(t, e, ctx, &contactsv1.CreateContactRequest{Email: str("b@example.com")})
+	_, err := e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: str("2025550101"), Email: str("B@example.com")})
+	assert.Equal(t, codes.AlreadyExists, status.Code(err))
+	assert.Equal(t, apierr.ReasonConflict, apierr.Reason(err))
+
+	// Merging a phone-matched contact with an email that is free is fine.
+	m, code := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550101"), Email: str("a@example.com")})
+	assert.Equal(t, "200", code)
+	assert.Equal(t, "a@example.com", m.GetEmail().GetValue())
+}
+
+func TestConcurrentCreatesOfOnePhoneMakeOneContact(t *testing.T) {
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	const n = 12
+	var wg sync.WaitGroup
+	type result struct {
+		id, outcome, code string
+		err               error
+	}
+	results := make(chan result, n)
+	for i := range n {
+		wg.Go(func() {
+			req := &contactsv1.CreateContactRequest{Phone: str("+1 202 555 0177"), Tags: []string{fmt.Sprint("t", i)}}
+			if i%2 == 0 {
+				req.Email = str("same@example.com")
+			}
+			var hdr metadata.MD
+			res, err := e.c.CreateContact(ctx, req, grpc.Header(&hdr))
+			results <- result{id: res.GetContact().GetId(), outcome: res.GetContact().GetOutcome(), code: strings.Join(hdr.Get("x-http-code"), ","), err: err}
+		})
+	}
+	wg.Wait()
+	close(results)
+	outcomes, codes := map[string]int{}, map[string]int{}
+	ids := map[string]bool{}
+	for r := range results {
+		require.NoError(t, r.err, "a race on the unique index is a merge, never an error")
+		outcomes[r.outcome]++
+		codes[r.code]++
+		ids[r.id] = true
+	}
+	assert.Equal(t, map[string]int{"created": 1, "merged": n - 1}, outcomes)
+	assert.Equal(t, map[string]int{"201": 1, "200": n - 1}, codes)
+	assert.Len(t, ids, 1)
+	var tags []string
+	require.NoError(t, e.db.QueryRow(ctx, `SELECT tags FROM contacts WHERE organization_id = $1`, orgOf(ctx)).Scan(&tags))
+	assert.Len(t, tags, n, "every merge's tag was kept")
+}
+
+func TestCreateValidationNamesTheField(t *testing.T) {
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	tooMany := map[string]any{}
+	for i := range 21 {
+		tooMany[fmt.Sprintf("f%d", i)] = "x"
+	}
+	st := func(m map[string]any) *structpb.Struct {
+		s, err := structpb.NewStruct(m)
+		require.NoError(t, err)
+		return s
+	}
+	for _, tc := range []struct {
+		field string
+		req   *contactsv1.CreateContactRequest
+	}{
+		{"phone", &contactsv1.CreateContactRequest{Phone: str("12345")}},
+		{"email", &contactsv1.CreateContactRequest{Email: str("not an email")}},
+		{"email", &contactsv1.CreateContactRequest{Email: str("Ada <ada@example.com>")}},
+		{"state", &contactsv1.CreateContactRequest{State: str("ZZ")}},
+		{"zip", &contactsv1.CreateContactRequest{Zip: str("9411")}},
+		{"timezone", &contactsv1.CreateContactRequest{Timezone: str("Mars/Olympus")}},
+		{"customFields", &contactsv1.CreateContactRequest{CustomFields: st(tooMany)}},
+		{"customFields", &contactsv1.CreateContactRequest{CustomFields: st(map[string]any{"has space": "x"})}},
+		{"customFields", &contactsv1.CreateContactRequest{CustomFields: st(map[string]any{"nested": map[string]any{"a": 1}})}},
+		{"customFields", &contactsv1.CreateContactRequest{CustomFields: st(map[string]any{"FirstName": "shadows a merge field"})}},
+		{"tags", &contactsv1.CreateContactRequest{Tags: []string{"ok", " "}}},
+		{"tags", &contactsv1.CreateContactRequest{Tags: []string{"a,b"}}},
+		{"firstName", &contactsv1.CreateContactRequest{FirstName: str(strings.Repeat("x", 101))}},
+	} {
+		_, err := e.c.CreateContact(ctx, tc.req)
+		assert.Equal(t, []string{tc.field}, badFields(t, err), "%v", tc.req)
+	}
+	// Every failing field is named at once.
+	_, err := e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: str("1"), State: str("XX")})
+	assert.ElementsMatch(t, []string{"phone", "state"}, badFields(t, err))
+
+	list, err := e.c.ListContacts(ctx, &contactsv1.ListContactsRequest{})
+	require.NoError(t, err)
+	assert.Empty(t, list.GetContacts(), "nothing was stored by a rejected request")
+}
+
+func TestMergeKeepsCustomFieldsWithinTheLimit(t *testing.T) {
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	first, second := map[string]any{}, map[string]any{}
+	for i := range 15 {
+		first[fmt.Sprintf("a%d", i)] = i
+		second[fmt.Sprintf("b%d", i)] = i
+	}
+	s1, _ := structpb.NewStruct(first)
+	s2, _ := structpb.NewStruct(second)
+	create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550150"), CustomFields: s1})
+	_, err := e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: str("2025550150"), CustomFields: s2})
+	assert.Equal(t, []string{"customFields"}, badFields(t, err), "15 + 15 keys would exceed 20")
+}
+
+func TestWritesNeedWriteAccess(t *testing.T) {
+	e := start(t, nil)
+	w := as(tenant.AccessWrite)
+	c, _ := create(t, e, w, &contactsv1.CreateContactRequest{Phone: str("2025550160")})
+	r := asOrg(orgOf(w), tenant.AccessRead)
+
+	_, err := e.c.CreateContact(r, &contactsv1.CreateContactRequest{Phone: str("2025550161")})
+	assert.Equal(t, codes.PermissionDenied, status.Code(err))
+	_, err = e.c.UpdateContact(r, &contactsv1.UpdateContactRequest{Id: c.GetId(), FirstName: str("x")})
+	assert.Equal(t, codes.PermissionDenied, status.Code(err))
+	_, err = e.c.DeleteContact(r, &contactsv1.DeleteContactRequest{Id: c.GetId()})
+	assert.Equal(t, codes.PermissionDenied, status.Code(err))
+	_, err = e.c.CreateSegment(r, &contactsv1.CreateSegmentRequest{Name: "s"})
+	assert.Equal(t, codes.PermissionDenied, status.Code(err))
+
+	_, err = e.c.GetContact(r, &contactsv1.GetContactRequest{Id: c.GetId()})
+	assert.NoError(t, err, "reading needs read access only")
+	_, err = e.c.ListContacts(r, &contactsv1.ListContactsRequest{})
+	assert.NoError(t, err)
+}

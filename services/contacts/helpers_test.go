@@ -1,0 +1,150 @@
+package contacts_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	"github.com/chorus-sms/chorus/services/contacts"
+)
+
+// env is a contacts service on a 127.0.0.1 listener over its own database, and a pool on that
+// database for assertions the API cannot make (outbox rows, River jobs).
+type env struct {
+	c  contactsv1.ContactsServiceClient
+	db *pgxpool.Pool
+}
+
+// start runs the service; edit may change the config (e.g. the lookup provider).
+func start(t *testing.T, edit func(*contacts.Config)) *env {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	cfg := contacts.Config{
+		DatabaseURL: dsn, CursorSecret: "test-secret", LookupProvider: "sandbox",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	svc, err := contacts.New(ctx, cfg)
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- svc.Serve(ctx, lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	db, err := testPool(dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		db.Close()
+		_ = conn.Close()
+		cancel()
+		require.NoError(t, <-done)
+		svc.Close()
+	})
+	return &env{c: contactsv1.NewContactsServiceClient(conn), db: db}
+}
+
+func testPool(dsn string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = contacts.Schema
+	return pgxpool.NewWithConfig(context.Background(), cfg)
+}
+
+// as returns a context calling for a new organization with the given access.
+func as(access tenant.Access) context.Context {
+	return asOrg(uuid.New(), access)
+}
+
+func asOrg(org uuid.UUID, access tenant.Access) context.Context {
+	return tenant.AppendToOutgoing(context.Background(), tenant.Principal{OrgID: org, User: "user-" + org.String()[:8], Access: access})
+}
+
+// orgOf returns the organization a context calls for.
+func orgOf(ctx context.Context) uuid.UUID {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	return uuid.MustParse(md.Get(tenant.MDOrg)[0])
+}
+
+// create creates a contact and returns it with the x-http-code the service set.
+func create(t *testing.T, e *env, ctx context.Context, req *contactsv1.CreateContactRequest) (*contactsv1.CreatedContact, string) {
+	t.Helper()
+	var hdr metadata.MD
+	res, err := e.c.CreateContact(ctx, req, grpc.Header(&hdr))
+	require.NoError(t, err)
+	code := ""
+	if v := hdr.Get("x-http-code"); len(v) == 1 {
+		code = v[0]
+	}
+	return res.GetContact(), code
+}
+
+// badFields asserts err is a VALIDATION_FAILED error and returns the fields it names.
+func badFields(t *testing.T, err error) []string {
+	t.Helper()
+	require.Error(t, err)
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	assert.Equal(t, apierr.ReasonValidation, apierr.Reason(err))
+	var fields []string
+	st, _ := status.FromError(err)
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				fields = append(fields, v.GetField())
+			}
+		}
+	}
+	return fields
+}
+
+// assertNotFound asserts err is the 404 every missing or foreign id gets.
+func assertNotFound(t *testing.T, err error, msgAndArgs ...any) {
+	t.Helper()
+	assert.Equal(t, codes.NotFound, status.Code(err), msgAndArgs...)
+	assert.Equal(t, apierr.ReasonNotFound, apierr.Reason(err), msgAndArgs...)
+}
+
+// eventually polls cond every 50ms until it holds or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", within, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func str(s string) *string { return &s }
+
+func names(items []*contactsv1.ContactListItem) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.GetFirstName())
+	}
+	return out
+}

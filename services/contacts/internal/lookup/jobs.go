@@ -1,0 +1,127 @@
+package lookup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// maxAttempts caps the retries of a lookup that keeps failing. With River's backoff (attempt⁴
+// seconds) eight attempts span about eighty minutes; after that the job is discarded and the
+// contact stays null until an inbound message marks it textable.
+const maxAttempts = 8
+
+// Args is the job of looking up the phone a contact was given at PhoneSetAt. It is unique per
+// contact, phone and setting, so inserting it twice is a no-op. The setting time is part of the
+// key because a number set again (A, then B, then A) must be looked up again: a key of contact
+// and phone alone would find the first lookup of A still "running" in River (its completion is
+// written in batches, just after its result) and skip the new job, leaving the contact null.
+type Args struct {
+	OrganizationID uuid.UUID `json:"organization_id" river:"unique"`
+	ContactID      uuid.UUID `json:"contact_id" river:"unique"`
+	Phone          string    `json:"phone" river:"unique"`
+	PhoneSetAt     time.Time `json:"phone_set_at" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (Args) Kind() string { return "contacts.phone_lookup" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (Args) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		MaxAttempts: maxAttempts,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true},
+	}
+}
+
+// Recorder stores a lookup result; it must change nothing when the contact's phone is no longer
+// the one looked up or its textability is already known.
+type Recorder interface {
+	SetTextable(ctx context.Context, org, contact uuid.UUID, phone string, textable bool) (bool, error)
+}
+
+// worker runs lookup jobs.
+type worker struct {
+	river.WorkerDefaults[Args]
+	provider Provider
+	recorder Recorder
+	log      *slog.Logger
+}
+
+// Timeout bounds one attempt; the provider's own HTTP timeout is shorter.
+func (w *worker) Timeout(*river.Job[Args]) time.Duration { return 30 * time.Second }
+
+// Work asks the provider and records the answer. A failed attempt returns its error so River
+// retries with backoff; an undetermined line type is not retried.
+func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	a := job.Args
+	textable, err := w.provider.Textable(ctx, a.Phone)
+	if errors.Is(err, ErrUndetermined) {
+		w.log.WarnContext(ctx, "phone lookup undetermined; contact stays null", "contact", a.ContactID, "err", err)
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return fmt.Errorf("phone lookup of contact %s (attempt %d of %d): %w", a.ContactID, job.Attempt, job.MaxAttempts, err)
+	}
+	_, err = w.recorder.SetTextable(ctx, a.OrganizationID, a.ContactID, a.Phone, textable)
+	return err
+}
+
+// Jobs owns the River client that queues and works lookups in the service's schema.
+type Jobs struct {
+	client *river.Client[pgx.Tx]
+}
+
+// NewJobs builds the River client; Start begins working.
+func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *slog.Logger) (*Jobs, error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &worker{provider: p, recorder: rec, log: log})
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Schema:  schema,
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
+		Workers: workers,
+		Logger:  log,
+		// Inserts notify the queue, but River rate-limits those notifications; polling this
+		// often keeps a lookup within about a second of the phone being set even then.
+		FetchPollInterval: 250 * time.Millisecond,
+		SoftStopTimeout:   10 * time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lookup: river client: %w", err)
+	}
+	return &Jobs{client: client}, nil
+}
+
+// EnqueueTx queues a lookup of the phone the contact was given at setAt, inside tx.
+func (j *Jobs) EnqueueTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID, phone string, setAt time.Time) error {
+	args := Args{OrganizationID: org, ContactID: contact, Phone: phone, PhoneSetAt: setAt}
+	if _, err := j.client.InsertTx(ctx, tx, args, nil); err != nil {
+		return fmt.Errorf("queue phone lookup: %w", err)
+	}
+	return nil
+}
+
+// Start begins fetching and working jobs in the background. Jobs run under a context that
+// Start's ctx does not cancel, so that Stop can let them finish.
+func (j *Jobs) Start(ctx context.Context) error {
+	if err := j.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("lookup: start river: %w", err)
+	}
+	return nil
+}
+
+// Stop lets running lookups finish (up to the soft stop timeout, then cancels them) and stops.
+func (j *Jobs) Stop(ctx context.Context) error {
+	if err := j.client.Stop(ctx); err != nil {
+		return fmt.Errorf("lookup: stop river: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+)
+
+// EventContactDeleted is the outbox event type written when a contact is deleted.
+const EventContactDeleted = "contact.deleted"
+
+// mergeAttempts bounds how often CreateOrMerge starts over after losing a race to a concurrent
+// write of the same phone or email. Each lost race means the winner has committed, so the next
+// attempt finds its row and merges; more than a couple of rounds only happens under a storm of
+// writes that keep changing the same keys, answered as a conflict.
+const mergeAttempts = 4
+
+// errRaced means a concurrent transaction took the phone or email between our read and write.
+var errRaced = errors.New("lost a race on a unique key")
+
+// Get returns one contact with its custom fields, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, org, id uuid.UUID) (Contact, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+fullColumns+` FROM contacts WHERE organization_id = $1 AND id = $2`, org, id)
+	c, err := pgx.CollectExactlyOneRow(rows, scanFull)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Contact{}, ErrNotFound
+	}
+	if err != nil {
+		return Contact{}, fmt.Errorf("select contact: %w", err)
+	}
+	return c, nil
+}
+
+// CreateOrMerge inserts a contact, or merges ch into the organization's contact with the same
+// phone or email (case-insensitive). It reports whether a new contact was created. When the
+// phone is new to the contact, a lookup is queued in the same transaction.
+func (s *Store) CreateOrMerge(ctx context.Context, org uuid.UUID, ch Changes, q LookupQueue) (c Contact, created bool, err error) {
+	for range mergeAttempts {
+		c, created, err = s.createOrMergeOnce(ctx, org, ch, q)
+		if !errors.Is(err, errRaced) {
+			return c, created, err
+		}
+	}
+	return Contact{}, false, &DuplicateError{Field: "phone or email"}
+}
+
+func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes, q LookupQueue) (Contact, bool, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return Contact{}, false, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+
+	// A nil phone or email compares as NULL and matches nothing.
+	rows, _ := tx.Query(ctx, `
+		SELECT `+fullColumns+` FROM contacts
+		WHERE organization_id = $1 AND (phone = $2 OR lower(email) = lower($3))
+		FOR UPDATE`, org, ch.Phone, ch.Email)
+	matches, err := pgx.CollectRows(rows, scanFull)
+	if err != nil {
+		return Contact{}, false, fmt.Errorf("select merge candidates: %w", err)
+	}
+	var (
+		c            Contact
+		created      bool
+		phoneChanged bool
+	)
+	switch len(matches) {
+	case 0:
+		c, err = insertContact(ctx, tx, org, ch.newContact())
+		created, phoneChanged = true, c.Phone != nil
+	case 1:
+		c = matches[0]
+		if phoneChanged, err = ch.mergeInto(&c); err == nil {
+			err = updateContact(ctx, tx, &c)
+			if _, dup := uniqueViolation(err); dup {
+				err = errRaced
+			}
+		}
+	default:
+		err = ErrAmbiguous
+	}
+	if err != nil {
+		return Contact{}, false, err
+	}
+	if phoneChanged && c.Phone != nil {
+		if err := q.EnqueueTx(ctx, tx, org, c.ID, *c.Phone, c.UpdatedAt); err != nil {
+			return Contact{}, false, err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Contact{}, false, fmt.Errorf("commit create: %w", err)
+	}
+	return c, created, nil
+}
+
+// insertContact inserts c with a new id. A concurrent insert of the same phone or email makes
+// it insert nothing (ON CONFLICT DO NOTHING waits for that transaction) and return errRaced,
+// so the caller starts over and finds the winner's row.
+func insertContact(ctx context.Context, tx pgx.Tx, org uuid.UUID, c Contact) (Contact, error) {
+	id, err := newID()
+	if err != nil {
+		return Contact{}, err
+	}
+	c.ID, c.OrganizationID = id, org
+	err = tx.QueryRow(ctx, `
+		INSERT INTO contacts (id, organization_id, phone, email, first_name, last_name, address, city,
+			state, zip, tags, custom_fields, timezone, is_starred, is_archived)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		ON CONFLICT DO NOTHING
+		RETURNING is_opted_in, created_at, updated_at`,
+		c.ID, org, c.Phone, c.Email, c.FirstName, c.LastName, c.Address, c.City, c.State, c.Zip,
+		c.Tags, c.CustomFields, c.Timezone, c.IsStarred, c.IsArchived).
+		Scan(&c.IsOptedIn, &c.CreatedAt, &c.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Contact{}, errRaced
+	}
+	if err != nil {
+		return Contact{}, fmt.Errorf("insert contact: %w", err)
+	}
+	return c, nil
+}
+
+// updateContact writes every mutable column of c, which the caller read FOR UPDATE, and bumps
+// updated_at.
+func updateContact(ctx context.Context, tx pgx.Tx, c *Contact) error {
+	err := tx.QueryRow(ctx, `
+		UPDATE contacts SET phone = $3, email = $4, first_name = $5, last_name = $6, address = $7,
+			city = $8, state = $9, zip = $10, tags = $11, custom_fields = $12, timezone = $13,
+			is_starred = $14, is_archived = $15, is_textable = $16, updated_at = now()
+		WHERE organization_id = $1 AND id = $2
+		RETURNING updated_at`,
+		c.OrganizationID, c.ID, c.Phone, c.Email, c.FirstName, c.LastName, c.Address, c.City,
+		c.State, c.Zip, c.Tags, c.CustomFields, c.Timezone, c.IsStarred, c.IsArchived, c.IsTextable).
+		Scan(&c.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("update contact: %w", err)
+	}
+	return nil
+}
+
+// Update applies a partial update. Tags and custom fields, when sent, replace the whole value.
+// A phone or email held by another contact is a *DuplicateError; a new phone queues a lookup.
+func (s *Store) Update(ctx context.Context, org, id uuid.UUID, ch Changes, q LookupQueue) (Contact, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return Contact{}, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+	rows, _ := tx.Query(ctx, `SELECT `+fullColumns+` FROM contacts WHERE organization_id = $1 AND id = $2 FOR UPDATE`, org, id)
+	c, err := pgx.CollectExactlyOneRow(rows, scanFull)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Contact{}, ErrNotFound
+	}
+	if err != nil {
+		return Contact{}, fmt.Errorf("select contact for update: %w", err)
+	}
+	phoneChanged := ch.replaceInto(&c)
+	if err := updateContact(ctx, tx, &c); err != nil {
+		if field, dup := uniqueViolation(err); dup {
+			return Contact{}, &DuplicateError{Field: field}
+		}
+		return Contact{}, err
+	}
+	if phoneChanged && c.Phone != nil {
+		if err := q.EnqueueTx(ctx, tx, org, c.ID, *c.Phone, c.UpdatedAt); err != nil {
+			return Contact{}, err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Contact{}, fmt.Errorf("commit update: %w", err)
+	}
+	return c, nil
+}
+
+// Delete removes a contact and records a contact.deleted event in the outbox in the same
+// transaction, so services holding data about the contact hear of it exactly when it is gone.
+func (s *Store) Delete(ctx context.Context, org, id uuid.UUID) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+	var (
+		phone     *string
+		deletedAt time.Time
+	)
+	err = tx.QueryRow(ctx, `DELETE FROM contacts WHERE organization_id = $1 AND id = $2 RETURNING phone, now()`, org, id).
+		Scan(&phone, &deletedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("delete contact: %w", err)
+	}
+	ev := &eventsv1.ContactDeleted{OrganizationId: org.String(), ContactId: id.String(), DeletedAt: timestamppb.New(deletedAt)}
+	if phone != nil {
+		ev.Phone = *phone
+	}
+	if err := outbox.Enqueue(ctx, tx, outbox.Event{Type: EventContactDeleted, OrgID: org, Payload: ev}); err != nil {
+		return fmt.Errorf("enqueue %s: %w", EventContactDeleted, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit delete: %w", err)
+	}
+	return nil
+}
+
+// SetTextable records a lookup result. It changes nothing when the contact's phone is no longer
+// the one looked up (a stale job) or textability is already known (an inbound message marked it
+// textable first), so running the job twice is harmless. It reports whether a row changed.
+func (s *Store) SetTextable(ctx context.Context, org, id uuid.UUID, phone string, textable bool) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE contacts SET is_textable = $1, updated_at = now()
+		WHERE organization_id = $2 AND id = $3 AND phone = $4 AND is_textable IS NULL`,
+		textable, org, id, phone)
+	if err != nil {
+		return false, fmt.Errorf("record textability: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

@@ -1,0 +1,113 @@
+// Package store is the contacts service's SQL: contacts, segments, and the outbox rows and
+// lookup jobs written in the same transactions. Every query is scoped to one organization.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound is returned when a row does not exist in the organization.
+var ErrNotFound = errors.New("not found")
+
+// ErrAmbiguous is returned by CreateOrMerge when the phone belongs to one contact and the email
+// to another: merging cannot resolve it.
+var ErrAmbiguous = errors.New("phone and email belong to different contacts")
+
+// DuplicateError is returned when a write would give a row a unique value (a contact's phone
+// or email, a segment's name) that another row of the organization holds.
+type DuplicateError struct{ Field string }
+
+func (e *DuplicateError) Error() string { return "another record has this " + e.Field }
+
+// LookupQueue queues a phone lookup inside the transaction that gave a contact its phone (at
+// setAt, the row's new updated_at), so the job exists exactly when the phone does.
+type LookupQueue interface {
+	EnqueueTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID, phone string, setAt time.Time) error
+}
+
+// Store runs the contacts queries.
+type Store struct{ pool *pgxpool.Pool }
+
+// New returns a Store over pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Contact is a contacts row.
+type Contact struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	Phone          *string // E.164
+	Email          *string
+	FirstName      string
+	LastName       string
+	Address        string
+	City           string
+	State          string
+	Zip            string
+	Tags           []string
+	CustomFields   map[string]any // nil in list results, which do not read it
+	IsTextable     *bool
+	IsOptedIn      bool
+	OptedOutAt     *time.Time
+	Timezone       string
+	IsStarred      bool
+	IsArchived     bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// listColumns are read by every contact query; fullColumns add the custom fields.
+const (
+	listColumns = `id, organization_id, phone, email, first_name, last_name, address, city, state, zip, tags, is_textable, is_opted_in, opted_out_at, timezone, is_starred, is_archived, created_at, updated_at`
+	fullColumns = listColumns + `, custom_fields`
+)
+
+func listFields(c *Contact) []any {
+	return []any{&c.ID, &c.OrganizationID, &c.Phone, &c.Email, &c.FirstName, &c.LastName, &c.Address,
+		&c.City, &c.State, &c.Zip, &c.Tags, &c.IsTextable, &c.IsOptedIn, &c.OptedOutAt, &c.Timezone,
+		&c.IsStarred, &c.IsArchived, &c.CreatedAt, &c.UpdatedAt}
+}
+
+func scanList(row pgx.CollectableRow) (Contact, error) {
+	var c Contact
+	err := row.Scan(listFields(&c)...)
+	return c, err
+}
+
+func scanFull(row pgx.CollectableRow) (Contact, error) {
+	var c Contact
+	err := row.Scan(append(listFields(&c), &c.CustomFields)...)
+	return c, err
+}
+
+// uniqueViolation reports which field a unique-index violation is about, if err is one.
+func uniqueViolation(err error) (field string, ok bool) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+		return "", false
+	}
+	switch pgErr.ConstraintName {
+	case "contacts_org_phone_key":
+		return "phone", true
+	case "contacts_org_email_key":
+		return "email", true
+	case "segments_org_name_key":
+		return "name", true
+	}
+	return "id", true
+}
+
+func newID() (uuid.UUID, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("new id: %w", err)
+	}
+	return id, nil
+}
