@@ -5,8 +5,8 @@
 // so an event exists exactly when its change committed. A [Relay] moves committed rows, in id
 // order, onto the producer's Redis Stream ([StreamName]) and marks them published. It finds
 // new rows by polling the small partial index of unpublished rows (every 100ms by default, and
-// at once again while a full batch was found) rather than LISTEN/NOTIFY: a poll costs one index
-// probe, needs no dedicated connection, and avoids the database-wide lock NOTIFY takes at commit.
+// again at once after a full batch) rather than by LISTEN/NOTIFY: a poll costs one index probe,
+// needs no dedicated connection, and avoids the database-wide lock NOTIFY takes at commit.
 //
 // A [Consumer] reads a stream in a consumer group and runs its [Handler] in a transaction that
 // first records the event id in processed_events, then acknowledges the entry. Publishing is
@@ -15,11 +15,13 @@
 // once. Failed entries stay pending and are retried with exponential backoff; entries left by
 // a consumer that went quiet are claimed by the others; an entry whose handler keeps failing
 // is moved to the dead-letter stream ([DeadLetterStream]) so it cannot stall its group.
+// Consumers need Redis 6.2 or later (XPENDING with IDLE).
 //
 // Order is not guaranteed: rows commit out of id order, several relays publish concurrently,
 // and retried entries are handled after later ones. Handlers check state instead of assuming
 // an order (a contact.updated that arrives after contact.deleted finds no contact).
 //
-// Rows are kept after publishing so a stream can be rebuilt; each Run deletes outbox and
-// processed_events rows older than the retention ([WithRetention]) hourly.
+// Rows are kept after publishing so a stream can be rebuilt: set published_at back to NULL and
+// the relay publishes them again, while consumers skip what they already processed. Each Run
+// deletes outbox and processed_events rows older than the retention ([WithRetention]) hourly.
 package outbox

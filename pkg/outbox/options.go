@@ -88,13 +88,14 @@ func WithRetention(d time.Duration) Option {
 	}
 }
 
-// WithRetryBackoff sets the wait after a failure, doubling from min to max with each further
-// consecutive failure (default 1s to 1m). A Consumer applies it per entry when a handler fails,
-// and both apply it to their loop when PostgreSQL or Redis fails.
-func WithRetryBackoff(min, max time.Duration) Option {
+// WithRetryBackoff sets the wait after a failure, doubling from first up to limit with each
+// further consecutive failure (default 1s up to 1m). A Consumer applies it per entry when a
+// handler fails, and looks for entries due for a retry every first (at most every second);
+// both apply it to their loop when PostgreSQL or Redis fails.
+func WithRetryBackoff(first, limit time.Duration) Option {
 	return func(s *settings) {
-		if min > 0 && max >= min {
-			s.retryMin, s.retryMax = min, max
+		if first > 0 && limit >= first {
+			s.retryMin, s.retryMax = first, limit
 		}
 	}
 }

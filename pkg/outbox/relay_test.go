@@ -1,10 +1,12 @@
 package outbox_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/pkg/outbox"
@@ -82,8 +84,12 @@ func TestPruneDeletesOnlyOldPublishedRows(t *testing.T) {
 
 func TestRunFailsFastWithoutTables(t *testing.T) {
 	e := newBareEnv(t)
-	err := outbox.NewRelay(e.db, e.rdb, e.stream).Run(e.ctx)
-	require.ErrorContains(t, err, "outbox")
-	err = outbox.NewConsumer(e.db, e.rdb, e.stream, "g", "m1", (&recorder{}).handler("m1")).Run(e.ctx)
-	require.ErrorContains(t, err, "processed_events")
+	for name, run := range map[string]func(context.Context) error{
+		"relay":    outbox.NewRelay(e.db, e.rdb, e.stream).Run,
+		"consumer": outbox.NewConsumer(e.db, e.rdb, e.stream, "g", "m1", (&recorder{}).handler("m1")).Run,
+	} {
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, run(e.ctx), &pgErr, name)
+		require.Equal(t, "42P01", pgErr.Code, name) // undefined_table
+	}
 }
