@@ -24,13 +24,13 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -149,24 +149,12 @@ func sign(t *testing.T, k signingKey, c jwt.MapClaims) string {
 
 func startOrgs(t *testing.T) (string, orgsv1.OrgsServiceClient) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := orgs.New(ctx, orgs.Config{
+	svc, err := orgs.New(context.Background(), orgs.Config{
 		DatabaseURL: pgtest.NewDatabase(t), RedisURL: redisURL, CacheTTL: 30 * time.Second, Logger: quietLogger(),
 	})
 	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = conn.Close()
-		cancel()
-		require.NoError(t, <-done)
-		svc.Close()
-	})
-	return lis.Addr().String(), orgsv1.NewOrgsServiceClient(conn)
+	conn := servetest.Serve(t, svc)
+	return conn.Target(), orgsv1.NewOrgsServiceClient(conn)
 }
 
 // ---- contacts stand-in ----

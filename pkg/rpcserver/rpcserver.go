@@ -3,7 +3,11 @@
 package rpcserver
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
@@ -28,4 +32,14 @@ func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	return srv
+}
+
+// Serve answers on lis until ctx is done, then drains in-flight calls.
+func Serve(ctx context.Context, srv *grpc.Server, lis net.Listener) error {
+	stop := context.AfterFunc(ctx, srv.GracefulStop)
+	defer stop()
+	if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("serve %s: %w", lis.Addr(), err)
+	}
+	return nil
 }

@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
 	"github.com/chorus-sms/chorus/pkg/cursor"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -37,6 +40,7 @@ const stopTimeout = 15 * time.Second
 // Config is the contacts process configuration.
 type Config struct {
 	DatabaseURL    string // CHORUS_DATABASE_URL
+	RedisURL       string // CHORUS_REDIS_URL: where the outbox relay publishes contacts events
 	CursorSecret   string // CHORUS_CURSOR_SECRET: signs list cursors; every replica must share it
 	LookupProvider string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
@@ -49,6 +53,7 @@ type Config struct {
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
 		DatabaseURL:    r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		CursorSecret:   r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         lookup.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", lookup.TwilioDefaultBaseURL)},
@@ -62,10 +67,12 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 
 // Service is a running contacts service.
 type Service struct {
-	pool *pgxpool.Pool
-	jobs *lookup.Jobs
-	grpc *grpc.Server
-	log  *slog.Logger
+	pool  *pgxpool.Pool
+	rdb   *redis.Client
+	jobs  *lookup.Jobs
+	relay *outbox.Relay
+	grpc  *grpc.Server
+	log   *slog.Logger
 }
 
 // New connects, migrates, and builds the gRPC server and the lookup job client.
@@ -80,6 +87,10 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	provider, err := lookup.NewProvider(cfg.LookupProvider, cfg.Twilio)
 	if err != nil {
 		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("contacts: CHORUS_REDIS_URL: %w", err)
 	}
 	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema)
 	if err != nil {
@@ -97,19 +108,22 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	srv := rpcserver.New(log)
 	contactsv1.RegisterContactsServiceServer(srv, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
-	return &Service{pool: pool, jobs: jobs, grpc: srv, log: log}, nil
+	rdb := redis.NewClient(ropts)
+	relay := outbox.NewRelay(pool, rdb, outbox.StreamName(Schema), outbox.WithLogger(log))
+	return &Service{pool: pool, rdb: rdb, jobs: jobs, relay: relay, grpc: srv, log: log}, nil
 }
 
-// Serve works lookup jobs and answers gRPC on lis until ctx is done, then drains in-flight
-// calls. Running jobs are left to Close, which lets them finish.
+// Serve works lookup jobs, publishes outbox events and answers gRPC on lis until ctx is done,
+// then drains in-flight calls. Running jobs are left to Close, which lets them finish.
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("contacts: %w", err)
 	}
-	stop := context.AfterFunc(ctx, s.grpc.GracefulStop)
-	defer stop()
-	if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("contacts: serve: %w", err)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.relay.Run(gctx) })
+	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("contacts: %w", err)
 	}
 	return nil
 }
@@ -123,4 +137,5 @@ func (s *Service) Close() {
 		s.log.Warn("contacts: lookup jobs did not stop cleanly", "err", err)
 	}
 	s.pool.Close()
+	_ = s.rdb.Close()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -15,12 +14,12 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts"
@@ -38,30 +37,18 @@ func start(t *testing.T, edit func(*contacts.Config)) *env {
 	t.Helper()
 	dsn := pgtest.NewDatabase(t)
 	cfg := contacts.Config{
-		DatabaseURL: dsn, CursorSecret: "test-secret", LookupProvider: "sandbox",
+		DatabaseURL: dsn, RedisURL: "redis://127.0.0.1:6379/0", CursorSecret: "test-secret", LookupProvider: "sandbox",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if edit != nil {
 		edit(&cfg)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := contacts.New(ctx, cfg)
+	svc, err := contacts.New(context.Background(), cfg)
 	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
+	conn := servetest.Serve(t, svc)
 	db, err := testPool(dsn)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		db.Close()
-		_ = conn.Close()
-		cancel()
-		require.NoError(t, <-done)
-		svc.Close()
-	})
+	t.Cleanup(db.Close)
 	return &env{c: contactsv1.NewContactsServiceClient(conn), db: db}
 }
 

@@ -2,7 +2,9 @@ package contacts_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -11,9 +13,11 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+	"github.com/chorus-sms/chorus/services/contacts"
 )
 
 func TestUpdateChangesOnlySentFields(t *testing.T) {
@@ -133,6 +137,27 @@ func TestDeleteWritesOneContactDeletedEvent(t *testing.T) {
 	assert.Equal(t, orgOf(ctx).String(), events[0].GetOrganizationId())
 	assert.Equal(t, "+12025550130", events[0].GetPhone())
 	assert.NotNil(t, events[0].GetDeletedAt())
+
+	// The relay publishes it to the contacts stream, where other services consume it.
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	published := func() bool {
+		entries, err := rdb.XRevRangeN(ctx, outbox.StreamName(contacts.Schema), "+", "-", 1000).Result()
+		require.NoError(t, err)
+		for _, en := range entries {
+			payload, _ := en.Values["payload"].(string)
+			ev := &eventsv1.ContactDeleted{}
+			if en.Values["type"] == "contact.deleted" && proto.Unmarshal([]byte(payload), ev) == nil && ev.GetContactId() == c.GetId() {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !published() {
+		require.True(t, time.Now().Before(deadline), "contact.deleted was not published to the stream")
+		time.Sleep(50 * time.Millisecond)
+	}
 
 	// The phone is free again: a new contact, not a merge into the deleted one.
 	again, code := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550130")})

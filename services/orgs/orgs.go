@@ -4,7 +4,6 @@ package orgs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -77,10 +76,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 
 // Serve answers gRPC on lis until ctx is done, then drains in-flight calls.
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	stop := context.AfterFunc(ctx, s.grpc.GracefulStop)
-	defer stop()
-	if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("orgs: serve: %w", err)
+	if err := rpcserver.Serve(ctx, s.grpc, lis); err != nil {
+		return fmt.Errorf("orgs: %w", err)
 	}
 	return nil
 }

@@ -4,20 +4,18 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/orgs"
 )
@@ -26,24 +24,12 @@ const redisURL = "redis://127.0.0.1:6379/0"
 
 func startOrgs(t *testing.T) orgsv1.OrgsServiceClient {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := orgs.New(ctx, orgs.Config{
+	svc, err := orgs.New(context.Background(), orgs.Config{
 		DatabaseURL: pgtest.NewDatabase(t), RedisURL: redisURL, CacheTTL: 30 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- svc.Serve(ctx, lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = conn.Close()
-		cancel()
-		require.NoError(t, <-done)
-		svc.Close()
-	})
+	conn := servetest.Serve(t, svc)
 	return orgsv1.NewOrgsServiceClient(conn)
 }
 

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -50,7 +51,19 @@ func main() {
 	n := flag.Int("n", 300, "timed requests per case and side")
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(context.Background(), *total, *big, *n, *dbName, *reseed); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -83,7 +96,7 @@ func run(ctx context.Context, total, big, n int, dbName string, reseed bool) err
 	}
 	defer st.Close()
 
-	pool, err := pgxpool.New(ctx, dsn+"&search_path=contacts")
+	pool, err := pgxpool.New(ctx, dsn+"&search_path=contacts,public")
 	if err != nil {
 		return err
 	}
@@ -122,7 +135,7 @@ func run(ctx context.Context, total, big, n int, dbName string, reseed bool) err
 			api: func(i int) string { return "/api/contacts?limit=50&search=" + fuzzyTerms[i%len(fuzzyTerms)] },
 			sql: func(i int) (string, []any) {
 				t := fuzzyTerms[i%len(fuzzyTerms)]
-				return rawSQL + `AND (search_text ILIKE $2 OR $3 <% search_text)` + order, []any{org, "%" + t + "%", t}
+				return rawSQL + `AND (search_text ILIKE $2 OR $3::text <% name_text)` + order, []any{org, "%" + t + "%", t}
 			}},
 	}
 

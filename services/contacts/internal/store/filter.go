@@ -52,7 +52,7 @@ func newQuery(org uuid.UUID, f Filter) *query {
 	for _, t := range ParseSearch(f.Search) {
 		like := q.arg(likeContains(t.Text))
 		if t.Fuzzy {
-			q.where("(search_text ILIKE " + like + " OR " + q.arg(t.Text) + " <% search_text)")
+			q.where("(search_text ILIKE " + like + " OR " + q.arg(t.Text) + " <% name_text)")
 		} else {
 			q.where("search_text ILIKE " + like)
 		}

@@ -1,0 +1,59 @@
+// Package process is what every Chorus binary's main and every service test share: a JSON
+// logger, configuration from CHORUS_* variables that stops the process naming a bad one,
+// SIGINT/SIGTERM handling, a listener, and a graceful stop.
+package process
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+)
+
+// Server is a built service or gateway: Serve answers on lis until ctx ends; Close releases
+// what New acquired.
+type Server interface {
+	Serve(ctx context.Context, lis net.Listener) error
+	Close()
+}
+
+// Setup reads a process's variables from env and returns its listen address and a constructor.
+// Failures are recorded in env; the constructor is not called when there are any.
+type Setup func(env *envconfig.Reader, log *slog.Logger) (addr string, build func(context.Context) (Server, error))
+
+// Main runs the process named name until SIGINT or SIGTERM. It exits 2 on bad configuration
+// and 1 when the server fails to start or stops with an error.
+func Main(name string, setup Setup) {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("service", name)
+	env := envconfig.New()
+	addr, build := setup(env, log)
+	if err := env.Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: bad configuration: %v\n", name, err)
+		os.Exit(2)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if err := run(ctx, addr, build, log); err != nil {
+		log.Error("stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, addr string, build func(context.Context) (Server, error), log *slog.Logger) error {
+	srv, err := build(ctx)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	log.Info("serving", "addr", lis.Addr().String())
+	return srv.Serve(ctx, lis)
+}

@@ -1,0 +1,40 @@
+// Package servetest runs a built service on a loopback port for a test and hands back a real
+// gRPC connection to it.
+package servetest
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/chorus-sms/chorus/pkg/process"
+)
+
+// Serve serves srv on a fresh 127.0.0.1 port for the rest of the test and returns a gRPC
+// connection to it. At cleanup it stops the server, checks Serve returned cleanly, and closes it.
+func Serve(t testing.TB, srv process.Server) *grpc.ClientConn {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("servetest: listen: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("servetest: dial %s: %v", lis.Addr(), err)
+	}
+	t.Cleanup(func() {
+		_ = conn.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("servetest: serve: %v", err)
+		}
+		srv.Close()
+	})
+	return conn
+}
