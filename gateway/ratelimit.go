@@ -63,17 +63,26 @@ func rateLimitKey(org uuid.UUID, user string) string {
 	return "chorus:gateway:" + org.String() + ":" + user
 }
 
-// allow spends one request of the caller's budget; it writes the 429 itself and returns false
-// when the request must stop.
-func (l *rateLimiter) allow(w http.ResponseWriter, r *http.Request, org uuid.UUID, user string) bool {
-	ctx, cancel := context.WithTimeout(r.Context(), rateLimitTimeout)
+// decide spends one request of the caller's budget. It returns nil when Redis did not answer
+// in time (fail open) or the client went away.
+func (l *rateLimiter) decide(ctx context.Context, org uuid.UUID, user string) *redis_rate.Result {
+	rctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
 	defer cancel()
-	res, err := l.limiter.Allow(ctx, rateLimitKey(org, user), l.limit)
+	res, err := l.limiter.Allow(rctx, rateLimitKey(org, user), l.limit)
 	if err != nil {
-		if r.Context().Err() == nil { // not the client going away
+		if ctx.Err() == nil { // not the client going away
 			l.failOpen.Inc()
-			l.warnFailOpen(r.Context(), err)
+			l.warnFailOpen(ctx, err)
 		}
+		return nil
+	}
+	return res
+}
+
+// apply writes the RateLimit-* headers of a decision, and the 429 when the budget is spent;
+// it returns false when the request must stop. A nil decision (fail open) lets it through.
+func (l *rateLimiter) apply(w http.ResponseWriter, r *http.Request, res *redis_rate.Result) bool {
+	if res == nil {
 		return true
 	}
 	h := w.Header()

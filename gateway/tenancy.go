@@ -51,7 +51,7 @@ func parseOrgHeader(raw string) (uuid.UUID, bool) {
 }
 
 // tenancy runs after authentication: it checks the organization header's form, spends the
-// caller's rate-limit budget, then asks the orgs service for the caller's access, before any
+// caller's rate-limit budget and asks the orgs service for the caller's access, before any
 // data is read. A missing or malformed header, no membership, or a read-only member calling a
 // write method all answer 403 FORBIDDEN. The principal goes on in the context; forwardPrincipal
 // turns it into gRPC metadata.
@@ -69,10 +69,22 @@ func tenancy(access *accessChecker, limiter *rateLimiter, log *slog.Logger, next
 			return
 		}
 		info.org = org.String()
-		if !limiter.allow(w, r, org, info.user) {
+		// The rate-limit decision and the membership check are independent round trips (Redis,
+		// the orgs service), so they run at once; the limit is still answered first.
+		type answer struct {
+			level tenant.Access
+			err   error
+		}
+		checked := make(chan answer, 1)
+		go func() {
+			level, err := access.level(r.Context(), org, info.user)
+			checked <- answer{level, err}
+		}()
+		if !limiter.apply(w, r, limiter.decide(r.Context(), org, info.user)) {
 			return
 		}
-		level, err := access.level(r.Context(), org, info.user)
+		a := <-checked
+		level, err := a.level, a.err
 		if err != nil {
 			e := fromStatus(err)
 			log.WarnContext(r.Context(), "access check failed", "request_id", info.id, "status", e.Status, "err", err)
