@@ -13,10 +13,11 @@ import (
 
 	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/telemetry"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, nil)))
 	env := envconfig.New()
 	cfg := stack.ConfigFromEnv(env)
 	if err := env.Err(); err != nil {
@@ -26,6 +27,12 @@ func main() {
 	cfg.Logger = log
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	shutdown, err := telemetry.Setup(ctx, "chorus")
+	if err != nil {
+		log.Error("chorus failed to start", "err", err)
+		os.Exit(1)
+	}
+	defer func() { _ = shutdown(context.WithoutCancel(ctx)) }()
 	st, err := stack.Start(ctx, cfg)
 	if err != nil {
 		log.Error("chorus failed to start", "err", err)

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"regexp"
 
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -20,7 +21,8 @@ import (
 
 var schemaName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
-// Open connects to dsn with search_path set to schema (then public, where extensions live).
+// Open connects to dsn with search_path set to schema (then public, where extensions live) and
+// traces every query.
 func Open(ctx context.Context, dsn, schema string) (*pgxpool.Pool, error) {
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("pgdb: invalid schema name %q", schema)
@@ -30,6 +32,9 @@ func Open(ctx context.Context, dsn, schema string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("pgdb: parse dsn: %w", err)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema + ",public"
+	// Queries become spans of the request's trace (statement text only, never the arguments:
+	// they hold phone numbers and names).
+	cfg.ConnConfig.Tracer = otelpgx.NewTracer()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgdb: connect: %w", err)

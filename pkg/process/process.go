@@ -1,6 +1,6 @@
-// Package process is what every Chorus binary's main and every service test share: a JSON
-// logger, configuration from CHORUS_* variables that stops the process naming a bad one,
-// SIGINT/SIGTERM handling, a listener, and a graceful stop.
+// Package process is what every Chorus binary's main shares: a JSON logger with trace ids,
+// tracing (pkg/telemetry), configuration from CHORUS_* variables that stops the process naming
+// a bad one, SIGINT/SIGTERM handling, a listener, and a graceful stop.
 package process
 
 import (
@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/telemetry"
 )
 
 // Server is a built service or gateway: Serve answers on lis until ctx ends; Close releases
@@ -29,7 +30,7 @@ type Setup func(env *envconfig.Reader, log *slog.Logger) (addr string, build fun
 // Main runs the process named name until SIGINT or SIGTERM. It exits 2 on bad configuration
 // and 1 when the server fails to start or stops with an error.
 func Main(name string, setup Setup) {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("service", name)
+	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, nil))).With("service", name)
 	env := envconfig.New()
 	addr, build := setup(env, log)
 	if err := env.Err(); err != nil {
@@ -38,13 +39,22 @@ func Main(name string, setup Setup) {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := run(ctx, addr, build, log); err != nil {
+	if err := run(ctx, name, addr, build, log); err != nil {
 		log.Error("stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, addr string, build func(context.Context) (Server, error), log *slog.Logger) error {
+func run(ctx context.Context, name, addr string, build func(context.Context) (Server, error), log *slog.Logger) error {
+	shutdown, err := telemetry.Setup(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := shutdown(context.WithoutCancel(ctx)); err != nil {
+			log.Warn("trace export did not flush", "err", err)
+		}
+	}()
 	srv, err := build(ctx)
 	if err != nil {
 		return err
