@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/telemetry"
 )
@@ -27,25 +29,27 @@ type Server interface {
 // Failures are recorded in env; the constructor is not called when there are any.
 type Setup func(env *envconfig.Reader, log *slog.Logger) (addr string, build func(context.Context) (Server, error))
 
-// Main runs the process named name until SIGINT or SIGTERM. It exits 2 on bad configuration
-// and 1 when the server fails to start or stops with an error.
+// Main runs the process named name until SIGINT or SIGTERM. With CHORUS_OPS_ADDR set it also
+// serves /healthz, /readyz and /metrics there. It exits 2 on bad configuration and 1 when the
+// server fails to start or stops with an error.
 func Main(name string, setup Setup) {
 	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, nil))).With("service", name)
 	env := envconfig.New()
 	addr, build := setup(env, log)
+	opsAddr := env.String("CHORUS_OPS_ADDR", "")
 	if err := env.Err(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: bad configuration: %v\n", name, err)
 		os.Exit(2)
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := run(ctx, name, addr, build, log); err != nil {
+	if err := run(ctx, name, addr, opsAddr, build, log); err != nil {
 		log.Error("stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, name, addr string, build func(context.Context) (Server, error), log *slog.Logger) error {
+func run(ctx context.Context, name, addr, opsAddr string, build func(context.Context) (Server, error), log *slog.Logger) error {
 	shutdown, err := telemetry.Setup(ctx, name)
 	if err != nil {
 		return err
@@ -65,5 +69,11 @@ func run(ctx context.Context, name, addr string, build func(context.Context) (Se
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
 	log.Info("serving", "addr", lis.Addr().String())
-	return srv.Serve(ctx, lis)
+	if opsAddr == "" {
+		return srv.Serve(ctx, lis)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return serveOps(gctx, opsAddr, srv, log) })
+	g.Go(func() error { return srv.Serve(gctx, lis) })
+	return g.Wait()
 }

@@ -1,5 +1,5 @@
-// Package rpcserver builds the gRPC server every service runs: tracing, panic recovery and
-// error masking, the tenant interceptor, and the standard health service.
+// Package rpcserver builds the gRPC server every service runs: tracing, Prometheus metrics,
+// panic recovery and error masking, the tenant interceptor, and the standard health service.
 package rpcserver
 
 import (
@@ -8,6 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
@@ -25,6 +29,7 @@ func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 	srv := grpc.NewServer(
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.ChainUnaryInterceptor(
+			metrics().UnaryServerInterceptor(),
 			apierr.UnaryServerInterceptor(log),
 			tenant.UnaryServerInterceptor(append(unscoped, healthpb.Health_Check_FullMethodName)...),
 		),
@@ -34,8 +39,19 @@ func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 	return srv
 }
 
-// Serve answers on lis until ctx is done, then drains in-flight calls.
+// metrics counts every RPC by method and code, with latency, in the process's default
+// Prometheus registry; one set serves every gRPC server in the process (the all-in-one binary
+// runs several).
+var metrics = sync.OnceValue(func() *grpcprom.ServerMetrics {
+	m := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	prometheus.MustRegister(m)
+	return m
+})
+
+// Serve answers on lis until ctx is done, then drains in-flight calls. Every registered method
+// gets its metrics at zero first, so dashboards see a method before its first call.
 func Serve(ctx context.Context, srv *grpc.Server, lis net.Listener) error {
+	metrics().InitializeMetrics(srv)
 	stop := context.AfterFunc(ctx, srv.GracefulStop)
 	defer stop()
 	if err := srv.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {

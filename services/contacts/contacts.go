@@ -128,6 +128,14 @@ func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	return nil
 }
 
+// Ready reports whether the service's database answers (the ops /readyz endpoint).
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("contacts: database: %w", err)
+	}
+	return nil
+}
+
 // Close stops the gRPC server, lets running lookups finish (bounded), and releases the pool.
 func (s *Service) Close() {
 	s.grpc.Stop()

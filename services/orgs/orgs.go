@@ -82,6 +82,14 @@ func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	return nil
 }
 
+// Ready reports whether the service's database answers (the ops /readyz endpoint).
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("orgs: database: %w", err)
+	}
+	return nil
+}
+
 // Close releases the database and Redis connections.
 func (s *Service) Close() {
 	s.grpc.Stop()
