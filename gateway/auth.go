@@ -14,13 +14,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// WWW-Authenticate values (RFC 6750). A request without a token gets the bare challenge; a
-// token that fails validation (bad signature, expired, wrong issuer or audience, unknown key)
-// gets error="invalid_token". Neither carries a realm.
-const (
-	wwwAuthChallenge    = `Bearer`
-	wwwAuthInvalidToken = `Bearer error="invalid_token"`
-)
+// wwwAuthInvalidToken is the WWW-Authenticate challenge of every 401: a missing token as well
+// as one that fails validation (bad signature, expired, wrong issuer or audience, unknown
+// key), as the API contract asks; RFC 6750 would allow a bare "Bearer" for a missing one.
+const wwwAuthInvalidToken = `Bearer error="invalid_token"`
 
 // Key-set fetching. An unknown kid refreshes the set at most once per unknownKIDRefreshEvery
 // (a rotated key is picked up at once, a flood of forged kids cannot hammer the identity
@@ -120,7 +117,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
-			w.Header().Set("WWW-Authenticate", wwwAuthChallenge)
+			w.Header().Set("WWW-Authenticate", wwwAuthInvalidToken)
 			writeError(w, r, apiError{Status: http.StatusUnauthorized, Code: codeUnauthenticated, Message: "a bearer token is required"})
 			return
 		}

@@ -101,7 +101,7 @@ func TestJWTValidation(t *testing.T) {
 	assert.Equal(t, 4, calls, "only the accepted tokens reached the service")
 }
 
-func TestMissingTokenGetsABareChallenge(t *testing.T) {
+func TestMissingTokenGetsTheInvalidTokenChallenge(t *testing.T) {
 	e := newEnv(t)
 	org := e.member("user-1", "read")
 	for name, header := range map[string]string{"no header": "", "not bearer": "Basic dXNlcjpwYXNz", "empty bearer": "Bearer "} {
@@ -112,7 +112,7 @@ func TestMissingTokenGetsABareChallenge(t *testing.T) {
 		res := e.do(request{method: http.MethodGet, path: "/api/contacts", org: org, header: h})
 		assert.Equal(t, http.StatusUnauthorized, res.status, name)
 		assert.Equal(t, "UNAUTHENTICATED", res.apiErr(t)["code"], name)
-		assert.Equal(t, "Bearer", res.header.Get("WWW-Authenticate"), name)
+		assert.Equal(t, `Bearer error="invalid_token"`, res.header.Get("WWW-Authenticate"), name)
 	}
 	// Unknown /api routes are behind authentication too: their existence is not disclosed.
 	res := e.do(request{method: http.MethodGet, path: "/api/nothing-here"})

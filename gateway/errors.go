@@ -125,7 +125,9 @@ func fromStatus(err error) apiError {
 		}
 	}
 	e, ok := statusDefaults[st.Code()]
-	if !ok {
+	if !ok || (st.Code() == codes.ResourceExhausted && reason == "") {
+		// A ResourceExhausted without a reason is gRPC's own (a message over the size limit),
+		// not a limit a service applies: a 429 would send the client into endless retries.
 		return internalError
 	}
 	if paymentReasons[reason] {

@@ -54,7 +54,9 @@ func TestServiceErrorsMapToTheSharedBody(t *testing.T) {
 		{err: apierr.New(codes.FailedPrecondition, "INSUFFICIENT_CREDITS", "not enough credits"), status: 402, code: "INSUFFICIENT_CREDITS"},
 		{err: apierr.New(codes.PermissionDenied, "BILLING_SUSPENDED", "billing is suspended"), status: 402, code: "BILLING_SUSPENDED"},
 		{err: rateLimited.Err(), status: 429, code: "SEND_RATE", retryAfter: "3"},
-		{err: status.Error(codes.ResourceExhausted, "quota"), status: 429, code: "RATE_LIMITED", retryAfter: "1"},
+		// gRPC's own exhaustion (e.g. a response over the message size limit) is no rate limit:
+		// a 429 would have the client retry something that can never succeed.
+		{err: status.Error(codes.ResourceExhausted, "grpc: received message larger than max"), status: 500, code: "INTERNAL", msg: "internal error"},
 		{err: apierr.New(codes.Unavailable, "PROVIDER_DOWN", "the carrier is unavailable"), status: 503, code: "PROVIDER_DOWN"},
 		{err: status.Error(codes.Unavailable, "dial tcp 10.1.2.3:9102: connection refused"), status: 503, code: "UNAVAILABLE", msg: "service unavailable, retry later"},
 		{err: status.Error(codes.DeadlineExceeded, "deadline exceeded after 29.99s"), status: 504, code: "DEADLINE_EXCEEDED", msg: "request timed out"},

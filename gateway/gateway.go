@@ -64,7 +64,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
 		Audience:       r.Required("CHORUS_JWT_AUDIENCE"),
-		JWTLeeway:      r.Duration("CHORUS_JWT_LEEWAY", 30*time.Second),
+		JWTLeeway:      r.DurationOrZero("CHORUS_JWT_LEEWAY", 30*time.Second),
 		JWKSRefresh:    r.Duration("CHORUS_JWT_JWKS_REFRESH", defaultJWKSRefresh),
 		RateLimit:      r.Int("CHORUS_RATE_LIMIT", 50, 1),
 		RateBurst:      r.Int("CHORUS_RATE_BURST", 100, 1),

@@ -90,7 +90,7 @@ func (g *Gateway) routes(api *runtime.ServeMux, auth *authenticator, access *acc
 			h(w, r)
 			return
 		}
-		if !capBody(w, r, g.cfg.MaxBodyBytes) {
+		if !readableURL(w, r) || !capBody(w, r, g.cfg.MaxBodyBytes) {
 			return
 		}
 		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {

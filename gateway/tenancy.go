@@ -51,7 +51,7 @@ func parseOrgHeader(raw string) (uuid.UUID, bool) {
 }
 
 // tenancy runs after authentication: it checks the organization header's form, spends the
-// caller's rate-limit budget and asks the orgs service for the caller's access, before any
+// caller's rate-limit budget, then asks the orgs service for the caller's access, before any
 // data is read. A missing or malformed header, no membership, or a read-only member calling a
 // write method all answer 403 FORBIDDEN. The principal goes on in the context; forwardPrincipal
 // turns it into gRPC metadata.
@@ -69,22 +69,12 @@ func tenancy(access *accessChecker, limiter *rateLimiter, log *slog.Logger, next
 			return
 		}
 		info.org = org.String()
-		// The rate-limit decision and the membership check are independent round trips (Redis,
-		// the orgs service), so they run at once; the limit is still answered first.
-		type answer struct {
-			level tenant.Access
-			err   error
-		}
-		checked := make(chan answer, 1)
-		go func() {
-			level, err := access.level(r.Context(), org, info.user)
-			checked <- answer{level, err}
-		}()
+		// The limit is decided before the membership check, so a tenant over its limit does not
+		// also load the orgs service.
 		if !limiter.apply(w, r, limiter.decide(r.Context(), org, info.user)) {
 			return
 		}
-		a := <-checked
-		level, err := a.level, a.err
+		level, err := access.level(r.Context(), org, info.user)
 		if err != nil {
 			e := fromStatus(err)
 			log.WarnContext(r.Context(), "access check failed", "request_id", info.id, "status", e.Status, "err", err)

@@ -49,7 +49,18 @@ func (r *Reader) get(name string) (string, bool) {
 }
 
 func (r *Reader) fail(name, v, want string) {
-	r.record(fmt.Errorf("%s=%q: %s", name, v, want))
+	r.record(fmt.Errorf("%s=%q: %s", name, redact(v), want))
+}
+
+// redact hides the password of a URL-shaped value (a DSN, a Redis URL), since configuration
+// errors are printed.
+func redact(v string) string {
+	if u, err := url.Parse(v); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			return u.Redacted()
+		}
+	}
+	return v
 }
 
 func (r *Reader) record(err error) {
@@ -105,13 +116,26 @@ func (r *Reader) Bool(name string, def bool) bool {
 
 // Duration returns the variable as a positive Go duration (e.g. 30s), or def.
 func (r *Reader) Duration(name string, def time.Duration) time.Duration {
+	return r.duration(name, def, false)
+}
+
+// DurationOrZero is Duration where 0 is allowed too (e.g. no clock-skew leeway).
+func (r *Reader) DurationOrZero(name string, def time.Duration) time.Duration {
+	return r.duration(name, def, true)
+}
+
+func (r *Reader) duration(name string, def time.Duration, zeroOK bool) time.Duration {
 	v, ok := r.get(name)
 	if !ok {
 		return def
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		r.fail(name, v, "want a positive duration such as 30s")
+	if err != nil || d < 0 || (d == 0 && !zeroOK) {
+		want := "want a positive duration such as 30s"
+		if zeroOK {
+			want = "want a duration such as 30s, or 0s"
+		}
+		r.fail(name, v, want)
 		return def
 	}
 	return d

@@ -37,3 +37,21 @@ func TestWithDefaultsFillsGapsAndReportsToParent(t *testing.T) {
 	assert.Contains(t, r.Err().Error(), "CHORUS_BAD")
 	assert.Contains(t, r.Err().Error(), "CHORUS_NOWHERE")
 }
+
+func TestDurationOrZeroAcceptsZeroButNotNegative(t *testing.T) {
+	r := FromMap(map[string]string{"CHORUS_ZERO": "0s", "CHORUS_NEG": "-1s"})
+	assert.Equal(t, time.Duration(0), r.DurationOrZero("CHORUS_ZERO", time.Second))
+	assert.Equal(t, time.Second, r.DurationOrZero("CHORUS_NEG", time.Second))
+	require.Error(t, r.Err())
+	assert.NotContains(t, r.Err().Error(), "CHORUS_ZERO")
+	assert.Contains(t, r.Err().Error(), "CHORUS_NEG")
+}
+
+func TestErrorsDoNotPrintURLPasswords(t *testing.T) {
+	r := FromMap(map[string]string{"CHORUS_REDIS_URL": "redis://user:s3cret@host:6379/x/y", "CHORUS_MODE": "postgres://u:s3cret@h/db"})
+	r.OneOf("CHORUS_MODE", "a", "a", "b")
+	r.Int("CHORUS_REDIS_URL", 0, 0)
+	require.Error(t, r.Err())
+	assert.NotContains(t, r.Err().Error(), "s3cret")
+	assert.Contains(t, r.Err().Error(), "CHORUS_REDIS_URL")
+}

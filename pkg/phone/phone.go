@@ -25,7 +25,9 @@ func Normalize(s string) (string, error) {
 	if err != nil {
 		return "", ErrInvalid
 	}
-	if !phonenumbers.IsValidNumber(num) {
+	// An extension cannot receive a text, and dropping it would merge different people who
+	// share a switchboard number.
+	if !phonenumbers.IsValidNumber(num) || num.GetExtension() != "" {
 		return "", ErrInvalid
 	}
 	return phonenumbers.Format(num, phonenumbers.E164), nil

@@ -20,7 +20,8 @@ func TestNormalizeUSFormats(t *testing.T) {
 }
 
 func TestNormalizeRejects(t *testing.T) {
-	for _, in := range []string{"", "abc", "123", "555-0143", "+1 000 000 0000", strings.Repeat("9", 80)} {
+	for _, in := range []string{"", "abc", "123", "555-0143", "+1 000 000 0000", strings.Repeat("9", 80),
+		"202-555-0143 ext. 12", "(202) 555-0143 x99"} {
 		_, err := Normalize(in)
 		assert.ErrorIs(t, err, ErrInvalid, in)
 	}

@@ -32,6 +32,7 @@ func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 			metrics().UnaryServerInterceptor(),
 			apierr.UnaryServerInterceptor(log),
 			tenant.UnaryServerInterceptor(append(unscoped, healthpb.Health_Check_FullMethodName)...),
+			rejectNUL,
 		),
 	)
 	hs := health.NewServer()

@@ -1,6 +1,7 @@
 package contacts_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,8 +13,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
 
 func TestSegmentsCRUD(t *testing.T) {
@@ -116,4 +119,23 @@ func TestSegmentIsEvaluatedWhenUsedAndIgnoresAdHocFilters(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"Jonathan", "Late"}, names(all.GetContacts()))
 	assert.Equal(t, int32(2), all.GetTotal())
+}
+
+// An organization's segments are bounded, so listing them is always one bounded answer; the
+// bound is per organization.
+func TestSegmentsAreCappedPerOrganization(t *testing.T) {
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	for i := range store.MaxSegments {
+		_, err := e.c.CreateSegment(ctx, &contactsv1.CreateSegmentRequest{Name: fmt.Sprint("s", i)})
+		require.NoError(t, err)
+	}
+	_, err := e.c.CreateSegment(ctx, &contactsv1.CreateSegmentRequest{Name: "one too many"})
+	assert.Equal(t, codes.FailedPrecondition, status.Code(err))
+	assert.Equal(t, "SEGMENT_LIMIT_REACHED", apierr.Reason(err))
+	_, err = e.c.CreateSegment(as(tenant.AccessWrite), &contactsv1.CreateSegmentRequest{Name: "another org"})
+	assert.NoError(t, err)
+	list, err := e.c.ListSegments(ctx, &contactsv1.ListSegmentsRequest{})
+	require.NoError(t, err)
+	assert.Len(t, list.GetSegments(), store.MaxSegments)
 }

@@ -233,3 +233,36 @@ func TestValidationNamesTheField(t *testing.T) {
 	list := c.do("GET", "/api/contacts", nil).JSON(t)
 	assert.Empty(t, list["contacts"], "nothing was stored by a rejected request")
 }
+
+// Input PostgreSQL or gRPC cannot carry is a 4xx naming the field, never a 500.
+func TestUnstorableInputIsRejectedNotA500(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.newMember("write")
+	for field, body := range map[string]string{
+		"firstName":    `{"firstName":"a\u0000b"}`,
+		"tags":         `{"tags":["ok","a\u0000b"]}`,
+		"customFields": `{"customFields":{"k":"a\u0000b"}}`,
+		"phone":        `{"phone":"202-555-0143 ext. 12"}`,
+	} {
+		res := c.do("POST", "/api/contacts", []byte(body))
+		assert.Equal(t, 400, res.Status, "%s: %s", field, res.Body)
+		assert.Contains(t, res.ErrFields(t), field, "%s: %s", field, res.Body)
+	}
+	res := c.do("POST", "/api/segments", []byte(`{"name":"x\u0000"}`))
+	assert.Equal(t, 400, res.Status, "%s", res.Body)
+	assert.Contains(t, res.ErrFields(t), "name")
+	for param, q := range map[string]string{"search": "search=ab%00cd", "tags": "tags=ab%00cd"} {
+		res := c.do("GET", "/api/contacts?"+q, nil)
+		assert.Equal(t, 400, res.Status, "%s: %s", q, res.Body)
+		assert.Contains(t, res.ErrFields(t), param, q)
+	}
+	res = c.do("GET", "/api/contacts?search=%FF%FE", nil)
+	assert.Equal(t, 400, res.Status, "%s", res.Body)
+	assert.Contains(t, res.ErrFields(t), "search")
+	for _, method := range []string{"GET", "PUT", "DELETE"} {
+		res := c.do(method, "/api/contacts/%FF", map[string]any{"firstName": "x"})
+		assert.Equal(t, 404, res.Status, "%s: %s", method, res.Body)
+		assert.Equal(t, "NOT_FOUND", res.ErrCode(t))
+	}
+	assert.Empty(t, c.do("GET", "/api/contacts", nil).JSON(t)["contacts"], "nothing was stored")
+}

@@ -5,9 +5,11 @@ package server
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
@@ -47,6 +49,9 @@ func storeError(err error, what string) error {
 		return apierr.NotFound(what + " not found")
 	case errors.Is(err, store.ErrAmbiguous):
 		return apierr.Conflict("the phone belongs to one contact and the email to another; merging cannot resolve it")
+	case errors.Is(err, store.ErrSegmentLimit):
+		return apierr.New(codes.FailedPrecondition, "SEGMENT_LIMIT_REACHED",
+			"an organization keeps at most "+strconv.Itoa(store.MaxSegments)+" segments; delete one first")
 	case errors.As(err, &dup):
 		return apierr.Conflict("another " + what + " already has this " + dup.Field)
 	}

@@ -44,16 +44,28 @@ func oneSegment(rows pgx.Rows, what string) (Segment, error) {
 	return seg, nil
 }
 
-// CreateSegment saves a filter under a name unique (case-insensitive) in the organization.
+// MaxSegments bounds an organization's segments, so listing them stays one bounded answer.
+const MaxSegments = 500
+
+// ErrSegmentLimit is returned when the organization already has MaxSegments segments.
+var ErrSegmentLimit = errors.New("segment limit reached")
+
+// CreateSegment saves a filter under a name unique (case-insensitive) in the organization, up
+// to MaxSegments (a soft bound: concurrent creates may pass it by a few).
 func (s *Store) CreateSegment(ctx context.Context, org uuid.UUID, name string, f Filter) (Segment, error) {
 	id, err := newID()
 	if err != nil {
 		return Segment{}, err
 	}
 	rows, _ := s.pool.Query(ctx, `
-		INSERT INTO segments (id, organization_id, name, filter) VALUES ($1, $2, $3, $4)
-		RETURNING `+segmentColumns, id, org, name, f)
-	return oneSegment(rows, "insert")
+		INSERT INTO segments (id, organization_id, name, filter)
+		SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM segments WHERE organization_id = $2) < $5
+		RETURNING `+segmentColumns, id, org, name, f, MaxSegments)
+	seg, err := oneSegment(rows, "insert")
+	if errors.Is(err, ErrNotFound) {
+		return Segment{}, ErrSegmentLimit
+	}
+	return seg, err
 }
 
 // GetSegment returns one segment or ErrNotFound.

@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	_ "time/tzdata" // organization timezones are validated against the IANA database, present or not on the host
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/process"

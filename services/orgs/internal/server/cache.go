@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -14,8 +13,14 @@ import (
 )
 
 // accessCache keeps membership answers in Redis for a short TTL, because the gateway asks on
-// every request. Writes delete the key after they commit. Redis being down only costs a
-// database read: every cache error falls through to the store.
+// every request. Redis being down only costs a database read: every cache error falls through
+// to the store.
+//
+// A change must never be undone by a reader that raced it (read the old level from the
+// database, then cached it after the change deleted the key): a revoked user would keep access
+// for the TTL. So each membership has a generation counter that a change bumps after it
+// commits; a reader notes the generation before its database read and caches its answer only
+// if the generation is still the same (one Lua script, atomic in Redis).
 type accessCache struct {
 	rdb *redis.Client
 	ttl time.Duration
@@ -26,31 +31,59 @@ func accessKey(org uuid.UUID, user string) string {
 	return "chorus:orgs:access:" + org.String() + ":" + user
 }
 
-// get returns the cached level and whether it was cached.
-func (c *accessCache) get(ctx context.Context, org uuid.UUID, user string) (tenant.Access, bool) {
-	v, err := c.rdb.Get(ctx, accessKey(org, user)).Result()
+func generationKey(org uuid.UUID, user string) string {
+	return "chorus:orgs:access-gen:" + org.String() + ":" + user
+}
+
+// setIfGeneration caches ARGV[1] for ARGV[3] milliseconds when the generation still reads ARGV[2].
+var setIfGeneration = redis.NewScript(`
+if (redis.call("GET", KEYS[2]) or "0") == ARGV[2] then
+  redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[3])
+  return 1
+end
+return 0`)
+
+// get returns the cached level and whether it was cached, and the membership's generation
+// to hand to set after a database read.
+func (c *accessCache) get(ctx context.Context, org uuid.UUID, user string) (tenant.Access, bool, string) {
+	vals, err := c.rdb.MGet(ctx, accessKey(org, user), generationKey(org, user)).Result()
 	if err != nil {
-		if !errors.Is(err, redis.Nil) {
-			c.log.WarnContext(ctx, "access cache read failed", "err", err)
-		}
-		return tenant.AccessNone, false
+		c.log.WarnContext(ctx, "access cache read failed", "err", err)
+		return tenant.AccessNone, false, ""
+	}
+	gen := "0"
+	if g, ok := vals[1].(string); ok {
+		gen = g
+	}
+	v, ok := vals[0].(string)
+	if !ok {
+		return tenant.AccessNone, false, gen
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return tenant.AccessNone, false
+		return tenant.AccessNone, false, gen
 	}
-	return tenant.Access(n), true
+	return tenant.Access(n), true, gen
 }
 
-func (c *accessCache) set(ctx context.Context, org uuid.UUID, user string, a tenant.Access) {
-	if err := c.rdb.Set(ctx, accessKey(org, user), strconv.Itoa(int(a)), c.ttl).Err(); err != nil {
+// set caches a level read from the database, unless the membership changed since gen was read.
+func (c *accessCache) set(ctx context.Context, org uuid.UUID, user string, a tenant.Access, gen string) {
+	if gen == "" {
+		return // the generation could not be read: do not risk caching a stale answer
+	}
+	keys := []string{accessKey(org, user), generationKey(org, user)}
+	if err := setIfGeneration.Run(ctx, c.rdb, keys, strconv.Itoa(int(a)), gen, c.ttl.Milliseconds()).Err(); err != nil {
 		c.log.WarnContext(ctx, "access cache write failed", "err", err)
 	}
 }
 
-// forget drops the cached answer; on failure the TTL bounds how long a stale answer lives.
+// forget bumps the membership's generation and drops the cached answer; on failure the TTL
+// bounds how long a stale answer lives.
 func (c *accessCache) forget(ctx context.Context, org uuid.UUID, user string) {
-	if err := c.rdb.Del(ctx, accessKey(org, user)).Err(); err != nil {
+	pipe := c.rdb.TxPipeline()
+	pipe.Incr(ctx, generationKey(org, user))
+	pipe.Del(ctx, accessKey(org, user))
+	if _, err := pipe.Exec(ctx); err != nil {
 		c.log.WarnContext(ctx, "access cache invalidation failed; stale until TTL", "err", err, "ttl", c.ttl)
 	}
 }

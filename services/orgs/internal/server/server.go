@@ -123,14 +123,15 @@ func (s *Server) CheckAccess(ctx context.Context, req *orgsv1.CheckAccessRequest
 	if err != nil {
 		return nil, err
 	}
-	if a, ok := s.cache.get(ctx, org, user); ok {
+	a, ok, gen := s.cache.get(ctx, org, user)
+	if ok {
 		return &orgsv1.CheckAccessResponse{Access: orgsv1.Access(a)}, nil
 	}
-	a, err := s.store.Access(ctx, org, user)
+	a, err = s.store.Access(ctx, org, user)
 	if err != nil {
 		return nil, err
 	}
-	s.cache.set(ctx, org, user, a)
+	s.cache.set(ctx, org, user, a, gen)
 	return &orgsv1.CheckAccessResponse{Access: orgsv1.Access(a)}, nil
 }
 
