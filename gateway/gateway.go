@@ -29,6 +29,7 @@ type Config struct {
 	HTTPAddr     string // CHORUS_HTTP_ADDR: where the REST API listens (used by main and the stack)
 	OrgsAddr     string // CHORUS_ORGS_ADDR: orgs service gRPC address
 	ContactsAddr string // CHORUS_CONTACTS_ADDR: contacts service gRPC address
+	BillingAddr  string // CHORUS_BILLING_ADDR: billing service gRPC address (empty: no billing routes)
 	RedisURL     string // CHORUS_REDIS_URL: rate-limit counters
 
 	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
@@ -60,6 +61,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		HTTPAddr:       r.String("CHORUS_HTTP_ADDR", "127.0.0.1:8080"),
 		OrgsAddr:       r.String("CHORUS_ORGS_ADDR", "127.0.0.1:9101"),
 		ContactsAddr:   r.String("CHORUS_CONTACTS_ADDR", "127.0.0.1:9102"),
+		BillingAddr:    r.String("CHORUS_BILLING_ADDR", "127.0.0.1:9107"),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
@@ -163,11 +165,18 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 
+	var billingConn *grpc.ClientConn
+	if cfg.BillingAddr != "" {
+		if billingConn, err = g.dial("billing", cfg.BillingAddr); err != nil {
+			return nil, err
+		}
+	}
+
 	g.rdb = redis.NewClient(rateLimitRedisOptions(ropts))
 	metrics := newMetrics()
 	limiter := newRateLimiter(g.rdb, cfg.RateLimit, cfg.RateBurst, metrics, g.log)
 	access := &accessChecker{orgs: orgsv1.NewOrgsServiceClient(orgsConn)}
-	api, err := newAPIMux(ctx, contactsConn, g.log)
+	api, err := newAPIMux(ctx, contactsConn, billingConn, g.log)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 )
 
@@ -22,8 +23,9 @@ import (
 // status (201 on create, 200 on merge, 202 on an immediate poll start).
 const httpCodeHeader = "x-http-code"
 
-// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules.
-func newAPIMux(ctx context.Context, contacts *grpc.ClientConn, log *slog.Logger) (*runtime.ServeMux, error) {
+// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules. A nil billing
+// connection leaves the billing routes out.
+func newAPIMux(ctx context.Context, contacts, billing *grpc.ClientConn, log *slog.Logger) (*runtime.ServeMux, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
 		// Nothing from the HTTP request travels as metadata except what forwardPrincipal sets,
@@ -44,6 +46,11 @@ func newAPIMux(ctx context.Context, contacts *grpc.ClientConn, log *slog.Logger)
 	)
 	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(contacts)); err != nil {
 		return nil, fmt.Errorf("gateway: register contacts routes: %w", err)
+	}
+	if billing != nil {
+		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(billing)); err != nil {
+			return nil, fmt.Errorf("gateway: register billing routes: %w", err)
+		}
 	}
 	return mux, nil
 }

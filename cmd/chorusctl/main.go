@@ -1,5 +1,6 @@
 // Command chorusctl is the operator CLI: it creates organizations and memberships through the
-// internal orgs API and signs dev access tokens. Every command prints one JSON object on stdout.
+// internal orgs API, sets up billing accounts and grants credits through the internal billing
+// API, and signs dev access tokens. Every command prints one JSON object on stdout.
 package main
 
 import (
@@ -9,26 +10,31 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/cmd/devauth"
+	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
 const usage = `usage:
-  chorusctl org create --name NAME [--timezone TZ] [--sandbox]
+  chorusctl org create --name NAME [--timezone TZ] [--sandbox] [--pricing MODEL] [--credits N]
   chorusctl member add --org ID --user SUBJECT --access read|write|admin
+  chorusctl credits grant --org ID --amount N [--included] [--key KEY]
   chorusctl token --user SUBJECT [--ttl 1h]
 
 environment:
-  CHORUS_ORGS_ADDR  orgs service gRPC address (default 127.0.0.1:9101)
-  CHORUS_DEV_KEY    dev signing key of the local stack (default .run/dev-key.pem)
+  CHORUS_ORGS_ADDR     orgs service gRPC address (default 127.0.0.1:9101)
+  CHORUS_BILLING_ADDR  billing service gRPC address (default 127.0.0.1:9107)
+  CHORUS_DEV_KEY       dev signing key of the local stack (default .run/dev-key.pem)
 `
 
 func main() {
@@ -54,7 +60,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		return nil, flag.ErrHelp
 	}
 	cmd := args[0]
-	if len(args) > 1 && (cmd == "org" || cmd == "member") {
+	if len(args) > 1 && (cmd == "org" || cmd == "member" || cmd == "credits") {
 		cmd += " " + args[1]
 		args = args[1:]
 	}
@@ -65,16 +71,56 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		name := fs.String("name", "", "organization name")
 		tz := fs.String("timezone", "", "IANA timezone (default America/New_York)")
 		sandbox := fs.Bool("sandbox", false, "sandbox organization: sends go to the sandbox carrier, no credits")
+		pricing := fs.String("pricing", "", "open a billing account: unlimited, per_message or full_service")
+		credits := fs.Int("credits", 0, "purchased credits to grant the new organization")
 		if err := fs.Parse(args[1:]); err != nil {
 			return nil, err
 		}
-		return withOrgs(ctx, func(c orgsv1.OrgsServiceClient) (any, error) {
+		if *credits < 0 || *credits > math.MaxInt32 {
+			return nil, fmt.Errorf("--credits must be a number of credits")
+		}
+		switch *pricing {
+		case "", "unlimited", "per_message", "full_service":
+		default: // checked before the organization exists, so a typo leaves nothing behind
+			return nil, fmt.Errorf("--pricing must be unlimited, per_message or full_service")
+		}
+		var org string
+		_, err := withOrgs(ctx, func(c orgsv1.OrgsServiceClient) (any, error) {
 			res, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: *name, Timezone: *tz, Sandbox: *sandbox})
-			if err != nil {
-				return nil, err
-			}
-			return map[string]string{"organizationId": res.GetOrganization().GetId()}, nil
+			org = res.GetOrganization().GetId()
+			return nil, err
 		})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]any{"organizationId": org}
+		if *pricing == "" && *credits == 0 {
+			return out, nil
+		}
+		_, err = withBilling(ctx, func(c billingv1.BillingServiceClient) (any, error) {
+			if *pricing != "" {
+				res, err := c.SetAccount(ctx, &billingv1.SetAccountRequest{OrganizationId: org, PricingModel: *pricing})
+				if err != nil {
+					return nil, err
+				}
+				out["pricingModel"] = res.GetStatus().GetPricingModel()
+			}
+			if *credits > 0 {
+				// A fixed key per organization: a retried call cannot grant twice.
+				res, err := c.GrantCredits(ctx, &billingv1.GrantCreditsRequest{
+					OrganizationId: org, Amount: int32(*credits), IdempotencyKey: "org-create:" + org,
+				})
+				if err != nil {
+					return nil, err
+				}
+				out["available"] = res.GetCredits().GetAvailable()
+			}
+			return nil, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("organization %s was created, but setting up its billing failed: %s", org, status.Convert(err).Message())
+		}
+		return out, nil
 	case "member add":
 		org := fs.String("org", "", "organization id")
 		user := fs.String("user", "", "user subject (the token's sub claim)")
@@ -92,6 +138,31 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 				return nil, err
 			}
 			return map[string]string{"organizationId": *org, "user": *user, "access": *access}, nil
+		})
+	case "credits grant":
+		org := fs.String("org", "", "organization id")
+		amount := fs.Int("amount", 0, "credits to add (at least 1)")
+		included := fs.Bool("included", false, "included credits of a full_service plan instead of purchased ones")
+		key := fs.String("key", "", "idempotency key: a rerun with the same key grants nothing more (default: a new key)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return nil, err
+		}
+		if *amount < 1 || *amount > math.MaxInt32 {
+			return nil, fmt.Errorf("--amount must be a positive number of credits")
+		}
+		if *key == "" {
+			*key = "chorusctl:" + uuid.NewString()
+		}
+		return withBilling(ctx, func(c billingv1.BillingServiceClient) (any, error) {
+			res, err := c.GrantCredits(ctx, &billingv1.GrantCreditsRequest{
+				OrganizationId: *org, Amount: int32(*amount), Included: *included, IdempotencyKey: *key,
+			})
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{
+				"organizationId": *org, "available": res.GetCredits().GetAvailable(), "included": res.GetCredits().GetIncluded(),
+			}, nil
 		})
 	case "token":
 		user := fs.String("user", "", "user subject")
@@ -116,13 +187,29 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 }
 
 func withOrgs(ctx context.Context, f func(orgsv1.OrgsServiceClient) (any, error)) (any, error) {
-	addr := env("CHORUS_ORGS_ADDR", "127.0.0.1:9101")
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := connect("orgs", env("CHORUS_ORGS_ADDR", "127.0.0.1:9101"))
 	if err != nil {
-		return nil, fmt.Errorf("orgs service at %s: %w", addr, err)
+		return nil, err
 	}
 	defer conn.Close()
 	return f(orgsv1.NewOrgsServiceClient(conn))
+}
+
+func withBilling(ctx context.Context, f func(billingv1.BillingServiceClient) (any, error)) (any, error) {
+	conn, err := connect("billing", env("CHORUS_BILLING_ADDR", "127.0.0.1:9107"))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return f(billingv1.NewBillingServiceClient(conn))
+}
+
+func connect(service, addr string) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("%s service at %s: %w", service, addr, err)
+	}
+	return conn, nil
 }
 
 func env(name, def string) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/chorus-sms/chorus/cmd/devauth"
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/services/billing"
 	"github.com/chorus-sms/chorus/services/contacts"
 	"github.com/chorus-sms/chorus/services/orgs"
 )
@@ -26,6 +27,7 @@ import (
 type Config struct {
 	Orgs     orgs.Config
 	Contacts contacts.Config
+	Billing  billing.Config
 	Gateway  gateway.Config
 	// DevKeyPath is the PEM key of the local identity provider (CHORUS_DEV_KEY).
 	DevKeyPath string
@@ -43,6 +45,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	c := Config{
 		Orgs:        orgs.ConfigFromEnv(r),
 		Contacts:    contacts.ConfigFromEnv(r),
+		Billing:     billing.ConfigFromEnv(r),
 		DevKeyPath:  r.String("CHORUS_DEV_KEY", ".run/dev-key.pem"),
 		JWKSAddr:    r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
 		DevIdentity: r.String("CHORUS_JWT_JWKS_URL", "") == "",
@@ -66,6 +69,9 @@ type Stack struct {
 	HTTPURL string
 	// OrgsAddr is the orgs service's gRPC address (chorusctl and tests create orgs through it).
 	OrgsAddr string
+	// BillingAddr is the billing service's gRPC address (chorusctl and tests grant credits
+	// through it).
+	BillingAddr string
 	// Key signs access tokens the gateway accepts (nil unless the stack is its own identity
 	// provider).
 	Key *devauth.Key
@@ -123,6 +129,20 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	g.Go(func() error { return contactsSvc.Serve(gctx, contactsLis) })
 	cfg.Gateway.ContactsAddr = contactsLis.Addr().String()
+
+	cfg.Billing.Logger = log.With("service", "billing")
+	billingSvc, err := billing.New(ctx, cfg.Billing)
+	if err != nil {
+		return nil, err
+	}
+	st.closes = append(st.closes, billingSvc.Close)
+	billingLis, err := net.Listen("tcp", cfg.Gateway.BillingAddr)
+	if err != nil {
+		return nil, fmt.Errorf("stack: billing listen %s: %w", cfg.Gateway.BillingAddr, err)
+	}
+	g.Go(func() error { return billingSvc.Serve(gctx, billingLis) })
+	cfg.Gateway.BillingAddr = billingLis.Addr().String()
+	st.BillingAddr = cfg.Gateway.BillingAddr
 
 	cfg.Gateway.Logger = log.With("service", "gateway")
 	gw, err := gateway.New(ctx, cfg.Gateway)

@@ -7,6 +7,7 @@ replace (
 	github.com/chorus-sms/chorus/gateway => ../../gateway
 	github.com/chorus-sms/chorus/pkg => ../../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../../proto/gen/go
+	github.com/chorus-sms/chorus/services/billing => ../../services/billing
 	github.com/chorus-sms/chorus/services/contacts => ../../services/contacts
 	github.com/chorus-sms/chorus/services/orgs => ../../services/orgs
 )
@@ -21,6 +22,7 @@ require (
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -30,6 +32,7 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/services/billing v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/orgs v0.0.0 // indirect
 	github.com/exaring/otelpgx v0.13.0 // indirect
@@ -39,6 +42,8 @@ require (
 	github.com/go-redis/redis_rate/v10 v10.0.1 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1 // indirect
+	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.1.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
@@ -80,5 +85,4 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261026165753-2ffab32bce7e // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

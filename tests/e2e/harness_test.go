@@ -41,6 +41,7 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 		"CHORUS_HTTP_ADDR":     "127.0.0.1:0",
 		"CHORUS_ORGS_ADDR":     "127.0.0.1:0",
 		"CHORUS_CONTACTS_ADDR": "127.0.0.1:0",
+		"CHORUS_BILLING_ADDR":  "127.0.0.1:0",
 		"CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0",
 		"CHORUS_DEV_KEY":       filepath.Join(t.TempDir(), "dev-key.pem"),
 		"CHORUS_RATE_LIMIT":    "10000",

@@ -1,0 +1,177 @@
+package billing_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+)
+
+func placeHold(e *env, org, hold uuid.UUID, credits int32) (*billingv1.PlaceHoldResponse, error) {
+	return e.c.PlaceHold(as(org), &billingv1.PlaceHoldRequest{HoldId: hold.String(), Credits: credits})
+}
+
+func postHold(e *env, org, hold, message uuid.UUID, credits int32) (*billingv1.PostHoldResponse, error) {
+	return e.c.PostHold(as(org), &billingv1.PostHoldRequest{HoldId: hold.String(), MessageId: message.String(), Credits: credits})
+}
+
+func releaseHold(e *env, org, hold uuid.UUID) (*billingv1.ReleaseHoldResponse, error) {
+	return e.c.ReleaseHold(as(org), &billingv1.ReleaseHoldRequest{HoldId: hold.String()})
+}
+
+func TestHoldPlacePostRelease(t *testing.T) {
+	e := start(t)
+	org := e.account(t, "per_message", "")
+	e.grant(t, org, 100, false)
+	hold := uuid.New()
+
+	placed, err := placeHold(e, org, hold, 30)
+	require.NoError(t, err)
+	assert.Equal(t, int32(30), placed.GetHold().GetHeld())
+	assert.Equal(t, int32(30), placed.GetHold().GetRemaining())
+	assert.Equal(t, int32(70), placed.GetCredits().GetAvailable(), "held credits leave the balance")
+	again, err := placeHold(e, org, hold, 30)
+	require.NoError(t, err, "placing the same hold again is a no-op")
+	assert.Equal(t, int32(70), again.GetCredits().GetAvailable())
+	_, err = placeHold(e, org, hold, 31)
+	assertReason(t, err, codes.AlreadyExists, apierr.ReasonConflict, "the hold id was placed for another amount")
+	assert.Equal(t, 1, e.ledgerRows(t, org, "hold"))
+
+	m1 := uuid.New()
+	posted, err := postHold(e, org, hold, m1, 10)
+	require.NoError(t, err)
+	assert.Equal(t, int32(10), posted.GetCharged())
+	assert.Equal(t, int32(20), posted.GetHold().GetRemaining())
+	for range 2 {
+		dup, err := postHold(e, org, hold, m1, 10)
+		require.NoError(t, err)
+		assert.Equal(t, int32(10), dup.GetCharged(), "a repeated post answers the first")
+		assert.Equal(t, int32(20), dup.GetHold().GetRemaining(), "and takes nothing more")
+	}
+	_, err = charge(e, org, m1, 10)
+	require.NoError(t, err, "charging a posted message answers the post")
+	assert.Equal(t, int32(70), e.credits(t, org).GetAvailable(), "a message is debited once, by post or charge")
+
+	m2 := uuid.New()
+	_, err = postHold(e, org, hold, m2, 21)
+	assertReason(t, err, codes.FailedPrecondition, "HOLD_EXHAUSTED", "a post cannot exceed what the hold has left")
+	posted, err = postHold(e, org, hold, m2, 5)
+	require.NoError(t, err)
+	assert.Equal(t, int32(15), posted.GetHold().GetRemaining())
+	assert.Equal(t, 2, e.ledgerRows(t, org, "debit"))
+
+	released, err := releaseHold(e, org, hold)
+	require.NoError(t, err)
+	assert.Equal(t, int32(15), released.GetReturned())
+	assert.True(t, released.GetHold().GetReleased())
+	assert.Zero(t, released.GetHold().GetRemaining())
+	assert.Equal(t, int32(85), released.GetCredits().GetAvailable(), "100 - 10 - 5 posted")
+	twice, err := releaseHold(e, org, hold)
+	require.NoError(t, err, "releasing twice is a no-op")
+	assert.Equal(t, int32(15), twice.GetReturned(), "and answers the first release")
+	assert.Equal(t, int32(85), twice.GetCredits().GetAvailable())
+	assert.Equal(t, 1, e.ledgerRows(t, org, "release"))
+
+	_, err = postHold(e, org, hold, uuid.New(), 1)
+	assertReason(t, err, codes.FailedPrecondition, "HOLD_RELEASED")
+	dup, err := postHold(e, org, hold, m2, 5)
+	require.NoError(t, err, "a post made before the release still answers after it")
+	assert.Equal(t, int32(5), dup.GetCharged())
+	e.assertLedgerSums(t, org)
+}
+
+func TestPlaceHoldWithoutTheCreditsFailsAndChangesNothing(t *testing.T) {
+	e := start(t)
+	org := e.account(t, "per_message", "")
+	e.grant(t, org, 10, false)
+	hold := uuid.New()
+	_, err := placeHold(e, org, hold, 11)
+	assertReason(t, err, codes.FailedPrecondition, "INSUFFICIENT_CREDITS")
+	assert.Equal(t, int32(10), e.credits(t, org).GetAvailable())
+	_, err = postHold(e, org, hold, uuid.New(), 1)
+	assertReason(t, err, codes.NotFound, apierr.ReasonNotFound, "no hold was created")
+	_, err = placeHold(e, uuid.New(), uuid.New(), 1)
+	assertReason(t, err, codes.FailedPrecondition, "INSUFFICIENT_CREDITS", "no account, no credits")
+	e.assertLedgerSums(t, org)
+}
+
+// A full_service hold takes included credits first, and its release gives each kind back.
+func TestFullServiceHoldReturnsEachKindOfCredit(t *testing.T) {
+	e := start(t)
+	org := e.account(t, "full_service", "")
+	e.grant(t, org, 10, true)
+	e.grant(t, org, 10, false)
+	hold := uuid.New()
+	placed, err := placeHold(e, org, hold, 15)
+	require.NoError(t, err)
+	assert.Zero(t, placed.GetCredits().GetIncluded())
+	assert.Equal(t, int32(5), placed.GetCredits().GetAvailable())
+
+	_, err = postHold(e, org, hold, uuid.New(), 6)
+	require.NoError(t, err, "spends 6 of the 10 included")
+	released, err := releaseHold(e, org, hold)
+	require.NoError(t, err)
+	assert.Equal(t, int32(9), released.GetReturned())
+	assert.Equal(t, int32(4), released.GetCredits().GetIncluded(), "the 4 included credits left go back to included")
+	assert.Equal(t, int32(10), released.GetCredits().GetAvailable(), "the 5 purchased ones to available")
+	e.assertLedgerSums(t, org)
+}
+
+func TestUnlimitedHoldsReserveNothing(t *testing.T) {
+	e := start(t)
+	org := e.account(t, "unlimited", "")
+	hold := uuid.New()
+	placed, err := placeHold(e, org, hold, 1000)
+	require.NoError(t, err)
+	assert.Zero(t, placed.GetHold().GetHeld())
+	posted, err := postHold(e, org, hold, uuid.New(), 5)
+	require.NoError(t, err)
+	assert.Zero(t, posted.GetCharged())
+	_, err = releaseHold(e, org, hold)
+	require.NoError(t, err)
+	assert.Zero(t, e.ledgerRows(t, org, "debit"))
+	e.assertLedgerSums(t, org)
+}
+
+// 50 concurrent 1-credit posts against a 20-credit hold: exactly 20 pass.
+func TestConcurrentPostsNeverExceedTheHold(t *testing.T) {
+	e := start(t)
+	org := e.account(t, "per_message", "")
+	e.grant(t, org, 25, false)
+	hold := uuid.New()
+	_, err := placeHold(e, org, hold, 20)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make([]error, 50)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = postHold(e, org, hold, uuid.New(), 1)
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, map[string]int{"": 20, "HOLD_EXHAUSTED": 30}, tally(errs))
+	released, err := releaseHold(e, org, hold)
+	require.NoError(t, err)
+	assert.Zero(t, released.GetReturned())
+	assert.Equal(t, int32(5), released.GetCredits().GetAvailable())
+	e.assertLedgerSums(t, org)
+}
+
+func TestHoldValidation(t *testing.T) {
+	e := start(t)
+	org := uuid.New()
+	_, err := e.c.PlaceHold(as(org), &billingv1.PlaceHoldRequest{HoldId: "h", Credits: 0})
+	assert.ElementsMatch(t, []string{"holdId", "credits"}, badFields(t, err))
+	_, err = e.c.PostHold(as(org), &billingv1.PostHoldRequest{HoldId: "h", MessageId: "m", Credits: -1})
+	assert.ElementsMatch(t, []string{"holdId", "messageId", "credits"}, badFields(t, err))
+	_, err = e.c.ReleaseHold(as(org), &billingv1.ReleaseHoldRequest{})
+	assert.Equal(t, []string{"holdId"}, badFields(t, err))
+	_, err = releaseHold(e, org, uuid.New())
+	assertReason(t, err, codes.NotFound, apierr.ReasonNotFound)
+}

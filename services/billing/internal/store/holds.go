@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Hold is a reservation of credits and what is left of it.
+type Hold struct {
+	ID        uuid.UUID
+	Credits   int32 // asked for
+	Metered   bool  // false on an unlimited plan: nothing reserved, posts cost nothing
+	Remaining int32
+	Released  bool
+}
+
+// Held is what the hold reserved when placed.
+func (h Hold) Held() int32 {
+	if !h.Metered {
+		return 0
+	}
+	return h.Credits
+}
+
+func (s *Store) hold(ctx context.Context, org, id uuid.UUID) (Hold, error) {
+	h := Hold{ID: id}
+	err := s.pool.QueryRow(ctx, `
+		SELECT credits, metered, included_remaining + available_remaining, released_at IS NOT NULL
+		FROM holds WHERE organization_id = $1 AND id = $2`, org, id).Scan(&h.Credits, &h.Metered, &h.Remaining, &h.Released)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Hold{}, ErrNotFound
+	}
+	if err != nil {
+		return Hold{}, fmt.Errorf("select hold: %w", err)
+	}
+	return h, nil
+}
+
+// PlaceHold reserves credits (> 0) under id once: a retry answers the hold as it is now. On an
+// unlimited plan the hold reserves nothing. It fails with ErrSuspended or ErrInsufficient,
+// changing nothing, and ErrKeyReused when id was placed for another amount.
+func (s *Store) PlaceHold(ctx context.Context, org, id uuid.UUID, credits int32) (Hold, Balance, error) {
+	entryID, err := newID()
+	if err != nil {
+		return Hold{}, Balance{}, err
+	}
+	var b Balance
+	var fromIncluded int32
+	err = s.pool.QueryRow(ctx, `
+		WITH `+debitCTEs(`NOT EXISTS (SELECT 1 FROM holds WHERE organization_id = $1 AND id = $2)`)+`,
+		placed AS (
+			INSERT INTO holds (organization_id, id, credits, metered, included_remaining, available_remaining)
+			SELECT $1, $2, $3::integer, true, from_included, $3::integer - from_included FROM debit
+		), entry AS (
+			INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
+			SELECT $1, $4, 'hold', $2::text, $2, -($3::integer - from_included), -from_included, $3::integer, $3::integer FROM debit
+		)
+		SELECT available, included, from_included FROM debit`,
+		org, id, credits, entryID).Scan(&b.Available, &b.Included, &fromIncluded)
+	if err == nil {
+		return Hold{ID: id, Credits: credits, Metered: true, Remaining: credits}, b, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) && !isUnique(err) {
+		return Hold{}, Balance{}, fmt.Errorf("place hold: %w", err)
+	}
+	// Nothing reserved: say why, or place an unlimited plan's empty hold.
+	h, err := s.hold(ctx, org, id)
+	if err == nil {
+		if h.Credits != credits {
+			return Hold{}, Balance{}, ErrKeyReused
+		}
+		b, err := s.balance(ctx, org)
+		return h, b, err
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return Hold{}, Balance{}, err
+	}
+	a, err := s.Account(ctx, org)
+	if err != nil {
+		return Hold{}, Balance{}, err
+	}
+	switch {
+	case a.BillingStatus == StatusSuspended || a.BillingStatus == StatusArchived:
+		return Hold{}, Balance{}, ErrSuspended
+	case a.PricingModel != PricingUnlimited:
+		return Hold{}, Balance{}, ErrInsufficient
+	}
+	_, err = s.pool.Exec(ctx, `
+		INSERT INTO holds (organization_id, id, credits, metered, included_remaining, available_remaining)
+		VALUES ($1, $2, $3, false, 0, 0) ON CONFLICT DO NOTHING`, org, id, credits)
+	if err != nil {
+		return Hold{}, Balance{}, fmt.Errorf("insert unmetered hold: %w", err)
+	}
+	if h, err = s.hold(ctx, org, id); err != nil {
+		return Hold{}, Balance{}, err
+	}
+	if h.Credits != credits {
+		return Hold{}, Balance{}, ErrKeyReused
+	}
+	return h, a.Balance, nil
+}
+
+// PostHold debits credits (>= 0) for message from the hold once: a retry answers the first
+// post. It fails with ErrNotFound, ErrHoldReleased, ErrSuspended or ErrHoldExhausted (more
+// than the hold has left), changing nothing. Posts to an unmetered hold cost nothing.
+func (s *Store) PostHold(ctx context.Context, org, id, message uuid.UUID, credits int32) (int32, Hold, error) {
+	entryID, err := newID()
+	if err != nil {
+		return 0, Hold{}, err
+	}
+	if credits > 0 {
+		h := Hold{ID: id, Metered: true}
+		err = s.pool.QueryRow(ctx, `
+			WITH cur AS (
+				SELECT h.organization_id, h.id, LEAST(h.included_remaining, $4::integer) AS from_included
+				FROM holds h JOIN accounts a ON a.organization_id = h.organization_id
+				WHERE h.organization_id = $1 AND h.id = $2 AND h.metered AND h.released_at IS NULL
+					AND a.billing_status NOT IN ('suspended', 'archived')
+					AND NOT EXISTS (SELECT 1 FROM ledger WHERE organization_id = $1 AND kind = 'debit' AND key = $3)
+				FOR UPDATE OF h
+			), post AS (
+				UPDATE holds h
+				SET included_remaining = h.included_remaining - cur.from_included,
+					available_remaining = h.available_remaining - ($4::integer - cur.from_included)
+				FROM cur
+				WHERE h.organization_id = cur.organization_id AND h.id = cur.id
+					AND h.available_remaining >= $4::integer - cur.from_included
+				RETURNING h.credits, h.included_remaining + h.available_remaining AS remaining
+			), entry AS (
+				INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
+				SELECT $1, $5, 'debit', $3, $2, 0, 0, -$4::integer, $4::integer FROM post
+			)
+			SELECT credits, remaining FROM post`,
+			org, id, message.String(), credits, entryID).Scan(&h.Credits, &h.Remaining)
+		if err == nil {
+			return credits, h, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) && !isUnique(err) {
+			return 0, Hold{}, fmt.Errorf("post to hold: %w", err)
+		}
+	}
+	// Nothing posted: a retry, a free message, or say why not.
+	d, found, err := s.priorDebit(ctx, org, message, credits)
+	if err != nil {
+		return 0, Hold{}, err
+	}
+	h, err := s.hold(ctx, org, id)
+	if err != nil {
+		return 0, Hold{}, err
+	}
+	switch {
+	case found:
+		return d.Charged, h, nil
+	case h.Released:
+		return 0, Hold{}, ErrHoldReleased
+	case credits == 0 || !h.Metered:
+		return 0, h, nil
+	}
+	a, err := s.Account(ctx, org)
+	if err != nil {
+		return 0, Hold{}, err
+	}
+	if a.BillingStatus == StatusSuspended || a.BillingStatus == StatusArchived {
+		return 0, Hold{}, ErrSuspended
+	}
+	return 0, Hold{}, ErrHoldExhausted
+}
+
+// ReleaseHold returns what the hold has left to the balances it came from. Releasing again
+// changes nothing and answers the first release. ErrNotFound when there is no such hold.
+func (s *Store) ReleaseHold(ctx context.Context, org, id uuid.UUID) (int32, Hold, Balance, error) {
+	entryID, err := newID()
+	if err != nil {
+		return 0, Hold{}, Balance{}, err
+	}
+	var (
+		returned int32
+		b        Balance
+	)
+	err = s.pool.QueryRow(ctx, `
+		WITH cur AS (
+			SELECT organization_id, id, included_remaining, available_remaining FROM holds
+			WHERE organization_id = $1 AND id = $2 AND released_at IS NULL
+			FOR UPDATE
+		), released AS (
+			UPDATE holds h SET included_remaining = 0, available_remaining = 0, released_at = now()
+			FROM cur WHERE h.organization_id = cur.organization_id AND h.id = cur.id
+			RETURNING cur.included_remaining AS inc, cur.available_remaining AS avail
+		), credited AS (
+			UPDATE accounts a
+			SET included = a.included + released.inc, available = a.available + released.avail, updated_at = now()
+			FROM released WHERE a.organization_id = $1
+			RETURNING a.available, a.included
+		), entry AS (
+			INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
+			SELECT $1, $3, 'release', $2::text, $2, avail, inc, -(inc + avail), inc + avail FROM released
+		)
+		SELECT released.inc + released.avail, credited.available, credited.included FROM released, credited`,
+		org, id, entryID).Scan(&returned, &b.Available, &b.Included)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return 0, Hold{}, Balance{}, fmt.Errorf("release hold: %w", err)
+	}
+	h, herr := s.hold(ctx, org, id)
+	if herr != nil {
+		return 0, Hold{}, Balance{}, herr
+	}
+	if err == nil {
+		return returned, h, b, nil
+	}
+	// Released before: answer that release.
+	err = s.pool.QueryRow(ctx, `
+		SELECT amount FROM ledger WHERE organization_id = $1 AND kind = 'release' AND key = $2`,
+		org, id.String()).Scan(&returned)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return 0, Hold{}, Balance{}, fmt.Errorf("select release: %w", err)
+	}
+	b, err = s.balance(ctx, org)
+	return returned, h, b, err
+}
