@@ -28,7 +28,7 @@ const (
 )
 
 // Reasons that answer 402 whatever gRPC code carries them: the caller must pay, not retry.
-var paymentReasons = map[string]bool{"INSUFFICIENT_CREDITS": true, "BILLING_SUSPENDED": true}
+var paymentReasons = map[string]bool{apierr.ReasonInsufficientCredits: true, apierr.ReasonBillingSuspended: true}
 
 // apiError is one REST error: its HTTP status and the fields of the shared error body.
 type apiError struct {

@@ -26,6 +26,13 @@ const (
 	ReasonInternal   = "INTERNAL"
 )
 
+// Payment reasons: billing answers them, services that spend credits pass them on, and the
+// gateway answers both with 402 Payment Required.
+const (
+	ReasonInsufficientCredits = "INSUFFICIENT_CREDITS"
+	ReasonBillingSuspended    = "BILLING_SUSPENDED"
+)
+
 // New returns a status error with the given code, reason and message.
 func New(code codes.Code, reason, msg string) error {
 	st := status.New(code, msg)

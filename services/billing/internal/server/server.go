@@ -15,13 +15,11 @@ import (
 	"github.com/chorus-sms/chorus/services/billing/internal/store"
 )
 
-// Reasons of the billing errors. The gateway answers INSUFFICIENT_CREDITS and
-// BILLING_SUSPENDED with 402; callers of the hold RPCs tell the others apart.
+// Reasons of the hold errors, which callers of the hold RPCs tell apart; the payment reasons
+// (apierr.ReasonInsufficientCredits, apierr.ReasonBillingSuspended) are shared with the gateway.
 const (
-	ReasonInsufficientCredits = "INSUFFICIENT_CREDITS"
-	ReasonBillingSuspended    = "BILLING_SUSPENDED"
-	ReasonHoldExhausted       = "HOLD_EXHAUSTED"
-	ReasonHoldReleased        = "HOLD_RELEASED"
+	ReasonHoldExhausted = "HOLD_EXHAUSTED"
+	ReasonHoldReleased  = "HOLD_RELEASED"
 )
 
 // maxCredits bounds one grant, charge or hold: far above any real one, far below overflow.
@@ -49,9 +47,9 @@ func storeError(err error) error {
 	case errors.Is(err, store.ErrNotFound):
 		return apierr.NotFound("hold not found")
 	case errors.Is(err, store.ErrInsufficient):
-		return apierr.New(codes.FailedPrecondition, ReasonInsufficientCredits, "not enough credits")
+		return apierr.New(codes.FailedPrecondition, apierr.ReasonInsufficientCredits, "not enough credits")
 	case errors.Is(err, store.ErrSuspended):
-		return apierr.New(codes.FailedPrecondition, ReasonBillingSuspended, "the organization's billing is suspended")
+		return apierr.New(codes.FailedPrecondition, apierr.ReasonBillingSuspended, "the organization's billing is suspended")
 	case errors.Is(err, store.ErrHoldExhausted):
 		return apierr.New(codes.FailedPrecondition, ReasonHoldExhausted, "the hold has fewer credits left than the message costs")
 	case errors.Is(err, store.ErrHoldReleased):

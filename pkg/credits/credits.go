@@ -1,11 +1,9 @@
-// Package pricing is the spec's credit arithmetic for one message: 1 credit per started
+// Package credits is the spec's credit arithmetic for one message: 1 credit per started
 // segment of 480 characters of SMS text, 2 credits per MMS. Length is counted in characters
 // (Unicode code points) of the text as it is sent, that is after merge fields are filled in
-// and the text is normalized: the caller passes that final text.
-//
-// Messaging and campaigns both need it; it belongs in pkg/ (pkg/credits) and lives here until
-// it is moved, since services may not import another service's packages.
-package pricing
+// and the text is normalized: the caller passes that final text. Messaging prices replies and
+// campaigns estimate holds with it.
+package credits
 
 import "unicode/utf8"
 
