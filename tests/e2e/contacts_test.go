@@ -190,6 +190,15 @@ func TestListFiltersAndPaging(t *testing.T) {
 	assert.Len(t, seen, 25, "the row created after page 1 sorts before the cursor and is not in later pages")
 	assert.Equal(t, 3, pages)
 
+	// Offset is the fallback: it skips rows in the same order, and a cursor wins over it.
+	byOffset := c.do("GET", "/api/contacts?sortBy=created_at&limit=5&offset=10", nil).JSON(t)["contacts"].([]any)
+	byPage := c.do("GET", "/api/contacts?sortBy=created_at&limit=15", nil).JSON(t)["contacts"].([]any)
+	require.Len(t, byOffset, 5)
+	assert.Equal(t, byPage[10:15], byOffset)
+	first := c.do("GET", "/api/contacts?sortBy=created_at&limit=10", nil).JSON(t)
+	withBoth := c.do("GET", "/api/contacts?sortBy=created_at&limit=5&offset=3&cursor="+url.QueryEscape(first["cursor"].(string)), nil).JSON(t)
+	assert.Equal(t, byPage[10:15], withBoth["contacts"], "offset is ignored when a cursor is present")
+
 	res := c.do("GET", "/api/contacts?cursor="+url.QueryEscape(cursor+"x"), nil)
 	assert.Equal(t, 400, res.Status)
 	assert.Equal(t, "VALIDATION_FAILED", res.ErrCode(t))
