@@ -40,19 +40,19 @@ func TestSandboxLookupOutcomes(t *testing.T) {
 		assert.Nil(t, c.GetIsTextable(), "null until the lookup completes")
 	}
 
-	eventually(t, 3*time.Second, "the mobile number becomes textable", func() bool {
+	eventually(t, 15*time.Second, "the mobile number becomes textable", func() bool {
 		v := textable(t, e, ctx, mobile.GetId())
 		return v != nil && *v
 	})
 	t.Logf("mobile lookup completed %s after creation", time.Since(created).Round(time.Millisecond))
-	eventually(t, 3*time.Second, "the landline becomes not textable", func() bool {
+	eventually(t, 15*time.Second, "the landline becomes not textable", func() bool {
 		v := textable(t, e, ctx, landline.GetId())
 		return v != nil && !*v
 	})
 
 	// 0003 keeps failing: River records each error and retries with backoff (1s, 16s, 81s, ...);
 	// the contact stays null.
-	eventually(t, 3*time.Second, "the failing lookup is attempted and left to retry", func() bool {
+	eventually(t, 15*time.Second, "the failing lookup is attempted and left to retry", func() bool {
 		var state string
 		var attempt, errs int
 		err := e.db.QueryRow(ctx, `
@@ -75,7 +75,7 @@ func TestPhoneChangeResetsTextabilityAndLooksUpAgain(t *testing.T) {
 	isTrue := func(id string) func() bool {
 		return func() bool { v := textable(t, e, ctx, id); return v != nil && *v }
 	}
-	eventually(t, 3*time.Second, "textable", isTrue(c.GetId()))
+	eventually(t, 15*time.Second, "textable", isTrue(c.GetId()))
 
 	// Unrelated updates keep the result.
 	up, err := e.c.UpdateContact(ctx, &contactsv1.UpdateContactRequest{Id: c.GetId(), FirstName: str("Ada"), Phone: str("(202) 555-0143")})
@@ -85,7 +85,7 @@ func TestPhoneChangeResetsTextabilityAndLooksUpAgain(t *testing.T) {
 	up, err = e.c.UpdateContact(ctx, &contactsv1.UpdateContactRequest{Id: c.GetId(), Phone: str("2025550002")})
 	require.NoError(t, err)
 	assert.Nil(t, up.GetContact().GetIsTextable(), "a new phone resets textability")
-	eventually(t, 3*time.Second, "the landline is looked up", func() bool {
+	eventually(t, 15*time.Second, "the landline is looked up", func() bool {
 		v := textable(t, e, ctx, c.GetId())
 		return v != nil && !*v
 	})
@@ -93,7 +93,7 @@ func TestPhoneChangeResetsTextabilityAndLooksUpAgain(t *testing.T) {
 	// Back to the first number, whose lookup already completed once: it is looked up again.
 	_, err = e.c.UpdateContact(ctx, &contactsv1.UpdateContactRequest{Id: c.GetId(), Phone: str("2025550143")})
 	require.NoError(t, err)
-	eventually(t, 3*time.Second, "textable again", isTrue(c.GetId()))
+	eventually(t, 15*time.Second, "textable again", isTrue(c.GetId()))
 
 	// Removing the phone leaves nothing to look up.
 	up, err = e.c.UpdateContact(ctx, &contactsv1.UpdateContactRequest{Id: c.GetId(), Phone: str(""), Email: str("ada@example.com")})
@@ -131,7 +131,7 @@ func TestTwilioLookupProvider(t *testing.T) {
 	ctx := as(tenant.AccessWrite)
 	landline, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550100")})
 	mobile, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550143")})
-	eventually(t, 3*time.Second, "both lookups complete", func() bool {
+	eventually(t, 15*time.Second, "both lookups complete", func() bool {
 		return textable(t, e, ctx, landline.GetId()) != nil && textable(t, e, ctx, mobile.GetId()) != nil
 	})
 	assert.False(t, *textable(t, e, ctx, landline.GetId()))

@@ -24,6 +24,74 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SendableReason says why a phone is or is not sendable.
+type SendableReason int32
+
+const (
+	SendableReason_SENDABLE_REASON_UNSPECIFIED SendableReason = 0
+	// Opted in and textable.
+	SendableReason_SENDABLE_REASON_OK SendableReason = 1
+	// No contact of the organization has the phone.
+	SendableReason_SENDABLE_REASON_NO_CONTACT SendableReason = 2
+	// The contact opted out.
+	SendableReason_SENDABLE_REASON_OPTED_OUT SendableReason = 3
+	// The lookup found the number cannot receive texts.
+	SendableReason_SENDABLE_REASON_NOT_TEXTABLE SendableReason = 4
+	// The phone lookup has not completed yet.
+	SendableReason_SENDABLE_REASON_LOOKUP_PENDING SendableReason = 5
+	// The phone is not a valid number.
+	SendableReason_SENDABLE_REASON_INVALID_PHONE SendableReason = 6
+)
+
+// Enum value maps for SendableReason.
+var (
+	SendableReason_name = map[int32]string{
+		0: "SENDABLE_REASON_UNSPECIFIED",
+		1: "SENDABLE_REASON_OK",
+		2: "SENDABLE_REASON_NO_CONTACT",
+		3: "SENDABLE_REASON_OPTED_OUT",
+		4: "SENDABLE_REASON_NOT_TEXTABLE",
+		5: "SENDABLE_REASON_LOOKUP_PENDING",
+		6: "SENDABLE_REASON_INVALID_PHONE",
+	}
+	SendableReason_value = map[string]int32{
+		"SENDABLE_REASON_UNSPECIFIED":    0,
+		"SENDABLE_REASON_OK":             1,
+		"SENDABLE_REASON_NO_CONTACT":     2,
+		"SENDABLE_REASON_OPTED_OUT":      3,
+		"SENDABLE_REASON_NOT_TEXTABLE":   4,
+		"SENDABLE_REASON_LOOKUP_PENDING": 5,
+		"SENDABLE_REASON_INVALID_PHONE":  6,
+	}
+)
+
+func (x SendableReason) Enum() *SendableReason {
+	p := new(SendableReason)
+	*p = x
+	return p
+}
+
+func (x SendableReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SendableReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_contacts_v1_contacts_proto_enumTypes[0].Descriptor()
+}
+
+func (SendableReason) Type() protoreflect.EnumType {
+	return &file_contacts_v1_contacts_proto_enumTypes[0]
+}
+
+func (x SendableReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SendableReason.Descriptor instead.
+func (SendableReason) EnumDescriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{0}
+}
+
 // Contact is the full contact record.
 type Contact struct {
 	state          protoimpl.MessageState  `protogen:"open.v1"`
@@ -2015,6 +2083,500 @@ func (x *DeleteSegmentResponse) GetDeleted() bool {
 	return false
 }
 
+// FindContactByPhoneRequest names a phone in any format phone numbers are accepted in.
+type FindContactByPhoneRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Phone         string                 `protobuf:"bytes,1,opt,name=phone,proto3" json:"phone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindContactByPhoneRequest) Reset() {
+	*x = FindContactByPhoneRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindContactByPhoneRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindContactByPhoneRequest) ProtoMessage() {}
+
+func (x *FindContactByPhoneRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindContactByPhoneRequest.ProtoReflect.Descriptor instead.
+func (*FindContactByPhoneRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *FindContactByPhoneRequest) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+// FindContactByPhoneResponse wraps the full contact.
+type FindContactByPhoneResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Contact       *Contact               `protobuf:"bytes,1,opt,name=contact,proto3" json:"contact,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindContactByPhoneResponse) Reset() {
+	*x = FindContactByPhoneResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindContactByPhoneResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindContactByPhoneResponse) ProtoMessage() {}
+
+func (x *FindContactByPhoneResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindContactByPhoneResponse.ProtoReflect.Descriptor instead.
+func (*FindContactByPhoneResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *FindContactByPhoneResponse) GetContact() *Contact {
+	if x != nil {
+		return x.Contact
+	}
+	return nil
+}
+
+// RecordInboundRequest names the phone an inbound message came from.
+type RecordInboundRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Phone         string                 `protobuf:"bytes,1,opt,name=phone,proto3" json:"phone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordInboundRequest) Reset() {
+	*x = RecordInboundRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordInboundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordInboundRequest) ProtoMessage() {}
+
+func (x *RecordInboundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordInboundRequest.ProtoReflect.Descriptor instead.
+func (*RecordInboundRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *RecordInboundRequest) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+// RecordInboundResponse says whether a contact has the phone; none is created when not.
+type RecordInboundResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Found bool                   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	// Empty when found is false.
+	ContactId     string `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordInboundResponse) Reset() {
+	*x = RecordInboundResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordInboundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordInboundResponse) ProtoMessage() {}
+
+func (x *RecordInboundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordInboundResponse.ProtoReflect.Descriptor instead.
+func (*RecordInboundResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RecordInboundResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *RecordInboundResponse) GetContactId() string {
+	if x != nil {
+		return x.ContactId
+	}
+	return ""
+}
+
+// SetConsentRequest records one consent change of the contact with a phone.
+type SetConsentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Phone string                 `protobuf:"bytes,1,opt,name=phone,proto3" json:"phone,omitempty"`
+	// False records an opt-out, true an opt-in.
+	OptedIn bool `protobuf:"varint,2,opt,name=opted_in,json=optedIn,proto3" json:"opted_in,omitempty"`
+	// When the change happened (e.g. the inbound message's receipt); required for an opt-out.
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// What caused it, e.g. "keyword:STOP"; carried on the contact.consent_changed event.
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetConsentRequest) Reset() {
+	*x = SetConsentRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetConsentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetConsentRequest) ProtoMessage() {}
+
+func (x *SetConsentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetConsentRequest.ProtoReflect.Descriptor instead.
+func (*SetConsentRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SetConsentRequest) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+func (x *SetConsentRequest) GetOptedIn() bool {
+	if x != nil {
+		return x.OptedIn
+	}
+	return false
+}
+
+func (x *SetConsentRequest) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
+func (x *SetConsentRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// SetConsentResponse is the contact's consent after the call.
+type SetConsentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False only for an opt-in of a phone no contact has: nothing is created.
+	Found     bool   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	ContactId string `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
+	IsOptedIn bool   `protobuf:"varint,3,opt,name=is_opted_in,json=isOptedIn,proto3" json:"is_opted_in,omitempty"`
+	// True when is_opted_in flipped or the opt-out created the contact.
+	Changed       bool `protobuf:"varint,4,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetConsentResponse) Reset() {
+	*x = SetConsentResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetConsentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetConsentResponse) ProtoMessage() {}
+
+func (x *SetConsentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetConsentResponse.ProtoReflect.Descriptor instead.
+func (*SetConsentResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SetConsentResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *SetConsentResponse) GetContactId() string {
+	if x != nil {
+		return x.ContactId
+	}
+	return ""
+}
+
+func (x *SetConsentResponse) GetIsOptedIn() bool {
+	if x != nil {
+		return x.IsOptedIn
+	}
+	return false
+}
+
+func (x *SetConsentResponse) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+// CheckSendableRequest lists up to 1000 phones to check.
+type CheckSendableRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Phones        []string               `protobuf:"bytes,1,rep,name=phones,proto3" json:"phones,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckSendableRequest) Reset() {
+	*x = CheckSendableRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckSendableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckSendableRequest) ProtoMessage() {}
+
+func (x *CheckSendableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckSendableRequest.ProtoReflect.Descriptor instead.
+func (*CheckSendableRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *CheckSendableRequest) GetPhones() []string {
+	if x != nil {
+		return x.Phones
+	}
+	return nil
+}
+
+// CheckSendableResponse answers each requested phone, in request order.
+type CheckSendableResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*Sendability         `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckSendableResponse) Reset() {
+	*x = CheckSendableResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckSendableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckSendableResponse) ProtoMessage() {}
+
+func (x *CheckSendableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckSendableResponse.ProtoReflect.Descriptor instead.
+func (*CheckSendableResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *CheckSendableResponse) GetResults() []*Sendability {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// Sendability is one phone's answer. Sendable means a contact has the phone, is opted in and
+// is known to be textable.
+type Sendability struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// E.164, or the phone as sent when it is not a valid number.
+	Phone string `protobuf:"bytes,1,opt,name=phone,proto3" json:"phone,omitempty"`
+	// Empty when no contact has the phone.
+	ContactId     string         `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
+	Sendable      bool           `protobuf:"varint,3,opt,name=sendable,proto3" json:"sendable,omitempty"`
+	Reason        SendableReason `protobuf:"varint,4,opt,name=reason,proto3,enum=chorus.contacts.v1.SendableReason" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Sendability) Reset() {
+	*x = Sendability{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Sendability) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Sendability) ProtoMessage() {}
+
+func (x *Sendability) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Sendability.ProtoReflect.Descriptor instead.
+func (*Sendability) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *Sendability) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+func (x *Sendability) GetContactId() string {
+	if x != nil {
+		return x.ContactId
+	}
+	return ""
+}
+
+func (x *Sendability) GetSendable() bool {
+	if x != nil {
+		return x.Sendable
+	}
+	return false
+}
+
+func (x *Sendability) GetReason() SendableReason {
+	if x != nil {
+		return x.Reason
+	}
+	return SendableReason_SENDABLE_REASON_UNSPECIFIED
+}
+
 var File_contacts_v1_contacts_proto protoreflect.FileDescriptor
 
 const file_contacts_v1_contacts_proto_rawDesc = "" +
@@ -2238,7 +2800,47 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"A\n" +
 	"\x15DeleteSegmentResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
-	"\adeleted\x18\x02 \x01(\bR\adeleted2\xf5\a\n" +
+	"\adeleted\x18\x02 \x01(\bR\adeleted\"1\n" +
+	"\x19FindContactByPhoneRequest\x12\x14\n" +
+	"\x05phone\x18\x01 \x01(\tR\x05phone\"S\n" +
+	"\x1aFindContactByPhoneResponse\x125\n" +
+	"\acontact\x18\x01 \x01(\v2\x1b.chorus.contacts.v1.ContactR\acontact\",\n" +
+	"\x14RecordInboundRequest\x12\x14\n" +
+	"\x05phone\x18\x01 \x01(\tR\x05phone\"L\n" +
+	"\x15RecordInboundResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12\x1d\n" +
+	"\n" +
+	"contact_id\x18\x02 \x01(\tR\tcontactId\"\x99\x01\n" +
+	"\x11SetConsentRequest\x12\x14\n" +
+	"\x05phone\x18\x01 \x01(\tR\x05phone\x12\x19\n" +
+	"\bopted_in\x18\x02 \x01(\bR\aoptedIn\x12;\n" +
+	"\voccurred_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\"\x83\x01\n" +
+	"\x12SetConsentResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12\x1d\n" +
+	"\n" +
+	"contact_id\x18\x02 \x01(\tR\tcontactId\x12\x1e\n" +
+	"\vis_opted_in\x18\x03 \x01(\bR\tisOptedIn\x12\x18\n" +
+	"\achanged\x18\x04 \x01(\bR\achanged\".\n" +
+	"\x14CheckSendableRequest\x12\x16\n" +
+	"\x06phones\x18\x01 \x03(\tR\x06phones\"R\n" +
+	"\x15CheckSendableResponse\x129\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.chorus.contacts.v1.SendabilityR\aresults\"\x9a\x01\n" +
+	"\vSendability\x12\x14\n" +
+	"\x05phone\x18\x01 \x01(\tR\x05phone\x12\x1d\n" +
+	"\n" +
+	"contact_id\x18\x02 \x01(\tR\tcontactId\x12\x1a\n" +
+	"\bsendable\x18\x03 \x01(\bR\bsendable\x12:\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\".chorus.contacts.v1.SendableReasonR\x06reason*\xf1\x01\n" +
+	"\x0eSendableReason\x12\x1f\n" +
+	"\x1bSENDABLE_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12SENDABLE_REASON_OK\x10\x01\x12\x1e\n" +
+	"\x1aSENDABLE_REASON_NO_CONTACT\x10\x02\x12\x1d\n" +
+	"\x19SENDABLE_REASON_OPTED_OUT\x10\x03\x12 \n" +
+	"\x1cSENDABLE_REASON_NOT_TEXTABLE\x10\x04\x12\"\n" +
+	"\x1eSENDABLE_REASON_LOOKUP_PENDING\x10\x05\x12!\n" +
+	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\x93\v\n" +
 	"\x0fContactsService\x12a\n" +
 	"\fListContacts\x12'.chorus.contacts.v1.ListContactsRequest\x1a(.chorus.contacts.v1.ListContactsResponse\x12d\n" +
 	"\rCreateContact\x12(.chorus.contacts.v1.CreateContactRequest\x1a).chorus.contacts.v1.CreateContactResponse\x12[\n" +
@@ -2251,7 +2853,12 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
 	"GetSegment\x12%.chorus.contacts.v1.GetSegmentRequest\x1a&.chorus.contacts.v1.GetSegmentResponse\x12d\n" +
 	"\rUpdateSegment\x12(.chorus.contacts.v1.UpdateSegmentRequest\x1a).chorus.contacts.v1.UpdateSegmentResponse\x12d\n" +
-	"\rDeleteSegment\x12(.chorus.contacts.v1.DeleteSegmentRequest\x1a).chorus.contacts.v1.DeleteSegmentResponseBBZ@github.com/chorus-sms/chorus/proto/gen/go/contacts/v1;contactsv1b\x06proto3"
+	"\rDeleteSegment\x12(.chorus.contacts.v1.DeleteSegmentRequest\x1a).chorus.contacts.v1.DeleteSegmentResponse\x12s\n" +
+	"\x12FindContactByPhone\x12-.chorus.contacts.v1.FindContactByPhoneRequest\x1a..chorus.contacts.v1.FindContactByPhoneResponse\x12d\n" +
+	"\rRecordInbound\x12(.chorus.contacts.v1.RecordInboundRequest\x1a).chorus.contacts.v1.RecordInboundResponse\x12[\n" +
+	"\n" +
+	"SetConsent\x12%.chorus.contacts.v1.SetConsentRequest\x1a&.chorus.contacts.v1.SetConsentResponse\x12d\n" +
+	"\rCheckSendable\x12(.chorus.contacts.v1.CheckSendableRequest\x1a).chorus.contacts.v1.CheckSendableResponseBBZ@github.com/chorus-sms/chorus/proto/gen/go/contacts/v1;contactsv1b\x06proto3"
 
 var (
 	file_contacts_v1_contacts_proto_rawDescOnce sync.Once
@@ -2265,111 +2872,134 @@ func file_contacts_v1_contacts_proto_rawDescGZIP() []byte {
 	return file_contacts_v1_contacts_proto_rawDescData
 }
 
-var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_contacts_v1_contacts_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_contacts_v1_contacts_proto_goTypes = []any{
-	(*Contact)(nil),                // 0: chorus.contacts.v1.Contact
-	(*ContactListItem)(nil),        // 1: chorus.contacts.v1.ContactListItem
-	(*CreatedContact)(nil),         // 2: chorus.contacts.v1.CreatedContact
-	(*ContactFilter)(nil),          // 3: chorus.contacts.v1.ContactFilter
-	(*ListContactsRequest)(nil),    // 4: chorus.contacts.v1.ListContactsRequest
-	(*ListContactsResponse)(nil),   // 5: chorus.contacts.v1.ListContactsResponse
-	(*CreateContactRequest)(nil),   // 6: chorus.contacts.v1.CreateContactRequest
-	(*CreateContactResponse)(nil),  // 7: chorus.contacts.v1.CreateContactResponse
-	(*GetContactRequest)(nil),      // 8: chorus.contacts.v1.GetContactRequest
-	(*GetContactResponse)(nil),     // 9: chorus.contacts.v1.GetContactResponse
-	(*UpdateContactRequest)(nil),   // 10: chorus.contacts.v1.UpdateContactRequest
-	(*UpdateContactResponse)(nil),  // 11: chorus.contacts.v1.UpdateContactResponse
-	(*DeleteContactRequest)(nil),   // 12: chorus.contacts.v1.DeleteContactRequest
-	(*DeleteContactResponse)(nil),  // 13: chorus.contacts.v1.DeleteContactResponse
-	(*Segment)(nil),                // 14: chorus.contacts.v1.Segment
-	(*ListSegmentsRequest)(nil),    // 15: chorus.contacts.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),   // 16: chorus.contacts.v1.ListSegmentsResponse
-	(*CreateSegmentRequest)(nil),   // 17: chorus.contacts.v1.CreateSegmentRequest
-	(*CreateSegmentResponse)(nil),  // 18: chorus.contacts.v1.CreateSegmentResponse
-	(*GetSegmentRequest)(nil),      // 19: chorus.contacts.v1.GetSegmentRequest
-	(*GetSegmentResponse)(nil),     // 20: chorus.contacts.v1.GetSegmentResponse
-	(*UpdateSegmentRequest)(nil),   // 21: chorus.contacts.v1.UpdateSegmentRequest
-	(*UpdateSegmentResponse)(nil),  // 22: chorus.contacts.v1.UpdateSegmentResponse
-	(*DeleteSegmentRequest)(nil),   // 23: chorus.contacts.v1.DeleteSegmentRequest
-	(*DeleteSegmentResponse)(nil),  // 24: chorus.contacts.v1.DeleteSegmentResponse
-	(*wrapperspb.StringValue)(nil), // 25: google.protobuf.StringValue
-	(*structpb.Struct)(nil),        // 26: google.protobuf.Struct
-	(*wrapperspb.BoolValue)(nil),   // 27: google.protobuf.BoolValue
-	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
-	(*wrapperspb.Int32Value)(nil),  // 29: google.protobuf.Int32Value
-	(*structpb.ListValue)(nil),     // 30: google.protobuf.ListValue
+	(SendableReason)(0),                // 0: chorus.contacts.v1.SendableReason
+	(*Contact)(nil),                    // 1: chorus.contacts.v1.Contact
+	(*ContactListItem)(nil),            // 2: chorus.contacts.v1.ContactListItem
+	(*CreatedContact)(nil),             // 3: chorus.contacts.v1.CreatedContact
+	(*ContactFilter)(nil),              // 4: chorus.contacts.v1.ContactFilter
+	(*ListContactsRequest)(nil),        // 5: chorus.contacts.v1.ListContactsRequest
+	(*ListContactsResponse)(nil),       // 6: chorus.contacts.v1.ListContactsResponse
+	(*CreateContactRequest)(nil),       // 7: chorus.contacts.v1.CreateContactRequest
+	(*CreateContactResponse)(nil),      // 8: chorus.contacts.v1.CreateContactResponse
+	(*GetContactRequest)(nil),          // 9: chorus.contacts.v1.GetContactRequest
+	(*GetContactResponse)(nil),         // 10: chorus.contacts.v1.GetContactResponse
+	(*UpdateContactRequest)(nil),       // 11: chorus.contacts.v1.UpdateContactRequest
+	(*UpdateContactResponse)(nil),      // 12: chorus.contacts.v1.UpdateContactResponse
+	(*DeleteContactRequest)(nil),       // 13: chorus.contacts.v1.DeleteContactRequest
+	(*DeleteContactResponse)(nil),      // 14: chorus.contacts.v1.DeleteContactResponse
+	(*Segment)(nil),                    // 15: chorus.contacts.v1.Segment
+	(*ListSegmentsRequest)(nil),        // 16: chorus.contacts.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),       // 17: chorus.contacts.v1.ListSegmentsResponse
+	(*CreateSegmentRequest)(nil),       // 18: chorus.contacts.v1.CreateSegmentRequest
+	(*CreateSegmentResponse)(nil),      // 19: chorus.contacts.v1.CreateSegmentResponse
+	(*GetSegmentRequest)(nil),          // 20: chorus.contacts.v1.GetSegmentRequest
+	(*GetSegmentResponse)(nil),         // 21: chorus.contacts.v1.GetSegmentResponse
+	(*UpdateSegmentRequest)(nil),       // 22: chorus.contacts.v1.UpdateSegmentRequest
+	(*UpdateSegmentResponse)(nil),      // 23: chorus.contacts.v1.UpdateSegmentResponse
+	(*DeleteSegmentRequest)(nil),       // 24: chorus.contacts.v1.DeleteSegmentRequest
+	(*DeleteSegmentResponse)(nil),      // 25: chorus.contacts.v1.DeleteSegmentResponse
+	(*FindContactByPhoneRequest)(nil),  // 26: chorus.contacts.v1.FindContactByPhoneRequest
+	(*FindContactByPhoneResponse)(nil), // 27: chorus.contacts.v1.FindContactByPhoneResponse
+	(*RecordInboundRequest)(nil),       // 28: chorus.contacts.v1.RecordInboundRequest
+	(*RecordInboundResponse)(nil),      // 29: chorus.contacts.v1.RecordInboundResponse
+	(*SetConsentRequest)(nil),          // 30: chorus.contacts.v1.SetConsentRequest
+	(*SetConsentResponse)(nil),         // 31: chorus.contacts.v1.SetConsentResponse
+	(*CheckSendableRequest)(nil),       // 32: chorus.contacts.v1.CheckSendableRequest
+	(*CheckSendableResponse)(nil),      // 33: chorus.contacts.v1.CheckSendableResponse
+	(*Sendability)(nil),                // 34: chorus.contacts.v1.Sendability
+	(*wrapperspb.StringValue)(nil),     // 35: google.protobuf.StringValue
+	(*structpb.Struct)(nil),            // 36: google.protobuf.Struct
+	(*wrapperspb.BoolValue)(nil),       // 37: google.protobuf.BoolValue
+	(*timestamppb.Timestamp)(nil),      // 38: google.protobuf.Timestamp
+	(*wrapperspb.Int32Value)(nil),      // 39: google.protobuf.Int32Value
+	(*structpb.ListValue)(nil),         // 40: google.protobuf.ListValue
 }
 var file_contacts_v1_contacts_proto_depIdxs = []int32{
-	25, // 0: chorus.contacts.v1.Contact.phone:type_name -> google.protobuf.StringValue
-	25, // 1: chorus.contacts.v1.Contact.email:type_name -> google.protobuf.StringValue
-	26, // 2: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
-	27, // 3: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
-	28, // 4: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
-	28, // 5: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
-	28, // 6: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
-	25, // 7: chorus.contacts.v1.ContactListItem.phone:type_name -> google.protobuf.StringValue
-	25, // 8: chorus.contacts.v1.ContactListItem.email:type_name -> google.protobuf.StringValue
-	27, // 9: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
-	28, // 10: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
-	28, // 11: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
-	28, // 12: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
-	25, // 13: chorus.contacts.v1.CreatedContact.phone:type_name -> google.protobuf.StringValue
-	25, // 14: chorus.contacts.v1.CreatedContact.email:type_name -> google.protobuf.StringValue
-	27, // 15: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
-	28, // 16: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
-	28, // 17: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
-	27, // 18: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
-	27, // 19: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
-	27, // 20: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
-	27, // 21: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
-	27, // 22: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
-	27, // 23: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
-	27, // 24: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
-	27, // 25: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
-	29, // 26: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
-	29, // 27: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
-	1,  // 28: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
-	25, // 29: chorus.contacts.v1.ListContactsResponse.cursor:type_name -> google.protobuf.StringValue
-	26, // 30: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
-	2,  // 31: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
-	0,  // 32: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	30, // 33: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
-	26, // 34: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
-	0,  // 35: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	3,  // 36: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
-	28, // 37: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
-	28, // 38: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
-	14, // 39: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
-	3,  // 40: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	14, // 41: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	14, // 42: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	3,  // 43: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	14, // 44: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	4,  // 45: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
-	6,  // 46: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
-	8,  // 47: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
-	10, // 48: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
-	12, // 49: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
-	15, // 50: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
-	17, // 51: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
-	19, // 52: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
-	21, // 53: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
-	23, // 54: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
-	5,  // 55: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
-	7,  // 56: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
-	9,  // 57: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
-	11, // 58: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
-	13, // 59: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
-	16, // 60: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
-	18, // 61: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
-	20, // 62: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
-	22, // 63: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
-	24, // 64: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
-	55, // [55:65] is the sub-list for method output_type
-	45, // [45:55] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	35, // 0: chorus.contacts.v1.Contact.phone:type_name -> google.protobuf.StringValue
+	35, // 1: chorus.contacts.v1.Contact.email:type_name -> google.protobuf.StringValue
+	36, // 2: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
+	37, // 3: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
+	38, // 4: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
+	38, // 5: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
+	38, // 6: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
+	35, // 7: chorus.contacts.v1.ContactListItem.phone:type_name -> google.protobuf.StringValue
+	35, // 8: chorus.contacts.v1.ContactListItem.email:type_name -> google.protobuf.StringValue
+	37, // 9: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
+	38, // 10: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
+	38, // 11: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
+	38, // 12: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
+	35, // 13: chorus.contacts.v1.CreatedContact.phone:type_name -> google.protobuf.StringValue
+	35, // 14: chorus.contacts.v1.CreatedContact.email:type_name -> google.protobuf.StringValue
+	37, // 15: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
+	38, // 16: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
+	38, // 17: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
+	37, // 18: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
+	37, // 19: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
+	37, // 20: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
+	37, // 21: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
+	37, // 22: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
+	37, // 23: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
+	37, // 24: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
+	37, // 25: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
+	39, // 26: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
+	39, // 27: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
+	2,  // 28: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
+	35, // 29: chorus.contacts.v1.ListContactsResponse.cursor:type_name -> google.protobuf.StringValue
+	36, // 30: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	3,  // 31: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
+	1,  // 32: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	40, // 33: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
+	36, // 34: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	1,  // 35: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	4,  // 36: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
+	38, // 37: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
+	38, // 38: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
+	15, // 39: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
+	4,  // 40: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	15, // 41: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	15, // 42: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	4,  // 43: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	15, // 44: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	1,  // 45: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
+	38, // 46: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	34, // 47: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
+	0,  // 48: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
+	5,  // 49: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
+	7,  // 50: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
+	9,  // 51: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
+	11, // 52: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
+	13, // 53: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
+	16, // 54: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
+	18, // 55: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
+	20, // 56: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
+	22, // 57: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
+	24, // 58: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
+	26, // 59: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
+	28, // 60: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
+	30, // 61: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
+	32, // 62: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
+	6,  // 63: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
+	8,  // 64: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
+	10, // 65: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
+	12, // 66: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
+	14, // 67: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
+	17, // 68: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
+	19, // 69: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
+	21, // 70: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
+	23, // 71: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
+	25, // 72: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
+	27, // 73: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
+	29, // 74: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
+	31, // 75: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
+	33, // 76: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
+	63, // [63:77] is the sub-list for method output_type
+	49, // [49:63] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_contacts_v1_contacts_proto_init() }
@@ -2386,13 +3016,14 @@ func file_contacts_v1_contacts_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_contacts_v1_contacts_proto_rawDesc), len(file_contacts_v1_contacts_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   25,
+			NumEnums:      1,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_contacts_v1_contacts_proto_goTypes,
 		DependencyIndexes: file_contacts_v1_contacts_proto_depIdxs,
+		EnumInfos:         file_contacts_v1_contacts_proto_enumTypes,
 		MessageInfos:      file_contacts_v1_contacts_proto_msgTypes,
 	}.Build()
 	File_contacts_v1_contacts_proto = out.File

@@ -19,16 +19,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ContactsService_ListContacts_FullMethodName  = "/chorus.contacts.v1.ContactsService/ListContacts"
-	ContactsService_CreateContact_FullMethodName = "/chorus.contacts.v1.ContactsService/CreateContact"
-	ContactsService_GetContact_FullMethodName    = "/chorus.contacts.v1.ContactsService/GetContact"
-	ContactsService_UpdateContact_FullMethodName = "/chorus.contacts.v1.ContactsService/UpdateContact"
-	ContactsService_DeleteContact_FullMethodName = "/chorus.contacts.v1.ContactsService/DeleteContact"
-	ContactsService_ListSegments_FullMethodName  = "/chorus.contacts.v1.ContactsService/ListSegments"
-	ContactsService_CreateSegment_FullMethodName = "/chorus.contacts.v1.ContactsService/CreateSegment"
-	ContactsService_GetSegment_FullMethodName    = "/chorus.contacts.v1.ContactsService/GetSegment"
-	ContactsService_UpdateSegment_FullMethodName = "/chorus.contacts.v1.ContactsService/UpdateSegment"
-	ContactsService_DeleteSegment_FullMethodName = "/chorus.contacts.v1.ContactsService/DeleteSegment"
+	ContactsService_ListContacts_FullMethodName       = "/chorus.contacts.v1.ContactsService/ListContacts"
+	ContactsService_CreateContact_FullMethodName      = "/chorus.contacts.v1.ContactsService/CreateContact"
+	ContactsService_GetContact_FullMethodName         = "/chorus.contacts.v1.ContactsService/GetContact"
+	ContactsService_UpdateContact_FullMethodName      = "/chorus.contacts.v1.ContactsService/UpdateContact"
+	ContactsService_DeleteContact_FullMethodName      = "/chorus.contacts.v1.ContactsService/DeleteContact"
+	ContactsService_ListSegments_FullMethodName       = "/chorus.contacts.v1.ContactsService/ListSegments"
+	ContactsService_CreateSegment_FullMethodName      = "/chorus.contacts.v1.ContactsService/CreateSegment"
+	ContactsService_GetSegment_FullMethodName         = "/chorus.contacts.v1.ContactsService/GetSegment"
+	ContactsService_UpdateSegment_FullMethodName      = "/chorus.contacts.v1.ContactsService/UpdateSegment"
+	ContactsService_DeleteSegment_FullMethodName      = "/chorus.contacts.v1.ContactsService/DeleteSegment"
+	ContactsService_FindContactByPhone_FullMethodName = "/chorus.contacts.v1.ContactsService/FindContactByPhone"
+	ContactsService_RecordInbound_FullMethodName      = "/chorus.contacts.v1.ContactsService/RecordInbound"
+	ContactsService_SetConsent_FullMethodName         = "/chorus.contacts.v1.ContactsService/SetConsent"
+	ContactsService_CheckSendable_FullMethodName      = "/chorus.contacts.v1.ContactsService/CheckSendable"
 )
 
 // ContactsServiceClient is the client API for ContactsService service.
@@ -57,6 +61,14 @@ type ContactsServiceClient interface {
 	UpdateSegment(ctx context.Context, in *UpdateSegmentRequest, opts ...grpc.CallOption) (*UpdateSegmentResponse, error)
 	// DeleteSegment removes a segment.
 	DeleteSegment(ctx context.Context, in *DeleteSegmentRequest, opts ...grpc.CallOption) (*DeleteSegmentResponse, error)
+	// FindContactByPhone returns the organization's contact with a phone.
+	FindContactByPhone(ctx context.Context, in *FindContactByPhoneRequest, opts ...grpc.CallOption) (*FindContactByPhoneResponse, error)
+	// RecordInbound marks the contact that sent an inbound message textable.
+	RecordInbound(ctx context.Context, in *RecordInboundRequest, opts ...grpc.CallOption) (*RecordInboundResponse, error)
+	// SetConsent records an opt-out or opt-in (e.g. an inbound STOP or START keyword).
+	SetConsent(ctx context.Context, in *SetConsentRequest, opts ...grpc.CallOption) (*SetConsentResponse, error)
+	// CheckSendable answers, for a batch of phones, whether each may be sent to now.
+	CheckSendable(ctx context.Context, in *CheckSendableRequest, opts ...grpc.CallOption) (*CheckSendableResponse, error)
 }
 
 type contactsServiceClient struct {
@@ -167,6 +179,46 @@ func (c *contactsServiceClient) DeleteSegment(ctx context.Context, in *DeleteSeg
 	return out, nil
 }
 
+func (c *contactsServiceClient) FindContactByPhone(ctx context.Context, in *FindContactByPhoneRequest, opts ...grpc.CallOption) (*FindContactByPhoneResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FindContactByPhoneResponse)
+	err := c.cc.Invoke(ctx, ContactsService_FindContactByPhone_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *contactsServiceClient) RecordInbound(ctx context.Context, in *RecordInboundRequest, opts ...grpc.CallOption) (*RecordInboundResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordInboundResponse)
+	err := c.cc.Invoke(ctx, ContactsService_RecordInbound_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *contactsServiceClient) SetConsent(ctx context.Context, in *SetConsentRequest, opts ...grpc.CallOption) (*SetConsentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetConsentResponse)
+	err := c.cc.Invoke(ctx, ContactsService_SetConsent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *contactsServiceClient) CheckSendable(ctx context.Context, in *CheckSendableRequest, opts ...grpc.CallOption) (*CheckSendableResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckSendableResponse)
+	err := c.cc.Invoke(ctx, ContactsService_CheckSendable_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ContactsServiceServer is the server API for ContactsService service.
 // All implementations must embed UnimplementedContactsServiceServer
 // for forward compatibility.
@@ -193,6 +245,14 @@ type ContactsServiceServer interface {
 	UpdateSegment(context.Context, *UpdateSegmentRequest) (*UpdateSegmentResponse, error)
 	// DeleteSegment removes a segment.
 	DeleteSegment(context.Context, *DeleteSegmentRequest) (*DeleteSegmentResponse, error)
+	// FindContactByPhone returns the organization's contact with a phone.
+	FindContactByPhone(context.Context, *FindContactByPhoneRequest) (*FindContactByPhoneResponse, error)
+	// RecordInbound marks the contact that sent an inbound message textable.
+	RecordInbound(context.Context, *RecordInboundRequest) (*RecordInboundResponse, error)
+	// SetConsent records an opt-out or opt-in (e.g. an inbound STOP or START keyword).
+	SetConsent(context.Context, *SetConsentRequest) (*SetConsentResponse, error)
+	// CheckSendable answers, for a batch of phones, whether each may be sent to now.
+	CheckSendable(context.Context, *CheckSendableRequest) (*CheckSendableResponse, error)
 	mustEmbedUnimplementedContactsServiceServer()
 }
 
@@ -232,6 +292,18 @@ func (UnimplementedContactsServiceServer) UpdateSegment(context.Context, *Update
 }
 func (UnimplementedContactsServiceServer) DeleteSegment(context.Context, *DeleteSegmentRequest) (*DeleteSegmentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteSegment not implemented")
+}
+func (UnimplementedContactsServiceServer) FindContactByPhone(context.Context, *FindContactByPhoneRequest) (*FindContactByPhoneResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FindContactByPhone not implemented")
+}
+func (UnimplementedContactsServiceServer) RecordInbound(context.Context, *RecordInboundRequest) (*RecordInboundResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordInbound not implemented")
+}
+func (UnimplementedContactsServiceServer) SetConsent(context.Context, *SetConsentRequest) (*SetConsentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetConsent not implemented")
+}
+func (UnimplementedContactsServiceServer) CheckSendable(context.Context, *CheckSendableRequest) (*CheckSendableResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckSendable not implemented")
 }
 func (UnimplementedContactsServiceServer) mustEmbedUnimplementedContactsServiceServer() {}
 func (UnimplementedContactsServiceServer) testEmbeddedByValue()                         {}
@@ -434,6 +506,78 @@ func _ContactsService_DeleteSegment_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ContactsService_FindContactByPhone_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FindContactByPhoneRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContactsServiceServer).FindContactByPhone(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContactsService_FindContactByPhone_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContactsServiceServer).FindContactByPhone(ctx, req.(*FindContactByPhoneRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ContactsService_RecordInbound_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordInboundRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContactsServiceServer).RecordInbound(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContactsService_RecordInbound_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContactsServiceServer).RecordInbound(ctx, req.(*RecordInboundRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ContactsService_SetConsent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetConsentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContactsServiceServer).SetConsent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContactsService_SetConsent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContactsServiceServer).SetConsent(ctx, req.(*SetConsentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ContactsService_CheckSendable_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckSendableRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContactsServiceServer).CheckSendable(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContactsService_CheckSendable_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContactsServiceServer).CheckSendable(ctx, req.(*CheckSendableRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ContactsService_ServiceDesc is the grpc.ServiceDesc for ContactsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -480,6 +624,22 @@ var ContactsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteSegment",
 			Handler:    _ContactsService_DeleteSegment_Handler,
+		},
+		{
+			MethodName: "FindContactByPhone",
+			Handler:    _ContactsService_FindContactByPhone_Handler,
+		},
+		{
+			MethodName: "RecordInbound",
+			Handler:    _ContactsService_RecordInbound_Handler,
+		},
+		{
+			MethodName: "SetConsent",
+			Handler:    _ContactsService_SetConsent_Handler,
+		},
+		{
+			MethodName: "CheckSendable",
+			Handler:    _ContactsService_CheckSendable_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

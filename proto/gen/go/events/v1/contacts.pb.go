@@ -93,6 +93,95 @@ func (x *ContactDeleted) GetDeletedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ContactConsentChanged is published by contacts when a contact opts out or back in, so that
+// services caching sendability (campaign audiences, poll participants) stop or resume sending.
+type ContactConsentChanged struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	ContactId      string                 `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
+	// E.164.
+	Phone     string `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
+	IsOptedIn bool   `protobuf:"varint,4,opt,name=is_opted_in,json=isOptedIn,proto3" json:"is_opted_in,omitempty"`
+	// When the change happened, as the caller reported it.
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// What caused it, e.g. "keyword:STOP".
+	Source        string `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContactConsentChanged) Reset() {
+	*x = ContactConsentChanged{}
+	mi := &file_events_v1_contacts_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContactConsentChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContactConsentChanged) ProtoMessage() {}
+
+func (x *ContactConsentChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_events_v1_contacts_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContactConsentChanged.ProtoReflect.Descriptor instead.
+func (*ContactConsentChanged) Descriptor() ([]byte, []int) {
+	return file_events_v1_contacts_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ContactConsentChanged) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *ContactConsentChanged) GetContactId() string {
+	if x != nil {
+		return x.ContactId
+	}
+	return ""
+}
+
+func (x *ContactConsentChanged) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+func (x *ContactConsentChanged) GetIsOptedIn() bool {
+	if x != nil {
+		return x.IsOptedIn
+	}
+	return false
+}
+
+func (x *ContactConsentChanged) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
+func (x *ContactConsentChanged) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 var File_events_v1_contacts_proto protoreflect.FileDescriptor
 
 const file_events_v1_contacts_proto_rawDesc = "" +
@@ -104,7 +193,16 @@ const file_events_v1_contacts_proto_rawDesc = "" +
 	"contact_id\x18\x02 \x01(\tR\tcontactId\x12\x14\n" +
 	"\x05phone\x18\x03 \x01(\tR\x05phone\x129\n" +
 	"\n" +
-	"deleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tdeletedAtB>Z<github.com/chorus-sms/chorus/proto/gen/go/events/v1;eventsv1b\x06proto3"
+	"deleted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tdeletedAt\"\xea\x01\n" +
+	"\x15ContactConsentChanged\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x1d\n" +
+	"\n" +
+	"contact_id\x18\x02 \x01(\tR\tcontactId\x12\x14\n" +
+	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x1e\n" +
+	"\vis_opted_in\x18\x04 \x01(\bR\tisOptedIn\x12;\n" +
+	"\voccurred_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\x12\x16\n" +
+	"\x06source\x18\x06 \x01(\tR\x06sourceB>Z<github.com/chorus-sms/chorus/proto/gen/go/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_events_v1_contacts_proto_rawDescOnce sync.Once
@@ -118,18 +216,20 @@ func file_events_v1_contacts_proto_rawDescGZIP() []byte {
 	return file_events_v1_contacts_proto_rawDescData
 }
 
-var file_events_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_events_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_events_v1_contacts_proto_goTypes = []any{
 	(*ContactDeleted)(nil),        // 0: chorus.events.v1.ContactDeleted
-	(*timestamppb.Timestamp)(nil), // 1: google.protobuf.Timestamp
+	(*ContactConsentChanged)(nil), // 1: chorus.events.v1.ContactConsentChanged
+	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
 }
 var file_events_v1_contacts_proto_depIdxs = []int32{
-	1, // 0: chorus.events.v1.ContactDeleted.deleted_at:type_name -> google.protobuf.Timestamp
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	2, // 0: chorus.events.v1.ContactDeleted.deleted_at:type_name -> google.protobuf.Timestamp
+	2, // 1: chorus.events.v1.ContactConsentChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_events_v1_contacts_proto_init() }
@@ -143,7 +243,7 @@ func file_events_v1_contacts_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_events_v1_contacts_proto_rawDesc), len(file_events_v1_contacts_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	"github.com/chorus-sms/chorus/services/contacts/internal/store"
+)
+
+// ReasonContactNotFound answers FindContactByPhone for a phone no contact of the organization
+// has, so messaging can tell an unknown sender from a missing id.
+const ReasonContactNotFound = "CONTACT_NOT_FOUND"
+
+// Bounds of the consent RPCs.
+const (
+	maxSendableBatch = 1000
+	maxSourceLen     = 100
+)
+
+// requiredPhone normalizes the phone an internal RPC names to E.164.
+func (v *validator) requiredPhone(p string) string {
+	if p == "" {
+		v.fields.Add("phone", "is required")
+		return ""
+	}
+	if e164 := v.phone(&p, false); e164 != nil {
+		return *e164
+	}
+	return ""
+}
+
+// onlyPhone validates a request whose only field is a phone.
+func onlyPhone(p string) (string, error) {
+	v := newValidator()
+	e164 := v.requiredPhone(p)
+	return e164, v.err()
+}
+
+// FindContactByPhone returns the organization's contact with a phone.
+func (s *Server) FindContactByPhone(ctx context.Context, req *contactsv1.FindContactByPhoneRequest) (*contactsv1.FindContactByPhoneResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := onlyPhone(req.GetPhone())
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.store.GetByPhone(ctx, org, p)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierr.New(codes.NotFound, ReasonContactNotFound, "no contact has this phone")
+	}
+	if err != nil {
+		return nil, err
+	}
+	pc, err := toContact(c)
+	if err != nil {
+		return nil, err
+	}
+	return &contactsv1.FindContactByPhoneResponse{Contact: pc}, nil
+}
+
+// RecordInbound marks the contact that sent an inbound message textable; an unknown sender
+// gets no contact.
+func (s *Server) RecordInbound(ctx context.Context, req *contactsv1.RecordInboundRequest) (*contactsv1.RecordInboundResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := onlyPhone(req.GetPhone())
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.store.MarkTextable(ctx, org, p)
+	if errors.Is(err, store.ErrNotFound) {
+		return &contactsv1.RecordInboundResponse{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &contactsv1.RecordInboundResponse{Found: true, ContactId: id.String()}, nil
+}
+
+// SetConsent records an opt-out or opt-in of the contact with a phone.
+func (s *Server) SetConsent(ctx context.Context, req *contactsv1.SetConsentRequest) (*contactsv1.SetConsentResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := newValidator()
+	ch := store.ConsentChange{
+		Phone: v.requiredPhone(req.GetPhone()), OptedIn: req.GetOptedIn(), Source: strings.TrimSpace(req.GetSource()),
+	}
+	switch at := req.GetOccurredAt(); {
+	case at != nil && at.CheckValid() != nil:
+		v.fields.Add("occurredAt", "must be a valid timestamp")
+	case at != nil:
+		ch.OccurredAt = at.AsTime()
+	case !ch.OptedIn:
+		v.fields.Add("occurredAt", "is required for an opt-out")
+	default:
+		ch.OccurredAt = time.Now() // an opt-in keeps no time; this one dates its event
+	}
+	if utf8.RuneCountInString(ch.Source) > maxSourceLen {
+		v.fields.Add("source", "at most "+strconv.Itoa(maxSourceLen)+" characters")
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	res, err := s.store.SetConsent(ctx, org, ch, s.lookups)
+	if err != nil {
+		return nil, err
+	}
+	out := &contactsv1.SetConsentResponse{Found: res.Found, IsOptedIn: res.IsOptedIn, Changed: res.Changed}
+	if res.Found {
+		out.ContactId = res.ContactID.String()
+	}
+	return out, nil
+}
+
+// CheckSendable answers each phone in request order: sendable when a contact has it, is opted
+// in and is known to be textable.
+func (s *Server) CheckSendable(ctx context.Context, req *contactsv1.CheckSendableRequest) (*contactsv1.CheckSendableResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.GetPhones()) > maxSendableBatch {
+		return nil, apierr.Field("phones", "at most "+strconv.Itoa(maxSendableBatch)+" phones per call")
+	}
+	results := make([]*contactsv1.Sendability, len(req.GetPhones()))
+	valid := make([]string, 0, len(req.GetPhones()))
+	for i, in := range req.GetPhones() {
+		p, err := phone.Normalize(in)
+		if err != nil {
+			results[i] = &contactsv1.Sendability{Phone: in, Reason: contactsv1.SendableReason_SENDABLE_REASON_INVALID_PHONE}
+			continue
+		}
+		results[i] = &contactsv1.Sendability{Phone: p}
+		valid = append(valid, p)
+	}
+	found, err := s.store.SendabilityByPhone(ctx, org, valid)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range results {
+		if r.Reason == contactsv1.SendableReason_SENDABLE_REASON_INVALID_PHONE {
+			continue
+		}
+		sb, ok := found[r.Phone]
+		if ok {
+			r.ContactId = sb.ContactID.String()
+		}
+		r.Reason = sendableReason(sb, ok)
+		r.Sendable = r.Reason == contactsv1.SendableReason_SENDABLE_REASON_OK
+	}
+	return &contactsv1.CheckSendableResponse{Results: results}, nil
+}
+
+// sendableReason ranks the reasons: consent before textability, so an opted-out landline
+// reads as opted out.
+func sendableReason(sb store.Sendability, found bool) contactsv1.SendableReason {
+	switch {
+	case !found:
+		return contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT
+	case !sb.IsOptedIn:
+		return contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT
+	case sb.IsTextable == nil:
+		return contactsv1.SendableReason_SENDABLE_REASON_LOOKUP_PENDING
+	case !*sb.IsTextable:
+		return contactsv1.SendableReason_SENDABLE_REASON_NOT_TEXTABLE
+	}
+	return contactsv1.SendableReason_SENDABLE_REASON_OK
+}

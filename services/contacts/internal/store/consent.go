@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+)
+
+// EventContactConsentChanged is the outbox event type written when a contact opts out or in.
+const EventContactConsentChanged = "contact.consent_changed"
+
+// GetByPhone returns the contact with an E.164 phone, with its custom fields, or ErrNotFound.
+func (s *Store) GetByPhone(ctx context.Context, org uuid.UUID, phone string) (Contact, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+fullColumns+` FROM contacts WHERE organization_id = $1 AND phone = $2`, org, phone)
+	c, err := pgx.CollectExactlyOneRow(rows, scanFull)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Contact{}, ErrNotFound
+	}
+	if err != nil {
+		return Contact{}, fmt.Errorf("select contact by phone: %w", err)
+	}
+	return c, nil
+}
+
+// MarkTextable records that the contact with phone sent an inbound message, which proves the
+// number receives texts whatever a lookup said. It returns the contact's id, or ErrNotFound;
+// a contact already textable is left untouched, so repeating it changes nothing.
+func (s *Store) MarkTextable(ctx context.Context, org uuid.UUID, phone string) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := s.pool.QueryRow(ctx, `
+		WITH target AS (
+			SELECT id, is_textable FROM contacts WHERE organization_id = $1 AND phone = $2 FOR UPDATE
+		), marked AS (
+			UPDATE contacts SET is_textable = true, updated_at = now()
+			FROM target
+			WHERE contacts.organization_id = $1 AND contacts.id = target.id AND target.is_textable IS NOT TRUE
+		)
+		SELECT id FROM target`, org, phone).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, ErrNotFound
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("mark contact textable: %w", err)
+	}
+	return id, nil
+}
+
+// ConsentChange is one opt-out or opt-in of the contact with Phone.
+type ConsentChange struct {
+	Phone      string // E.164
+	OptedIn    bool
+	OccurredAt time.Time // when the opt-out happened; unused for an opt-in
+	Source     string    // e.g. "keyword:STOP"
+}
+
+// Consent is a contact's consent after SetConsent.
+type Consent struct {
+	Found     bool // false only for an opt-in of an unknown phone
+	ContactID uuid.UUID
+	IsOptedIn bool
+	Changed   bool // is_opted_in flipped, or the opt-out created the contact
+}
+
+// SetConsent applies ch to the contact with its phone. An opt-out keeps the earliest opt-out
+// time; an opt-out of a phone no contact has creates a minimal opted-out contact so the number
+// stays suppressed (a later create merges into it and keeps its consent). An opt-in of an
+// unknown phone changes nothing. A change writes a contact.consent_changed event in the same
+// transaction; a new contact's phone lookup is queued in it too.
+func (s *Store) SetConsent(ctx context.Context, org uuid.UUID, ch ConsentChange, q LookupQueue) (Consent, error) {
+	for range mergeAttempts {
+		res, err := s.setConsentOnce(ctx, org, ch, q)
+		if !errors.Is(err, errRaced) {
+			return res, err
+		}
+	}
+	return Consent{}, fmt.Errorf("set consent: %w", errRaced)
+}
+
+func (s *Store) setConsentOnce(ctx context.Context, org uuid.UUID, ch ConsentChange, q LookupQueue) (Consent, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return Consent{}, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+
+	res := Consent{Found: true}
+	var wasOptedIn bool
+	err = tx.QueryRow(ctx, `SELECT id, is_opted_in FROM contacts WHERE organization_id = $1 AND phone = $2 FOR UPDATE`,
+		org, ch.Phone).Scan(&res.ContactID, &wasOptedIn)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) && ch.OptedIn:
+		return Consent{}, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		if res.ContactID, err = insertOptedOut(ctx, tx, org, ch, q); err != nil {
+			return Consent{}, err
+		}
+		res.Changed = true
+	case err != nil:
+		return Consent{}, fmt.Errorf("select contact for consent: %w", err)
+	default:
+		if err := updateConsent(ctx, tx, org, res.ContactID, ch); err != nil {
+			return Consent{}, err
+		}
+		res.Changed = wasOptedIn != ch.OptedIn
+	}
+	res.IsOptedIn = ch.OptedIn
+	if res.Changed {
+		ev := &eventsv1.ContactConsentChanged{
+			OrganizationId: org.String(), ContactId: res.ContactID.String(), Phone: ch.Phone,
+			IsOptedIn: ch.OptedIn, OccurredAt: timestamppb.New(ch.OccurredAt), Source: ch.Source,
+		}
+		if err := outbox.Enqueue(ctx, tx, outbox.Event{Type: EventContactConsentChanged, OrgID: org, Payload: ev}); err != nil {
+			return Consent{}, fmt.Errorf("enqueue %s: %w", EventContactConsentChanged, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Consent{}, fmt.Errorf("commit consent: %w", err)
+	}
+	return res, nil
+}
+
+// insertOptedOut creates the minimal contact an opt-out of an unknown phone leaves behind and
+// queues its phone lookup. A concurrent insert of the phone is errRaced, as in insertContact.
+func insertOptedOut(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch ConsentChange, q LookupQueue) (uuid.UUID, error) {
+	id, err := newID()
+	if err != nil {
+		return uuid.Nil, err
+	}
+	var updatedAt time.Time
+	err = tx.QueryRow(ctx, `
+		INSERT INTO contacts (id, organization_id, phone, is_opted_in, opted_out_at)
+		VALUES ($1, $2, $3, false, $4)
+		ON CONFLICT DO NOTHING
+		RETURNING updated_at`, id, org, ch.Phone, ch.OccurredAt).Scan(&updatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, errRaced
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("insert opted-out contact: %w", err)
+	}
+	if err := q.EnqueueTx(ctx, tx, org, id, ch.Phone, updatedAt); err != nil {
+		return uuid.Nil, err
+	}
+	return id, nil
+}
+
+// updateConsent writes ch to a contact read FOR UPDATE. An opt-out keeps an earlier opt-out
+// time; updated_at moves only when a column does.
+func updateConsent(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, ch ConsentChange) error {
+	var err error
+	if ch.OptedIn {
+		_, err = tx.Exec(ctx, `
+			UPDATE contacts SET is_opted_in = true, opted_out_at = NULL, updated_at = now()
+			WHERE organization_id = $1 AND id = $2 AND NOT is_opted_in`, org, id)
+	} else {
+		_, err = tx.Exec(ctx, `
+			UPDATE contacts SET is_opted_in = false, updated_at = now(),
+				opted_out_at = CASE WHEN is_opted_in THEN $3 ELSE least(opted_out_at, $3) END
+			WHERE organization_id = $1 AND id = $2
+				AND (is_opted_in OR opted_out_at IS NULL OR opted_out_at > $3)`, org, id, ch.OccurredAt)
+	}
+	if err != nil {
+		return fmt.Errorf("update consent: %w", err)
+	}
+	return nil
+}
+
+// Sendability is what CheckSendable needs of the contact with a phone.
+type Sendability struct {
+	ContactID  uuid.UUID
+	IsOptedIn  bool
+	IsTextable *bool // nil while the lookup is pending
+}
+
+// SendabilityByPhone returns, keyed by E.164 phone, the contacts that have one of phones; a
+// phone no contact has is absent. One query, served by the (organization_id, phone) index.
+func (s *Store) SendabilityByPhone(ctx context.Context, org uuid.UUID, phones []string) (map[string]Sendability, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT phone, id, is_opted_in, is_textable FROM contacts
+		WHERE organization_id = $1 AND phone = ANY($2)`, org, phones)
+	if err != nil {
+		return nil, fmt.Errorf("select sendability: %w", err)
+	}
+	out := make(map[string]Sendability, len(phones))
+	var (
+		phone string
+		sb    Sendability
+	)
+	_, err = pgx.ForEachRow(rows, []any{&phone, &sb.ContactID, &sb.IsOptedIn, &sb.IsTextable}, func() error {
+		out[phone] = sb
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read sendability: %w", err)
+	}
+	return out, nil
+}
