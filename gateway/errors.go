@@ -106,22 +106,11 @@ var (
 // default message: it may name internal addresses. 500s never carry the original text.
 func fromStatus(err error) apiError {
 	st := status.Convert(err)
-	var reason string
-	var fields map[string]string
+	reason, fields := apierr.Reason(err), apierr.FieldViolations(err)
 	var retry time.Duration
 	for _, d := range st.Details() {
-		switch d := d.(type) {
-		case *errdetails.ErrorInfo:
-			reason = d.GetReason()
-		case *errdetails.BadRequest:
-			for _, v := range d.GetFieldViolations() {
-				if fields == nil {
-					fields = map[string]string{}
-				}
-				fields[v.GetField()] = v.GetDescription()
-			}
-		case *errdetails.RetryInfo:
-			retry = d.GetRetryDelay().AsDuration()
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			retry = ri.GetRetryDelay().AsDuration()
 		}
 	}
 	e, ok := statusDefaults[st.Code()]

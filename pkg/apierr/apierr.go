@@ -92,6 +92,27 @@ func Validation(fields Fields) error {
 // Field is a one-field validation error.
 func Field(field, msg string) error { return Validation(Fields{field: msg}) }
 
+// FieldViolations returns the fields a VALIDATION_FAILED error names, with their messages, or
+// nil when it names none.
+func FieldViolations(err error) map[string]string {
+	st, ok := status.FromError(err)
+	if !ok {
+		return nil
+	}
+	var fields map[string]string
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				if fields == nil {
+					fields = map[string]string{}
+				}
+				fields[v.GetField()] = v.GetDescription()
+			}
+		}
+	}
+	return fields
+}
+
 // Reason returns the ErrorInfo reason of err, or "" when it carries none.
 func Reason(err error) string {
 	st, ok := status.FromError(err)

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -122,13 +121,8 @@ func badFields(t *testing.T, err error) []string {
 	t.Helper()
 	assertReason(t, err, codes.InvalidArgument, apierr.ReasonValidation)
 	var fields []string
-	st, _ := status.FromError(err)
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				fields = append(fields, v.GetField())
-			}
-		}
+	for f := range apierr.FieldViolations(err) {
+		fields = append(fields, f)
 	}
 	return fields
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -96,13 +95,8 @@ func badFields(t *testing.T, err error) []string {
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	assert.Equal(t, apierr.ReasonValidation, apierr.Reason(err))
 	var fields []string
-	st, _ := status.FromError(err)
-	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
-				fields = append(fields, v.GetField())
-			}
-		}
+	for f := range apierr.FieldViolations(err) {
+		fields = append(fields, f)
 	}
 	return fields
 }
