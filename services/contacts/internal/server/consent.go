@@ -159,7 +159,7 @@ func (s *Server) CheckSendable(ctx context.Context, req *contactsv1.CheckSendabl
 		}
 		sb, ok := found[r.Phone]
 		if ok {
-			r.ContactId = sb.ContactID.String()
+			r.ContactId, r.FirstName, r.LastName = sb.ContactID.String(), sb.FirstName, sb.LastName
 		}
 		r.Reason = sendableReason(sb, ok)
 		r.Sendable = r.Reason == contactsv1.SendableReason_SENDABLE_REASON_OK

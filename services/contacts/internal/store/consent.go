@@ -178,13 +178,15 @@ type Sendability struct {
 	ContactID  uuid.UUID
 	IsOptedIn  bool
 	IsTextable *bool // nil while the lookup is pending
+	FirstName  string
+	LastName   string
 }
 
 // SendabilityByPhone returns, keyed by E.164 phone, the contacts that have one of phones; a
 // phone no contact has is absent. One query, served by the (organization_id, phone) index.
 func (s *Store) SendabilityByPhone(ctx context.Context, org uuid.UUID, phones []string) (map[string]Sendability, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT phone, id, is_opted_in, is_textable FROM contacts
+		SELECT phone, id, is_opted_in, is_textable, first_name, last_name FROM contacts
 		WHERE organization_id = $1 AND phone = ANY($2)`, org, phones)
 	if err != nil {
 		return nil, fmt.Errorf("select sendability: %w", err)
@@ -194,7 +196,7 @@ func (s *Store) SendabilityByPhone(ctx context.Context, org uuid.UUID, phones []
 		phone string
 		sb    Sendability
 	)
-	_, err = pgx.ForEachRow(rows, []any{&phone, &sb.ContactID, &sb.IsOptedIn, &sb.IsTextable}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&phone, &sb.ContactID, &sb.IsOptedIn, &sb.IsTextable, &sb.FirstName, &sb.LastName}, func() error {
 		out[phone] = sb
 		return nil
 	})

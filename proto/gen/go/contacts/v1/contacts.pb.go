@@ -2512,9 +2512,12 @@ type Sendability struct {
 	// E.164, or the phone as sent when it is not a valid number.
 	Phone string `protobuf:"bytes,1,opt,name=phone,proto3" json:"phone,omitempty"`
 	// Empty when no contact has the phone.
-	ContactId     string         `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
-	Sendable      bool           `protobuf:"varint,3,opt,name=sendable,proto3" json:"sendable,omitempty"`
-	Reason        SendableReason `protobuf:"varint,4,opt,name=reason,proto3,enum=chorus.contacts.v1.SendableReason" json:"reason,omitempty"`
+	ContactId string         `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
+	Sendable  bool           `protobuf:"varint,3,opt,name=sendable,proto3" json:"sendable,omitempty"`
+	Reason    SendableReason `protobuf:"varint,4,opt,name=reason,proto3,enum=chorus.contacts.v1.SendableReason" json:"reason,omitempty"`
+	// The contact's name (empty when no contact has the phone), for thread lists.
+	FirstName     string `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	LastName      string `protobuf:"bytes,6,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2575,6 +2578,20 @@ func (x *Sendability) GetReason() SendableReason {
 		return x.Reason
 	}
 	return SendableReason_SENDABLE_REASON_UNSPECIFIED
+}
+
+func (x *Sendability) GetFirstName() string {
+	if x != nil {
+		return x.FirstName
+	}
+	return ""
+}
+
+func (x *Sendability) GetLastName() string {
+	if x != nil {
+		return x.LastName
+	}
+	return ""
 }
 
 var File_contacts_v1_contacts_proto protoreflect.FileDescriptor
@@ -2826,13 +2843,16 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x14CheckSendableRequest\x12\x16\n" +
 	"\x06phones\x18\x01 \x03(\tR\x06phones\"R\n" +
 	"\x15CheckSendableResponse\x129\n" +
-	"\aresults\x18\x01 \x03(\v2\x1f.chorus.contacts.v1.SendabilityR\aresults\"\x9a\x01\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.chorus.contacts.v1.SendabilityR\aresults\"\xd6\x01\n" +
 	"\vSendability\x12\x14\n" +
 	"\x05phone\x18\x01 \x01(\tR\x05phone\x12\x1d\n" +
 	"\n" +
 	"contact_id\x18\x02 \x01(\tR\tcontactId\x12\x1a\n" +
 	"\bsendable\x18\x03 \x01(\bR\bsendable\x12:\n" +
-	"\x06reason\x18\x04 \x01(\x0e2\".chorus.contacts.v1.SendableReasonR\x06reason*\xf1\x01\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\".chorus.contacts.v1.SendableReasonR\x06reason\x12\x1d\n" +
+	"\n" +
+	"first_name\x18\x05 \x01(\tR\tfirstName\x12\x1b\n" +
+	"\tlast_name\x18\x06 \x01(\tR\blastName*\xf1\x01\n" +
 	"\x0eSendableReason\x12\x1f\n" +
 	"\x1bSENDABLE_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SENDABLE_REASON_OK\x10\x01\x12\x1e\n" +

@@ -86,8 +86,10 @@ type Organization struct {
 	// Base URL of the organization's short links; empty means the gateway's public URL.
 	ShortLinkBaseUrl string                 `protobuf:"bytes,5,opt,name=short_link_base_url,json=shortLinkBaseUrl,proto3" json:"short_link_base_url,omitempty"`
 	CreatedAt        *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// What a HELP or INFO text is answered with; empty means a default naming the organization.
+	HelpText      string `protobuf:"bytes,7,opt,name=help_text,json=helpText,proto3" json:"help_text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Organization) Reset() {
@@ -162,6 +164,13 @@ func (x *Organization) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Organization) GetHelpText() string {
+	if x != nil {
+		return x.HelpText
+	}
+	return ""
+}
+
 // CreateOrganizationRequest names the new organization.
 type CreateOrganizationRequest struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
@@ -169,6 +178,7 @@ type CreateOrganizationRequest struct {
 	Timezone         string                 `protobuf:"bytes,2,opt,name=timezone,proto3" json:"timezone,omitempty"`
 	Sandbox          bool                   `protobuf:"varint,3,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
 	ShortLinkBaseUrl string                 `protobuf:"bytes,4,opt,name=short_link_base_url,json=shortLinkBaseUrl,proto3" json:"short_link_base_url,omitempty"`
+	HelpText         string                 `protobuf:"bytes,5,opt,name=help_text,json=helpText,proto3" json:"help_text,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -227,6 +237,13 @@ func (x *CreateOrganizationRequest) GetSandbox() bool {
 func (x *CreateOrganizationRequest) GetShortLinkBaseUrl() string {
 	if x != nil {
 		return x.ShortLinkBaseUrl
+	}
+	return ""
+}
+
+func (x *CreateOrganizationRequest) GetHelpText() string {
+	if x != nil {
+		return x.HelpText
 	}
 	return ""
 }
@@ -656,7 +673,7 @@ var File_orgs_v1_orgs_proto protoreflect.FileDescriptor
 
 const file_orgs_v1_orgs_proto_rawDesc = "" +
 	"\n" +
-	"\x12orgs/v1/orgs.proto\x12\x0echorus.orgs.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\x01\n" +
+	"\x12orgs/v1/orgs.proto\x12\x0echorus.orgs.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\x01\n" +
 	"\fOrganization\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -664,12 +681,14 @@ const file_orgs_v1_orgs_proto_rawDesc = "" +
 	"\asandbox\x18\x04 \x01(\bR\asandbox\x12-\n" +
 	"\x13short_link_base_url\x18\x05 \x01(\tR\x10shortLinkBaseUrl\x129\n" +
 	"\n" +
-	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x94\x01\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1b\n" +
+	"\thelp_text\x18\a \x01(\tR\bhelpText\"\xb1\x01\n" +
 	"\x19CreateOrganizationRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\btimezone\x18\x02 \x01(\tR\btimezone\x12\x18\n" +
 	"\asandbox\x18\x03 \x01(\bR\asandbox\x12-\n" +
-	"\x13short_link_base_url\x18\x04 \x01(\tR\x10shortLinkBaseUrl\"^\n" +
+	"\x13short_link_base_url\x18\x04 \x01(\tR\x10shortLinkBaseUrl\x12\x1b\n" +
+	"\thelp_text\x18\x05 \x01(\tR\bhelpText\"^\n" +
 	"\x1aCreateOrganizationResponse\x12@\n" +
 	"\forganization\x18\x01 \x01(\v2\x1c.chorus.orgs.v1.OrganizationR\forganization\"(\n" +
 	"\x16GetOrganizationRequest\x12\x0e\n" +

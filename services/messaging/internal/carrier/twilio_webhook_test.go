@@ -1,0 +1,187 @@
+package carrier
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Webhook bodies as Twilio posts them (application/x-www-form-urlencoded), with the parameter
+// set of Twilio's incoming-message webhook and message status callback.
+const (
+	inboundSMSBody = "ToCountry=US&ToState=CA&SmsMessageSid=SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e&NumMedia=0" +
+		"&ToCity=SAN+FRANCISCO&FromZip=94105&SmsSid=SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e&FromState=CA" +
+		"&SmsStatus=received&FromCity=SAN+FRANCISCO&Body=STOP&FromCountry=US&To=%2B14155550100" +
+		"&MessagingServiceSid=MGbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb&ToZip=94105&NumSegments=1" +
+		"&MessageSid=SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e&AccountSid=ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" +
+		"&From=%2B14155550123&ApiVersion=2010-04-01"
+
+	inboundMMSBody = "ToCountry=US&MediaContentType0=image%2Fjpeg&ToState=CA" +
+		"&SmsMessageSid=MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0&NumMedia=2&ToCity=SAN+FRANCISCO&FromZip=94105" +
+		"&SmsSid=MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0&FromState=CA&SmsStatus=received&FromCity=SAN+FRANCISCO" +
+		"&Body=Here+is+the+receipt&FromCountry=US&To=%2B14155550100&ToZip=94105&NumSegments=1" +
+		"&MediaContentType1=image%2Fpng&MessageSid=MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0" +
+		"&AccountSid=ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa&From=%2B14155550123" +
+		"&MediaUrl0=https%3A%2F%2Fapi.twilio.com%2F2010-04-01%2FAccounts%2FACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa%2FMessages%2FMM3f1e2d4c5b6a798897a6b5c4d3e2f1a0%2FMedia%2FME0a1b2c3d4e5f60718293a4b5c6d7e8f9" +
+		"&MediaUrl1=https%3A%2F%2Fapi.twilio.com%2F2010-04-01%2FAccounts%2FACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa%2FMessages%2FMM3f1e2d4c5b6a798897a6b5c4d3e2f1a0%2FMedia%2FME9f8e7d6c5b4a30291807f6e5d4c3b2a1" +
+		"&ApiVersion=2010-04-01"
+
+	deliveredBody = "SmsSid=SM1f0e8ae6ade43cb3c0ce4525424e404f&SmsStatus=delivered&MessageStatus=delivered" +
+		"&To=%2B14155550123&MessageSid=SM1f0e8ae6ade43cb3c0ce4525424e404f" +
+		"&AccountSid=ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa&From=%2B14155550100&ApiVersion=2010-04-01"
+
+	undeliveredBody = "ErrorCode=30003&SmsSid=SM1f0e8ae6ade43cb3c0ce4525424e404f&SmsStatus=undelivered" +
+		"&MessageStatus=undelivered&To=%2B14155550123&MessageSid=SM1f0e8ae6ade43cb3c0ce4525424e404f" +
+		"&AccountSid=ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa&From=%2B14155550100&ApiVersion=2010-04-01"
+)
+
+func form(t *testing.T, body string) url.Values {
+	t.Helper()
+	v, err := url.ParseQuery(body)
+	require.NoError(t, err)
+	return v
+}
+
+func TestParseTwilioInboundSMS(t *testing.T) {
+	in, err := ParseTwilioInbound(form(t, inboundSMSBody))
+
+	require.NoError(t, err)
+	assert.Equal(t, Inbound{
+		ProviderMessageID: "SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e",
+		From:              "+14155550123",
+		To:                "+14155550100",
+		Body:              "STOP",
+	}, in)
+}
+
+func TestParseTwilioInboundMMS(t *testing.T) {
+	in, err := ParseTwilioInbound(form(t, inboundMMSBody))
+
+	require.NoError(t, err)
+	assert.Equal(t, "MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0", in.ProviderMessageID)
+	assert.Equal(t, "Here is the receipt", in.Body)
+	assert.Equal(t, []string{
+		"https://api.twilio.com/2010-04-01/Accounts/ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/Messages/MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0/Media/ME0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+		"https://api.twilio.com/2010-04-01/Accounts/ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/Messages/MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0/Media/ME9f8e7d6c5b4a30291807f6e5d4c3b2a1",
+	}, in.MediaURLs)
+}
+
+func TestParseTwilioInboundLegacySid(t *testing.T) {
+	f := form(t, inboundSMSBody)
+	f.Del("MessageSid")
+
+	in, err := ParseTwilioInbound(f)
+
+	require.NoError(t, err)
+	assert.Equal(t, "SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e", in.ProviderMessageID)
+}
+
+func TestParseTwilioInboundRejects(t *testing.T) {
+	tests := map[string]func(url.Values){
+		"no MessageSid":      func(f url.Values) { f.Del("MessageSid"); f.Del("SmsSid") },
+		"no From":            func(f url.Values) { f.Del("From") },
+		"no To":              func(f url.Values) { f.Del("To") },
+		"NumMedia not a num": func(f url.Values) { f.Set("NumMedia", "two") },
+		"NumMedia negative":  func(f url.Values) { f.Set("NumMedia", "-1") },
+		"NumMedia too large": func(f url.Values) { f.Set("NumMedia", "1000000000") },
+		"missing MediaUrl1":  func(f url.Values) { f.Del("MediaUrl1") },
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := form(t, inboundMMSBody)
+			mutate(f)
+			_, err := ParseTwilioInbound(f)
+			assert.Error(t, err)
+		})
+	}
+}
+
+func TestParseTwilioStatus(t *testing.T) {
+	st, err := ParseTwilioStatus(form(t, deliveredBody))
+	require.NoError(t, err)
+	assert.Equal(t, Status{ProviderMessageID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: StatusDelivered}, st)
+
+	st, err = ParseTwilioStatus(form(t, undeliveredBody))
+	require.NoError(t, err)
+	assert.Equal(t, Status{ProviderMessageID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: StatusUndelivered, ErrorCode: "30003"}, st)
+}
+
+func TestParseTwilioStatusLegacyFields(t *testing.T) {
+	st, err := ParseTwilioStatus(url.Values{"SmsSid": {"SM1"}, "SmsStatus": {"sent"}})
+
+	require.NoError(t, err)
+	assert.Equal(t, Status{ProviderMessageID: "SM1", Status: StatusSent}, st)
+}
+
+func TestParseTwilioStatusNormalizes(t *testing.T) {
+	for twilio, want := range map[string]string{
+		"accepted": StatusQueued, "scheduled": StatusQueued, "queued": StatusQueued, "sending": StatusQueued,
+		"sent":      StatusSent,
+		"delivered": StatusDelivered, "read": StatusDelivered,
+		"undelivered": StatusUndelivered,
+		"failed":      StatusFailed, "canceled": StatusFailed,
+	} {
+		t.Run(twilio, func(t *testing.T) {
+			st, err := ParseTwilioStatus(url.Values{"MessageSid": {"SM1"}, "MessageStatus": {twilio}})
+			require.NoError(t, err)
+			assert.Equal(t, want, st.Status)
+		})
+	}
+}
+
+func TestParseTwilioStatusRejects(t *testing.T) {
+	for name, f := range map[string]url.Values{
+		"receiving":          {"MessageSid": {"SM1"}, "MessageStatus": {"receiving"}},
+		"received":           {"MessageSid": {"SM1"}, "MessageStatus": {"received"}},
+		"unknown status":     {"MessageSid": {"SM1"}, "MessageStatus": {"exploded"}},
+		"no status":          {"MessageSid": {"SM1"}},
+		"no sid":             {"MessageStatus": {"delivered"}},
+		"garbage error code": {"MessageSid": {"SM1"}, "MessageStatus": {"failed"}, "ErrorCode": {"30003; DROP"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseTwilioStatus(f)
+			assert.Error(t, err)
+		})
+	}
+}
+
+func FuzzParseTwilioInbound(f *testing.F) {
+	for _, seed := range []string{inboundSMSBody, inboundMMSBody, "", "NumMedia=3&MediaUrl0=x", "MessageSid=a&From=b&To=c&NumMedia=-0"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		v, _ := url.ParseQuery(body) // keeps what parsed, as a server's form parser would
+		in, err := ParseTwilioInbound(v)
+		if err != nil {
+			return
+		}
+		if in.ProviderMessageID == "" || in.From == "" || in.To == "" {
+			t.Fatalf("accepted without id, From or To: %+v", in)
+		}
+		if len(in.MediaURLs) > maxTwilioMedia || slices.Contains(in.MediaURLs, "") {
+			t.Fatalf("bad media list %q", in.MediaURLs)
+		}
+	})
+}
+
+func FuzzParseTwilioStatus(f *testing.F) {
+	for _, seed := range []string{deliveredBody, undeliveredBody, "", "SmsSid=x&SmsStatus=read", "MessageSid=x&MessageStatus=received"} {
+		f.Add(seed)
+	}
+	statuses := []string{StatusQueued, StatusSent, StatusDelivered, StatusUndelivered, StatusFailed}
+	f.Fuzz(func(t *testing.T, body string) {
+		v, _ := url.ParseQuery(body)
+		st, err := ParseTwilioStatus(v)
+		if err != nil {
+			return
+		}
+		if st.ProviderMessageID == "" || !slices.Contains(statuses, st.Status) ||
+			strings.Trim(st.ErrorCode, "0123456789") != "" {
+			t.Fatalf("accepted a bad status: %+v", st)
+		}
+	})
+}

@@ -1,0 +1,164 @@
+// Package dispatch sends outgoing messages through the carriers: replies at once, queued
+// messages (campaigns, polls, keyword confirmations) from River jobs, each number paced by a
+// Redis throttle. It also applies carrier status callbacks, moving statuses only forward and
+// settling each message's credits exactly once.
+//
+// A message's life: queued → sending (claimed; committed before the carrier is called) →
+// sent (carrier accepted; credits consumed) → delivered | undelivered | failed. A send whose
+// answer is lost stays "sending" and is never sent again: the carrier's status callback, which
+// carries our message id, settles it.
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+)
+
+// Config holds what the dispatcher needs.
+type Config struct {
+	Pool   *pgxpool.Pool
+	Schema string
+	Store  *store.Store
+	Peers  *peers.Peers
+	Redis  *redis.Client
+	// Live is the carrier of non-sandbox organizations; nil means the sandbox for everyone.
+	Live         carrier.Provider
+	PublicURL    string
+	NumberRate   int
+	Workers      int
+	SandboxDelay time.Duration
+	Logger       *slog.Logger
+}
+
+// Dispatcher sends messages and applies their status callbacks.
+type Dispatcher struct {
+	river     *river.Client[pgx.Tx]
+	store     *store.Store
+	peers     *peers.Peers
+	throttle  *throttle
+	live      carrier.Provider
+	sandbox   *carrier.Sandbox
+	publicURL string
+	delay     time.Duration
+	log       *slog.Logger
+}
+
+// New builds the dispatcher and its River client; Start begins working queued messages.
+func New(cfg Config) (*Dispatcher, error) {
+	d := &Dispatcher{
+		store:     cfg.Store,
+		peers:     cfg.Peers,
+		throttle:  newThrottle(cfg.Redis, cfg.NumberRate),
+		live:      cfg.Live,
+		publicURL: cfg.PublicURL,
+		delay:     cfg.SandboxDelay,
+		log:       cfg.Logger,
+	}
+	d.sandbox = carrier.NewSandbox(d.scheduleReport)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &sendWorker{d: d})
+	river.AddWorker(workers, &reportWorker{d: d, delay: cfg.SandboxDelay})
+	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
+		Schema: cfg.Schema,
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: cfg.Workers},
+			queueSandbox:       {MaxWorkers: 50},
+		},
+		Workers:           workers,
+		Logger:            cfg.Logger,
+		FetchPollInterval: 100 * time.Millisecond,
+		SoftStopTimeout:   10 * time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dispatch: river client: %w", err)
+	}
+	d.river = client
+	return d, nil
+}
+
+// queueSandbox keeps the sandbox carrier's reports from waiting behind queued sends.
+const queueSandbox = "sandbox"
+
+// Start begins working jobs; they run under a context Start's ctx does not cancel, so that
+// Stop can let them finish.
+func (d *Dispatcher) Start(ctx context.Context) error {
+	if err := d.river.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("dispatch: start river: %w", err)
+	}
+	return nil
+}
+
+// Stop lets running jobs finish (up to the soft stop timeout) and stops.
+func (d *Dispatcher) Stop(ctx context.Context) error {
+	if err := d.river.Stop(ctx); err != nil {
+		return fmt.Errorf("dispatch: stop river: %w", err)
+	}
+	return nil
+}
+
+// QueueTx queues the dispatch of stored messages inside tx, so they are sent only if tx commits.
+func (d *Dispatcher) QueueTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids ...uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: sendArgs{MessageID: id, OrgID: org}}
+	}
+	if _, err := d.river.InsertManyTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("queue dispatch: %w", err)
+	}
+	return nil
+}
+
+// scheduleReport queues the sandbox's outcome of a message in its own transaction, as a real
+// carrier's queue would be independent of ours.
+func (d *Dispatcher) scheduleReport(ctx context.Context, r carrier.SandboxReport) error {
+	_, err := d.river.Insert(ctx, reportArgs{SandboxReport: r, DueAt: time.Now().Add(d.delay)}, &river.InsertOpts{Queue: queueSandbox})
+	if err != nil {
+		return fmt.Errorf("queue sandbox report: %w", err)
+	}
+	return nil
+}
+
+// ProviderFor returns the carrier an organization's messages go through.
+func (d *Dispatcher) ProviderFor(sandboxOrg bool) carrier.Provider {
+	if sandboxOrg || d.live == nil {
+		return d.sandbox
+	}
+	return d.live
+}
+
+// statusCallbackURL is the carrier's status callback for message id.
+func (d *Dispatcher) statusCallbackURL(provider string, id uuid.UUID) string {
+	return d.publicURL + "/webhooks/" + provider + "/status?" + url.Values{"messageId": {id.String()}}.Encode()
+}
+
+// provider returns the adapter named on a stored message.
+func (d *Dispatcher) provider(name string) (carrier.Provider, error) {
+	if name == carrier.SandboxName {
+		return d.sandbox, nil
+	}
+	if d.live != nil && d.live.Name() == name {
+		return d.live, nil
+	}
+	return nil, fmt.Errorf("no carrier %q is configured", name)
+}
+
+// ErrUnknownMessage is returned for a status callback of a message we do not have.
+var ErrUnknownMessage = errors.New("unknown message")

@@ -1,0 +1,284 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+)
+
+// Error codes stored on messages that failed before or at the carrier.
+const (
+	CodeCarrierUnavailable  = "CARRIER_UNAVAILABLE"
+	CodeMisconfigured       = "CARRIER_MISCONFIGURED"
+	CodeNotSendable         = "NOT_SENDABLE"
+	CodeInsufficientCredits = apierr.ReasonInsufficientCredits
+	CodeBillingSuspended    = apierr.ReasonBillingSuspended
+)
+
+// Outcome is what became of one send.
+type Outcome struct {
+	Status            string // sent, failed, or sending when the carrier's answer was lost
+	ProviderMessageID string
+	ErrorCode         string
+	Err               error // the carrier's error, for failed and sending
+	// unsent is set when the carrier did not take the message and nothing is recorded yet:
+	// the caller either retries later or fails it.
+	unsent bool
+}
+
+// SendNow sends a stored message that is already "sending" (a reply) through its carrier,
+// paced by its number's throttle, and settles its status and credits.
+func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, error) {
+	if err := d.throttle.wait(ctx, m.OurNumber); err != nil {
+		return d.fail(ctx, m, CodeCarrierUnavailable, err)
+	}
+	o, err := d.transmit(ctx, m)
+	if err != nil {
+		return o, err
+	}
+	if o.unsent {
+		return d.fail(ctx, m, CodeCarrierUnavailable, o.Err)
+	}
+	return o, nil
+}
+
+// dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
+// it is taken off the queue. A positive wait asks to be called again after it.
+func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, lastAttempt bool) (time.Duration, error) {
+	m, err := d.store.Message(ctx, org, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil // deleted with its contact
+	}
+	if err != nil {
+		return 0, err
+	}
+	if m.Status != store.StatusQueued {
+		return 0, nil
+	}
+	if wait := untilSendable(m.QuietTimezone, time.Now()); wait > 0 {
+		return wait, nil
+	}
+	if m.SourceKind != store.SourceSystem {
+		ok, err := d.sendable(ctx, m)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			_, err := d.fail(ctx, m, CodeNotSendable, nil)
+			return 0, err
+		}
+	}
+	if m.Billable && m.HoldID == "" {
+		if code, err := d.placeOwnHold(ctx, &m); err != nil || code != "" {
+			if err != nil {
+				return 0, err
+			}
+			_, err := d.fail(ctx, m, code, nil)
+			return 0, err
+		}
+	}
+	if err := d.throttle.wait(ctx, m.OurNumber); err != nil {
+		return 0, err
+	}
+	claimed, err := d.store.Claim(ctx, m.ID)
+	if err != nil || !claimed {
+		return 0, err
+	}
+	o, err := d.transmit(ctx, m)
+	if err != nil {
+		return 0, err
+	}
+	if o.unsent {
+		if lastAttempt {
+			_, err := d.fail(ctx, m, CodeCarrierUnavailable, o.Err)
+			return 0, err
+		}
+		if err := d.store.Unclaim(ctx, m.ID); err != nil {
+			return 0, err
+		}
+		return 0, o.Err // River retries with backoff
+	}
+	return 0, nil
+}
+
+// sendable asks contacts whether the recipient is opted in and textable now.
+func (d *Dispatcher) sendable(ctx context.Context, m store.Message) (bool, error) {
+	resp, err := d.peers.Contacts.CheckSendable(peers.For(ctx, m.OrgID), &contactsv1.CheckSendableRequest{Phones: []string{m.ContactPhone}})
+	if err != nil {
+		return false, fmt.Errorf("check sendable: %w", err)
+	}
+	return len(resp.GetResults()) == 1 && resp.GetResults()[0].GetSendable(), nil
+}
+
+// placeOwnHold reserves a queued message's credits under a hold of its own id. A refusal
+// (no credits, suspended account) is returned as a code; the message then fails.
+func (d *Dispatcher) placeOwnHold(ctx context.Context, m *store.Message) (string, error) {
+	code, err := PlaceHold(ctx, d.peers, m.OrgID, m.ID, m.Credits)
+	if err != nil || code != "" {
+		return code, err
+	}
+	if err := d.store.SetHold(ctx, m.ID, m.ID.String()); err != nil {
+		return "", err
+	}
+	m.HoldID = m.ID.String()
+	return "", nil
+}
+
+// PlaceHold reserves credits for one message under a hold of the message's id. A refusal
+// (INSUFFICIENT_CREDITS, BILLING_SUSPENDED) is returned as its reason, with the error.
+func PlaceHold(ctx context.Context, p *peers.Peers, org, message uuid.UUID, credits int32) (string, error) {
+	_, err := p.Billing.PlaceHold(peers.For(ctx, org), &billingv1.PlaceHoldRequest{HoldId: message.String(), Credits: credits})
+	switch reason := apierr.Reason(err); reason {
+	case "":
+		if err != nil {
+			return "", fmt.Errorf("place hold: %w", err)
+		}
+		return "", nil
+	case apierr.ReasonInsufficientCredits, apierr.ReasonBillingSuspended:
+		return reason, nil
+	default:
+		return "", fmt.Errorf("place hold: %w", err)
+	}
+}
+
+// transmit hands a "sending" message to its carrier and records the outcome. Only an error
+// of our own (database, billing) is returned as err; carrier errors are in the Outcome.
+func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, error) {
+	p, err := d.provider(m.Provider)
+	if err != nil {
+		return d.fail(ctx, m, CodeMisconfigured, err)
+	}
+	var media []string
+	media = append(media, m.MediaURLs...)
+	acc, sendErr := p.Send(ctx, carrier.Outgoing{
+		MessageID:         m.ID.String(),
+		From:              m.OurNumber,
+		To:                m.ContactPhone,
+		Body:              m.Body,
+		MediaURLs:         media,
+		StatusCallbackURL: d.statusCallbackURL(p.Name(), m.ID),
+	})
+	var rejected *carrier.RejectedError
+	switch {
+	case sendErr == nil:
+		// The carrier has it: record that before anything else, on a context that outlives
+		// the caller's, since a lost record here is what the status callback must repair.
+		ctx = context.WithoutCancel(ctx)
+		if err := d.advance(ctx, m.ID, carrier.Status{ProviderMessageID: acc.ProviderMessageID, Status: carrier.StatusSent}); err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{Status: store.StatusSent, ProviderMessageID: acc.ProviderMessageID}, nil
+	case errors.As(sendErr, &rejected):
+		if rejected.OptOut {
+			d.recordCarrierOptOut(ctx, m)
+		}
+		return d.fail(ctx, m, rejected.Code, sendErr)
+	case errors.Is(sendErr, carrier.ErrOutcomeUnknown):
+		d.log.WarnContext(ctx, "carrier outcome unknown; waiting for its status callback", "message", m.ID, "err", sendErr)
+		return Outcome{Status: store.StatusSending, Err: sendErr}, nil
+	case errors.Is(sendErr, carrier.ErrUnavailable), errors.Is(sendErr, context.Canceled), errors.Is(sendErr, context.DeadlineExceeded):
+		// Nothing went out (an unknown outcome was matched above): safe to send later.
+		return Outcome{Status: store.StatusFailed, ErrorCode: CodeCarrierUnavailable, Err: sendErr, unsent: true}, nil
+	default:
+		return d.fail(ctx, m, CodeMisconfigured, sendErr)
+	}
+}
+
+// recordCarrierOptOut records in contacts that the carrier says the recipient unsubscribed.
+func (d *Dispatcher) recordCarrierOptOut(ctx context.Context, m store.Message) {
+	_, err := d.peers.Contacts.SetConsent(peers.For(ctx, m.OrgID), &contactsv1.SetConsentRequest{
+		Phone: m.ContactPhone, OptedIn: false, OccurredAt: timestamppb.Now(), Source: "carrier:unsubscribed",
+	})
+	if err != nil {
+		d.log.ErrorContext(ctx, "record carrier opt-out", "message", m.ID, "err", err)
+	}
+}
+
+// fail marks m failed with code and returns what it holds.
+func (d *Dispatcher) fail(ctx context.Context, m store.Message, code string, cause error) (Outcome, error) {
+	ctx = context.WithoutCancel(ctx)
+	if err := d.advance(ctx, m.ID, carrier.Status{Status: carrier.StatusFailed, ErrorCode: code}); err != nil {
+		return Outcome{}, err
+	}
+	if cause != nil {
+		d.log.WarnContext(ctx, "message failed", "message", m.ID, "code", code, "err", cause)
+	}
+	return Outcome{Status: store.StatusFailed, ErrorCode: code, Err: cause}, nil
+}
+
+// ApplyStatus applies a carrier's status callback for our message id (or, when id is nil,
+// the carrier's message id). Statuses only move forward; a repeated or late callback changes
+// nothing.
+func (d *Dispatcher) ApplyStatus(ctx context.Context, provider string, id uuid.UUID, s carrier.Status) error {
+	m, err := d.store.MessageForCallback(ctx, provider, id, s.ProviderMessageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrUnknownMessage
+	}
+	if err != nil {
+		return err
+	}
+	if s.Status == carrier.StatusQueued {
+		return nil // the carrier has it; nothing moves
+	}
+	return d.advance(ctx, m.ID, s)
+}
+
+// advance moves a message's status forward, publishes the change, and settles credits when
+// the message leaves "sending": consumed if the carrier took it, returned if it failed there.
+func (d *Dispatcher) advance(ctx context.Context, id uuid.UUID, s carrier.Status) error {
+	var before store.Message
+	var changed bool
+	err := d.store.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		before, changed, err = d.store.AdvanceStatus(ctx, tx, id, store.StatusChange{
+			Status: s.Status, ProviderMessageID: s.ProviderMessageID, ErrorCode: s.ErrorCode, At: time.Now(),
+		})
+		if err != nil || !changed {
+			return err
+		}
+		return publishStatus(ctx, tx, before, s)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrUnknownMessage
+	}
+	if err != nil || !changed {
+		return err
+	}
+	if before.Status == store.StatusQueued || before.Status == store.StatusSending {
+		return d.settle(ctx, before, s.Status != carrier.StatusFailed)
+	}
+	return nil
+}
+
+// settle posts a message's credits against its hold when it was dispatched, and releases the
+// message's own hold either way. Both calls are idempotent per message, so a settle repeated
+// after a crash charges nothing twice.
+func (d *Dispatcher) settle(ctx context.Context, m store.Message, dispatched bool) error {
+	if !m.Billable || m.HoldID == "" {
+		return nil
+	}
+	bctx := peers.For(ctx, m.OrgID)
+	if dispatched && m.Credits > 0 {
+		if _, err := d.peers.Billing.PostHold(bctx, &billingv1.PostHoldRequest{HoldId: m.HoldID, MessageId: m.ID.String(), Credits: m.Credits}); err != nil {
+			return fmt.Errorf("consume credits of message %s: %w", m.ID, err)
+		}
+	}
+	if m.HoldID == m.ID.String() {
+		if _, err := d.peers.Billing.ReleaseHold(bctx, &billingv1.ReleaseHoldRequest{HoldId: m.HoldID}); err != nil {
+			return fmt.Errorf("release hold of message %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}

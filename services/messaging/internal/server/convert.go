@@ -1,0 +1,60 @@
+package server
+
+import (
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+)
+
+// toConversation is a thread with what contacts knows of its phone (nil: no contact).
+func toConversation(c store.Conversation, contact *contactsv1.Sendability) *messagingv1.Conversation {
+	out := &messagingv1.Conversation{
+		PhoneNumber:   c.Phone,
+		LastMessage:   c.LastMessage,
+		LastMessageAt: timestamppb.New(c.LastMessageAt),
+		UnreadCount:   c.UnreadCount,
+		IsArchived:    c.IsArchived,
+		IsStarred:     c.IsStarred,
+	}
+	if contact.GetContactId() != "" {
+		out.ContactId = wrapperspb.String(contact.GetContactId())
+		out.FirstName = wrapperspb.String(contact.GetFirstName())
+		out.LastName = wrapperspb.String(contact.GetLastName())
+	}
+	return out
+}
+
+// toMessage is the spec's Conversation message: analysis fields are set on incoming messages
+// only, status on outgoing ones.
+func toMessage(m store.Message) *messagingv1.Message {
+	out := &messagingv1.Message{
+		Id:        m.ID.String(),
+		Direction: m.Direction,
+		Message:   m.Body,
+		Timestamp: timestamppb.New(m.CreatedAt),
+	}
+	if len(m.MediaURLs) > 0 {
+		out.MediaUrl = wrapperspb.String(m.MediaURLs[0])
+	}
+	if m.Direction == store.Outgoing {
+		out.Status = wrapperspb.String(m.Status)
+		return out
+	}
+	urls := make([]*structpb.Value, len(m.MediaURLs))
+	for i, u := range m.MediaURLs {
+		urls[i] = structpb.NewStringValue(u)
+	}
+	out.MediaUrls = &structpb.ListValue{Values: urls}
+	if m.Sentiment != "" {
+		out.Sentiment = wrapperspb.String(m.Sentiment)
+	}
+	out.SentimentScore = wrapperspb.Double(m.SentimentScore)
+	out.MessageCategory = wrapperspb.String(m.Category)
+	out.RequiresResponse = wrapperspb.Bool(m.RequiresResponse)
+	out.OptOutDetected = wrapperspb.Bool(m.OptOutDetected)
+	return out
+}

@@ -1,0 +1,44 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/phone"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+)
+
+// AddNumber gives an organization a sending number (operator RPC). Adding a number the
+// organization has again changes nothing but, with is_default, which number is the default.
+func (s *Server) AddNumber(ctx context.Context, req *messagingv1.AddNumberRequest) (*messagingv1.AddNumberResponse, error) {
+	f := apierr.Fields{}
+	org, err := uuid.Parse(req.GetOrganizationId())
+	if err != nil {
+		f.Add("organizationId", "must be a UUID")
+	}
+	number, err := phone.Normalize(req.GetNumber())
+	if err != nil {
+		f.Add("number", "must be a phone number")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := s.cfg.Peers.Org(ctx, org); err != nil {
+		if apierr.Reason(err) == apierr.ReasonNotFound {
+			return nil, apierr.NotFound("organization not found")
+		}
+		return nil, err
+	}
+	n, err := s.cfg.Store.AddNumber(ctx, org, number, req.GetIsDefault())
+	if errors.Is(err, store.ErrNumberTaken) {
+		return nil, apierr.Conflict("the number belongs to another organization")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &messagingv1.AddNumberResponse{PhoneNumberId: n.ID.String(), Number: n.Number, IsDefault: n.IsDefault}, nil
+}

@@ -1,0 +1,276 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/credits"
+	"github.com/chorus-sms/chorus/pkg/smstext"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
+	"github.com/chorus-sms/chorus/services/messaging/internal/links"
+	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+)
+
+// MaxMessageLength bounds a message's text, in characters after normalization and link
+// shortening: 1,600 is the most a carrier takes in one request.
+const MaxMessageLength = 1600
+
+// Routes of forceRoute.
+const (
+	routeAuto = "AUTO"
+	routeSMS  = "SMS"
+	routeMMS  = "MMS"
+)
+
+// Reply codes of the spec (section 7) and ours.
+const (
+	ReasonContactNotFound      = "CONTACT_NOT_FOUND"
+	ReasonContactOptedOut      = "CONTACT_OPTED_OUT"
+	ReasonContactNonTextable   = "CONTACT_NON_TEXTABLE"
+	ReasonContactLookupPending = "CONTACT_LOOKUP_PENDING"
+	ReasonNoFromNumber         = "NO_FROM_NUMBER"
+	ReasonCarrierUnavailable   = "CARRIER_UNAVAILABLE"
+)
+
+// Reply sends one message into a thread now, whatever the quiet hours.
+func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*messagingv1.ReplyResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	to, route, err := validateReply(req)
+	if err != nil {
+		return nil, err
+	}
+	from, err := s.fromNumber(ctx, org, req.GetFromPhoneNumberId(), false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkRecipient(ctx, org, to); err != nil {
+		return nil, err
+	}
+	if from == nil {
+		if from, err = s.fromNumber(ctx, org, "", true); err != nil {
+			return nil, err
+		}
+	}
+	o, err := s.cfg.Peers.Org(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	text := req.GetMessage()
+	if req.NormalizeText == nil || req.GetNormalizeText() {
+		text = smstext.Normalize(text)
+	}
+	id := uuid.Must(uuid.NewV7())
+	text, short, err := s.shorten(o, text)
+	if err != nil {
+		return nil, err
+	}
+	if n := utf8.RuneCountInString(text); n > MaxMessageLength {
+		return nil, apierr.Field("message", fmt.Sprintf("is %d characters once links are shortened; at most %d are sent", n, MaxMessageLength))
+	}
+	var media []string
+	if req.GetMediaUrl() != "" {
+		media = []string{req.GetMediaUrl()}
+	}
+	m := store.Message{
+		ID:            id,
+		OrgID:         org,
+		Direction:     store.Outgoing,
+		ContactPhone:  to,
+		OurNumber:     from.Number,
+		PhoneNumberID: &from.ID,
+		Body:          text,
+		MediaURLs:     media,
+		IsMMS:         route == routeMMS || len(media) > 0,
+		Status:        store.StatusSending,
+		Provider:      s.cfg.Dispatch.ProviderFor(o.GetSandbox()).Name(),
+		Billable:      !o.GetSandbox(),
+		SourceKind:    store.SourceReply,
+		CreatedAt:     time.Now(),
+	}
+	m.Credits = credits.Credits(text, m.IsMMS)
+	if m.Billable {
+		if err := s.hold(ctx, &m); err != nil {
+			return nil, err
+		}
+	}
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := s.cfg.Store.InsertOutgoing(ctx, tx, &m); err != nil {
+			return err
+		}
+		for code, target := range short {
+			if err := s.cfg.Store.InsertLink(ctx, tx, org, id, code, target); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.releaseHold(ctx, m)
+		return nil, err
+	}
+	out, err := s.cfg.Dispatch.SendNow(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if out.ErrorCode == dispatch.CodeCarrierUnavailable {
+		return nil, apierr.New(codes.Unavailable, ReasonCarrierUnavailable, "the carrier did not take the message; nothing was sent or charged, try again")
+	}
+	log := &messagingv1.MessageLog{Id: id.String(), PhoneNumber: to, Message: text, Status: out.Status}
+	if out.Status == store.StatusSent {
+		log.SentAt = timestamppb.Now()
+	}
+	return &messagingv1.ReplyResponse{
+		Success:           out.Status != store.StatusFailed,
+		MessageLog:        log,
+		Provider:          m.Provider,
+		ProviderMessageId: out.ProviderMessageID,
+	}, nil
+}
+
+// validateReply checks the body and returns the recipient in E.164 and the route.
+func validateReply(req *messagingv1.ReplyRequest) (string, string, error) {
+	f := apierr.Fields{}
+	to, err := threadPhone(req.GetPhoneNumber())
+	if err != nil {
+		f.Add("phoneNumber", "must be a phone number")
+	}
+	if strings.TrimSpace(req.GetMessage()) == "" {
+		f.Add("message", "must not be empty")
+	}
+	route := strings.ToUpper(req.GetForceRoute())
+	switch route {
+	case "":
+		route = routeAuto
+	case routeAuto, routeSMS, routeMMS:
+	default:
+		f.Add("forceRoute", "must be AUTO, SMS or MMS")
+	}
+	if u := req.GetMediaUrl(); u != "" {
+		if !publicURL(u) {
+			f.Add("mediaUrl", "must be an absolute http or https URL")
+		} else if route == routeSMS {
+			f.Add("forceRoute", "cannot be SMS when mediaUrl is set")
+		}
+	}
+	if req.GetFromPhoneNumberId() != "" {
+		if _, err := uuid.Parse(req.GetFromPhoneNumberId()); err != nil {
+			f.Add("fromPhoneNumberId", "must be a UUID")
+		}
+	}
+	return to, route, f.Err()
+}
+
+func publicURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && len(s) <= 2048
+}
+
+// fromNumber resolves the sending number: the one named (403 unless it is the
+// organization's), or with useDefault the default (NO_FROM_NUMBER without one). It returns nil
+// when no id is named and useDefault is false.
+func (s *Server) fromNumber(ctx context.Context, org uuid.UUID, id string, useDefault bool) (*store.Number, error) {
+	if id != "" {
+		n, err := s.cfg.Store.Number(ctx, org, uuid.MustParse(id))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, forbidden("fromPhoneNumberId is not a number of this organization")
+		}
+		return &n, err
+	}
+	if !useDefault {
+		return nil, nil
+	}
+	n, err := s.cfg.Store.DefaultNumber(ctx, org)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierr.New(codes.InvalidArgument, ReasonNoFromNumber, "the organization has no default phone number")
+	}
+	return &n, err
+}
+
+// checkRecipient refuses a reply to a phone that is not a contact, opted out, not textable,
+// or whose lookup has not finished.
+func (s *Server) checkRecipient(ctx context.Context, org uuid.UUID, to string) error {
+	known, err := s.contactsByPhone(ctx, org, []string{to})
+	if err != nil {
+		return err
+	}
+	switch known[to].GetReason() {
+	case contactsv1.SendableReason_SENDABLE_REASON_OK:
+		return nil
+	case contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT:
+		return apierr.New(codes.InvalidArgument, ReasonContactOptedOut, "the contact opted out")
+	case contactsv1.SendableReason_SENDABLE_REASON_NOT_TEXTABLE:
+		return apierr.New(codes.InvalidArgument, ReasonContactNonTextable, "the contact's number cannot receive texts")
+	case contactsv1.SendableReason_SENDABLE_REASON_LOOKUP_PENDING:
+		return apierr.New(codes.InvalidArgument, ReasonContactLookupPending, "the contact's phone lookup has not completed; try again shortly")
+	default:
+		return apierr.New(codes.InvalidArgument, ReasonContactNotFound, "no contact has this phone number; create the contact first")
+	}
+}
+
+// shorten replaces the URLs of text with short links on the organization's base URL and
+// returns the links by code.
+func (s *Server) shorten(o *orgsv1.Organization, text string) (string, map[string]string, error) {
+	base := strings.TrimRight(o.GetShortLinkBaseUrl(), "/")
+	if base == "" {
+		base = strings.TrimRight(s.cfg.PublicURL, "/")
+	}
+	short := map[string]string{}
+	out, err := links.Rewrite(text, func(target string) (string, error) {
+		code, err := links.NewCode()
+		if err != nil {
+			return "", err
+		}
+		short[code] = target
+		return base + "/l/" + code, nil
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("shorten links: %w", err)
+	}
+	return out, short, nil
+}
+
+// hold reserves the reply's credits under a hold of its own id; a refusal is the 402 of the
+// spec (INSUFFICIENT_CREDITS or BILLING_SUSPENDED).
+func (s *Server) hold(ctx context.Context, m *store.Message) error {
+	reason, err := dispatch.PlaceHold(ctx, s.cfg.Peers, m.OrgID, m.ID, m.Credits)
+	if err != nil {
+		return err
+	}
+	switch reason {
+	case "":
+		m.HoldID = m.ID.String()
+		return nil
+	case apierr.ReasonBillingSuspended:
+		return apierr.New(codes.FailedPrecondition, reason, "the organization's billing is suspended")
+	default:
+		return apierr.New(codes.FailedPrecondition, reason, fmt.Sprintf("the reply needs %d credits and the balance cannot cover them", m.Credits))
+	}
+}
+
+// releaseHold gives back a hold whose message was never stored.
+func (s *Server) releaseHold(ctx context.Context, m store.Message) {
+	if m.HoldID == "" {
+		return
+	}
+	_, _ = s.cfg.Peers.Billing.ReleaseHold(peers.For(context.WithoutCancel(ctx), m.OrgID), &billingv1.ReleaseHoldRequest{HoldId: m.HoldID})
+}

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/credits"
+	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+)
+
+// maxQueued bounds one SendMessages call.
+const maxQueued = 1000
+
+// SendMessages stores messages for campaigns and polls and queues their dispatch, in one
+// transaction; a message whose dedupe key was used before is not queued again.
+func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessagesRequest) (*messagingv1.SendMessagesResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(req.GetMessages()); n == 0 || n > maxQueued {
+		return nil, apierr.Field("messages", fmt.Sprintf("must hold 1 to %d messages", maxQueued))
+	}
+	o, err := s.cfg.Peers.Org(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	provider := s.cfg.Dispatch.ProviderFor(o.GetSandbox()).Name()
+	numbers := map[string]*store.Number{}
+	msgs := make([]store.Message, len(req.GetMessages()))
+	now := time.Now()
+	for i, in := range req.GetMessages() {
+		field := fmt.Sprintf("messages[%d]", i)
+		to, err := phone.Normalize(in.GetTo())
+		if err != nil {
+			return nil, apierr.Field(field+".to", "must be a phone number")
+		}
+		if in.GetBody() == "" || in.GetDedupeKey() == "" {
+			return nil, apierr.Field(field, "body and dedupeKey are required")
+		}
+		if in.GetSourceKind() != store.SourceCampaign && in.GetSourceKind() != store.SourcePoll {
+			return nil, apierr.Field(field+".sourceKind", "must be campaign or poll")
+		}
+		if tz := in.GetQuietHoursTimezone(); tz != "" {
+			if _, err := time.LoadLocation(tz); err != nil {
+				return nil, apierr.Field(field+".quietHoursTimezone", "must be an IANA timezone")
+			}
+		}
+		from, ok := numbers[in.GetFromPhoneNumberId()]
+		if !ok {
+			if id := in.GetFromPhoneNumberId(); id != "" {
+				if _, err := uuid.Parse(id); err != nil {
+					return nil, apierr.Field(field+".fromPhoneNumberId", "must be a UUID")
+				}
+			}
+			if from, err = s.fromNumber(ctx, org, in.GetFromPhoneNumberId(), true); err != nil {
+				return nil, err
+			}
+			numbers[in.GetFromPhoneNumberId()] = from
+		}
+		var media []string
+		if in.GetMediaUrl() != "" {
+			media = []string{in.GetMediaUrl()}
+		}
+		msgs[i] = store.Message{
+			ID:            uuid.Must(uuid.NewV7()),
+			OrgID:         org,
+			Direction:     store.Outgoing,
+			ContactPhone:  to,
+			OurNumber:     from.Number,
+			PhoneNumberID: &from.ID,
+			Body:          in.GetBody(),
+			MediaURLs:     media,
+			IsMMS:         len(media) > 0,
+			Status:        store.StatusQueued,
+			Provider:      provider,
+			Credits:       credits.Credits(in.GetBody(), len(media) > 0),
+			Billable:      !o.GetSandbox(),
+			HoldID:        in.GetHoldId(),
+			SourceKind:    in.GetSourceKind(),
+			SourceID:      in.GetSourceId(),
+			DedupeKey:     in.GetDedupeKey(),
+			QuietTimezone: in.GetQuietHoursTimezone(),
+			CreatedAt:     now,
+		}
+	}
+	ids := make([]string, len(msgs))
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		var queued []uuid.UUID
+		for i := range msgs {
+			inserted, err := s.cfg.Store.InsertOutgoing(ctx, tx, &msgs[i])
+			if err != nil {
+				return err
+			}
+			ids[i] = msgs[i].ID.String()
+			if inserted {
+				queued = append(queued, msgs[i].ID)
+			}
+		}
+		return s.cfg.Dispatch.QueueTx(ctx, tx, org, queued...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &messagingv1.SendMessagesResponse{MessageIds: ids}, nil
+}

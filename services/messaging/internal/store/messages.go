@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Directions and statuses of the message log.
+const (
+	Incoming = "incoming"
+	Outgoing = "outgoing"
+
+	StatusQueued      = "queued"
+	StatusSending     = "sending"
+	StatusSent        = "sent"
+	StatusDelivered   = "delivered"
+	StatusUndelivered = "undelivered"
+	StatusFailed      = "failed"
+)
+
+// Sources of messages: what an inbound message answers is the source of the latest outgoing one.
+const (
+	SourceReply    = "reply"
+	SourceCampaign = "campaign"
+	SourcePoll     = "poll"
+	SourceSystem   = "system"
+	SourceInbound  = "inbound"
+)
+
+// Message is one row of the message log.
+type Message struct {
+	ID                uuid.UUID
+	OrgID             uuid.UUID
+	Direction         string
+	ContactPhone      string
+	OurNumber         string
+	PhoneNumberID     *uuid.UUID
+	Body              string
+	MediaURLs         []string
+	IsMMS             bool
+	Status            string
+	Provider          string
+	ProviderMessageID string
+	ErrorCode         string
+	Credits           int32
+	Billable          bool
+	HoldID            string
+	SourceKind        string
+	SourceID          string
+	DedupeKey         string
+	QuietTimezone     string
+
+	AttributedTo     *uuid.UUID
+	Sentiment        string
+	SentimentScore   float64
+	Category         string
+	RequiresResponse bool
+	OptOutDetected   bool
+	Keyword          string
+
+	CreatedAt time.Time
+	SentAt    *time.Time
+	StatusAt  *time.Time
+}
+
+const messageColumns = `id, organization_id, direction, contact_phone, our_number, phone_number_id, body, media_urls,
+	is_mms, coalesce(status, ''), provider, coalesce(provider_message_id, ''), coalesce(error_code, ''), credits, billable,
+	coalesce(hold_id, ''), source_kind, coalesce(source_id, ''), coalesce(dedupe_key, ''), coalesce(quiet_hours_timezone, ''),
+	attributed_message_id, coalesce(sentiment, ''), coalesce(sentiment_score, 0), coalesce(category, ''),
+	coalesce(requires_response, false), coalesce(opt_out_detected, false), coalesce(keyword, ''),
+	created_at, sent_at, status_at`
+
+func scanMessage(row pgx.Row) (Message, error) {
+	var m Message
+	err := row.Scan(&m.ID, &m.OrgID, &m.Direction, &m.ContactPhone, &m.OurNumber, &m.PhoneNumberID, &m.Body, &m.MediaURLs,
+		&m.IsMMS, &m.Status, &m.Provider, &m.ProviderMessageID, &m.ErrorCode, &m.Credits, &m.Billable,
+		&m.HoldID, &m.SourceKind, &m.SourceID, &m.DedupeKey, &m.QuietTimezone,
+		&m.AttributedTo, &m.Sentiment, &m.SentimentScore, &m.Category,
+		&m.RequiresResponse, &m.OptOutDetected, &m.Keyword,
+		&m.CreatedAt, &m.SentAt, &m.StatusAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Message{}, ErrNotFound
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("scan message: %w", err)
+	}
+	return m, nil
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// InsertOutgoing stores an outgoing message and moves its thread, inside tx. A message whose
+// dedupe key the organization already used is not stored again: inserted is false and the
+// existing message's id is returned.
+func (s *Store) InsertOutgoing(ctx context.Context, tx pgx.Tx, m *Message) (inserted bool, err error) {
+	if m.MediaURLs == nil {
+		m.MediaURLs = []string{}
+	}
+	err = tx.QueryRow(ctx, `INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id,
+			body, media_urls, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
+			quiet_hours_timezone, created_at)
+		VALUES ($1, $2, 'outgoing', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		ON CONFLICT (organization_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+		RETURNING created_at`,
+		m.ID, m.OrgID, m.ContactPhone, m.OurNumber, m.PhoneNumberID, m.Body, m.MediaURLs, m.IsMMS, m.Status, m.Provider,
+		m.Credits, m.Billable, nullIfEmpty(m.HoldID), m.SourceKind, nullIfEmpty(m.SourceID), nullIfEmpty(m.DedupeKey),
+		nullIfEmpty(m.QuietTimezone), m.CreatedAt).Scan(&m.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if err := tx.QueryRow(ctx, `SELECT id FROM messages WHERE organization_id = $1 AND dedupe_key = $2`, m.OrgID, m.DedupeKey).Scan(&m.ID); err != nil {
+			return false, fmt.Errorf("read deduplicated message: %w", err)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("insert outgoing message: %w", err)
+	}
+	if err := touchConversation(ctx, tx, m); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// InsertIncoming stores an inbound message once per provider message id and moves its thread,
+// inside tx. A repeated delivery of the same carrier message returns inserted false.
+func (s *Store) InsertIncoming(ctx context.Context, tx pgx.Tx, m *Message) (inserted bool, err error) {
+	if m.MediaURLs == nil {
+		m.MediaURLs = []string{}
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id,
+			body, media_urls, is_mms, provider, provider_message_id, source_kind, attributed_message_id, sentiment,
+			sentiment_score, category, requires_response, opt_out_detected, keyword, created_at)
+		VALUES ($1, $2, 'incoming', $3, $4, $5, $6, $7, $8, $9, $10, 'inbound', $11, $12, $13, $14, $15, $16, $17, $18)
+		ON CONFLICT (provider, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING`,
+		m.ID, m.OrgID, m.ContactPhone, m.OurNumber, m.PhoneNumberID, m.Body, m.MediaURLs, m.IsMMS, m.Provider,
+		m.ProviderMessageID, m.AttributedTo, m.Sentiment, m.SentimentScore, m.Category, m.RequiresResponse,
+		m.OptOutDetected, nullIfEmpty(m.Keyword), m.CreatedAt)
+	if err != nil {
+		return false, fmt.Errorf("insert incoming message: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return false, nil
+	}
+	return true, touchConversation(ctx, tx, m)
+}
+
+// touchConversation makes m the thread's last message (unless a later one is already there)
+// and counts an incoming one as unread.
+func touchConversation(ctx context.Context, tx pgx.Tx, m *Message) error {
+	unread := 0
+	if m.Direction == Incoming {
+		unread = 1
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (organization_id, phone) DO UPDATE SET
+			last_message = CASE WHEN excluded.last_message_at >= c.last_message_at THEN excluded.last_message ELSE c.last_message END,
+			last_direction = CASE WHEN excluded.last_message_at >= c.last_message_at THEN excluded.last_direction ELSE c.last_direction END,
+			last_message_at = greatest(c.last_message_at, excluded.last_message_at),
+			unread_count = c.unread_count + excluded.unread_count,
+			-- A new inbound message brings an archived thread back.
+			is_archived = c.is_archived AND excluded.unread_count = 0`,
+		m.OrgID, m.ContactPhone, m.Body, m.CreatedAt, m.Direction, unread)
+	if err != nil {
+		return fmt.Errorf("update conversation: %w", err)
+	}
+	return nil
+}
+
+// Message returns one message of org.
+func (s *Store) Message(ctx context.Context, org, id uuid.UUID) (Message, error) {
+	return scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE organization_id = $1 AND id = $2`, org, id))
+}
+
+// MessageForCallback finds the outgoing message a carrier callback is about: by our id when
+// the callback URL carried it, else by the carrier's id.
+func (s *Store) MessageForCallback(ctx context.Context, provider string, id uuid.UUID, providerMessageID string) (Message, error) {
+	if id != uuid.Nil {
+		return scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE id = $1 AND direction = 'outgoing' AND provider = $2`, id, provider))
+	}
+	return scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE provider = $1 AND provider_message_id = $2 AND direction = 'outgoing'`, provider, providerMessageID))
+}
+
+// Claim moves a queued message to sending, so one dispatcher sends it; false means another
+// took it or it is no longer queued.
+func (s *Store) Claim(ctx context.Context, id uuid.UUID) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE messages SET status = 'sending', status_at = now() WHERE id = $1 AND status = 'queued'`, id)
+	if err != nil {
+		return false, fmt.Errorf("claim message: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Unclaim puts a message whose send certainly did not happen back in the queue.
+func (s *Store) Unclaim(ctx context.Context, id uuid.UUID) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE messages SET status = 'queued' WHERE id = $1 AND status = 'sending'`, id); err != nil {
+		return fmt.Errorf("unclaim message: %w", err)
+	}
+	return nil
+}
+
+// statusRank orders statuses; a status only replaces one of lower rank, so duplicate and
+// out-of-order callbacks change nothing.
+const statusRank = `CASE %s WHEN 'queued' THEN 0 WHEN 'sending' THEN 1 WHEN 'sent' THEN 2 ELSE 3 END`
+
+// StatusChange is a move of an outgoing message's status.
+type StatusChange struct {
+	Status            string
+	ProviderMessageID string
+	ErrorCode         string
+	At                time.Time
+}
+
+// AdvanceStatus moves the message's status forward to c.Status inside tx and returns the
+// message as it was before; changed is false when c.Status is not ahead of the current one.
+// The carrier's id is recorded if the message had none (a send whose answer was lost).
+func (s *Store) AdvanceStatus(ctx context.Context, tx pgx.Tx, id uuid.UUID, c StatusChange) (before Message, changed bool, err error) {
+	before, err = scanMessage(tx.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE id = $1 FOR UPDATE`, id))
+	if err != nil {
+		return Message{}, false, err
+	}
+	tag, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE messages SET status = $2,
+			provider_message_id = coalesce(provider_message_id, nullif($3, '')),
+			error_code = coalesce(nullif($4, ''), error_code),
+			sent_at = CASE WHEN $2 IN ('sent', 'delivered', 'undelivered') THEN coalesce(sent_at, $5) ELSE sent_at END,
+			status_at = $5
+		WHERE id = $1 AND %s < %s`, fmt.Sprintf(statusRank, "status"), fmt.Sprintf(statusRank, "$2::text")),
+		id, c.Status, c.ProviderMessageID, c.ErrorCode, c.At)
+	if err != nil {
+		return Message{}, false, fmt.Errorf("advance message status: %w", err)
+	}
+	return before, tag.RowsAffected() == 1, nil
+}
+
+// LatestOutgoing returns org's latest outgoing message to phone, the one an inbound message
+// from phone answers.
+func (s *Store) LatestOutgoing(ctx context.Context, tx pgx.Tx, org uuid.UUID, phone string) (Message, error) {
+	return scanMessage(tx.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages
+		WHERE organization_id = $1 AND contact_phone = $2 AND direction = 'outgoing'
+		ORDER BY created_at DESC, id DESC LIMIT 1`, org, phone))
+}
+
+// ThreadKey is where a page of a thread ends; the next page starts after it.
+type ThreadKey struct {
+	CreatedAt time.Time `json:"t"`
+	ID        uuid.UUID `json:"i"`
+}
+
+// Thread returns up to limit messages of org's thread with phone, newest first, older than
+// after when it is set.
+func (s *Store) Thread(ctx context.Context, org uuid.UUID, phone string, after *ThreadKey, limit int) ([]Message, error) {
+	q := `SELECT ` + messageColumns + ` FROM messages WHERE organization_id = $1 AND contact_phone = $2`
+	args := []any{org, phone}
+	if after != nil {
+		q += ` AND (created_at, id) < ($3, $4)`
+		args = append(args, after.CreatedAt, after.ID)
+	}
+	q += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT %d`, limit)
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read thread: %w", err)
+	}
+	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) { return scanMessage(r) })
+	if err != nil {
+		return nil, fmt.Errorf("read thread: %w", err)
+	}
+	return msgs, nil
+}
+
+// DeleteThread removes org's messages with phone created up to before, and the thread when
+// nothing newer remains (a deleted contact's history).
+func (s *Store) DeleteThread(ctx context.Context, tx pgx.Tx, org uuid.UUID, phone string, before time.Time) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM short_links WHERE organization_id = $1 AND message_id IN
+		(SELECT id FROM messages WHERE organization_id = $1 AND contact_phone = $2 AND created_at <= $3)`, org, phone, before); err != nil {
+		return fmt.Errorf("delete short links: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE organization_id = $1 AND contact_phone = $2 AND created_at <= $3`, org, phone, before); err != nil {
+		return fmt.Errorf("delete messages: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM conversations WHERE organization_id = $1 AND phone = $2 AND last_message_at <= $3`, org, phone, before); err != nil {
+		return fmt.Errorf("delete conversation: %w", err)
+	}
+	return nil
+}
+
+// SetHold records the billing hold a message's credits are reserved under.
+func (s *Store) SetHold(ctx context.Context, id uuid.UUID, hold string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE messages SET hold_id = $2 WHERE id = $1`, id, hold); err != nil {
+		return fmt.Errorf("set message hold: %w", err)
+	}
+	return nil
+}

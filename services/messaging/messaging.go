@@ -1,0 +1,233 @@
+// Package messaging is the messaging service: sending numbers, the message log, conversations,
+// carrier adapters and their webhooks, keyword handling, and short links. This is the public
+// entry used by its own main and by the all-in-one binary.
+package messaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	"github.com/chorus-sms/chorus/pkg/cursor"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
+	"github.com/chorus-sms/chorus/services/messaging/internal/inbound"
+	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
+	"github.com/chorus-sms/chorus/services/messaging/internal/server"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+	"github.com/chorus-sms/chorus/services/messaging/migrations"
+)
+
+// Schema is the PostgreSQL schema the service owns.
+const Schema = "messaging"
+
+// DevCursorSecret and DevSandboxToken are the defaults of CHORUS_CURSOR_SECRET and
+// CHORUS_SANDBOX_AUTH_TOKEN: fine on a laptop, wrong anywhere else.
+const (
+	DevCursorSecret = "chorus-dev-cursor-secret"
+	DevSandboxToken = "chorus-dev-sandbox-token"
+)
+
+// Provider names accepted by CHORUS_SMS_PROVIDER.
+const (
+	ProviderSandbox = "sandbox"
+	ProviderTwilio  = "twilio"
+)
+
+const stopTimeout = 15 * time.Second
+
+// Config is the messaging process configuration.
+type Config struct {
+	DatabaseURL  string // CHORUS_DATABASE_URL
+	RedisURL     string // CHORUS_REDIS_URL: outbox stream and per-number throttles
+	OrgsAddr     string // CHORUS_ORGS_ADDR
+	ContactsAddr string // CHORUS_CONTACTS_ADDR
+	BillingAddr  string // CHORUS_BILLING_ADDR
+	// PublicURL is the gateway's public base URL (CHORUS_PUBLIC_URL): carriers sign webhooks
+	// against it, status callbacks and default short links are built on it.
+	PublicURL    string
+	CursorSecret string // CHORUS_CURSOR_SECRET: signs message-page cursors
+	// Provider is the carrier of non-sandbox organizations (CHORUS_SMS_PROVIDER): "sandbox"
+	// (default) or "twilio". Sandbox organizations always use the sandbox.
+	Provider string
+	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID and CHORUS_TWILIO_AUTH_TOKEN (required with
+	// the twilio provider) and CHORUS_TWILIO_API_URL.
+	Twilio carrier.TwilioConfig
+	// SandboxToken signs the sandbox carrier's webhooks (CHORUS_SANDBOX_AUTH_TOKEN).
+	SandboxToken string
+	// NumberRate is how many messages one sending number may dispatch per second
+	// (CHORUS_NUMBER_RATE).
+	NumberRate int
+	// Workers is how many queued messages are dispatched at once (CHORUS_DISPATCH_WORKERS).
+	Workers int
+	// SandboxDelay is how long the sandbox carrier waits before reporting an outcome
+	// (CHORUS_SANDBOX_DELAY).
+	SandboxDelay time.Duration
+	Logger       *slog.Logger
+}
+
+// ConfigFromEnv reads the CHORUS_* variables of the messaging service.
+func ConfigFromEnv(r *envconfig.Reader) Config {
+	cfg := Config{
+		DatabaseURL:  r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		RedisURL:     r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		OrgsAddr:     r.String("CHORUS_ORGS_ADDR", "127.0.0.1:9101"),
+		ContactsAddr: r.String("CHORUS_CONTACTS_ADDR", "127.0.0.1:9102"),
+		BillingAddr:  r.String("CHORUS_BILLING_ADDR", "127.0.0.1:9107"),
+		PublicURL:    r.URL("CHORUS_PUBLIC_URL", "http://127.0.0.1:8080"),
+		CursorSecret: r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
+		Provider:     r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
+		Twilio:       carrier.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_API_URL", "https://api.twilio.com")},
+		SandboxToken: r.String("CHORUS_SANDBOX_AUTH_TOKEN", DevSandboxToken),
+		NumberRate:   r.Int("CHORUS_NUMBER_RATE", 10, 1),
+		Workers:      r.Int("CHORUS_DISPATCH_WORKERS", 20, 1),
+		SandboxDelay: r.DurationOrZero("CHORUS_SANDBOX_DELAY", 300*time.Millisecond),
+	}
+	if cfg.Provider == ProviderTwilio {
+		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")
+		cfg.Twilio.AuthToken = r.Required("CHORUS_TWILIO_AUTH_TOKEN")
+	}
+	return cfg
+}
+
+// Service is a running messaging service.
+type Service struct {
+	pool     *pgxpool.Pool
+	rdb      *redis.Client
+	peers    *peers.Peers
+	dispatch *dispatch.Dispatcher
+	relay    *outbox.Relay
+	deleted  *outbox.Consumer
+	grpc     *grpc.Server
+	log      *slog.Logger
+}
+
+// New connects, migrates, and builds the gRPC server, the dispatcher and the event plumbing.
+func New(ctx context.Context, cfg Config) (svc *Service, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.CursorSecret == "" || cfg.SandboxToken == "" {
+		return nil, errors.New("messaging: CHORUS_CURSOR_SECRET and CHORUS_SANDBOX_AUTH_TOKEN must not be empty")
+	}
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("messaging: CHORUS_REDIS_URL: %w", err)
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema)
+	if err != nil {
+		return nil, fmt.Errorf("messaging: %w", err)
+	}
+	s := &Service{pool: pool, rdb: redis.NewClient(ropts), log: log}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS); err != nil {
+		return nil, fmt.Errorf("messaging: %w", err)
+	}
+	s.peers, err = peers.Dial(cfg.OrgsAddr, cfg.ContactsAddr, cfg.BillingAddr)
+	if err != nil {
+		return nil, fmt.Errorf("messaging: %w", err)
+	}
+	st := store.New(pool)
+	var live carrier.Provider
+	if cfg.Provider == ProviderTwilio {
+		if live, err = carrier.NewTwilio(cfg.Twilio); err != nil {
+			return nil, fmt.Errorf("messaging: %w", err)
+		}
+	}
+	s.dispatch, err = dispatch.New(dispatch.Config{
+		Pool:         pool,
+		Schema:       Schema,
+		Store:        st,
+		Peers:        s.peers,
+		Redis:        s.rdb,
+		Live:         live,
+		PublicURL:    cfg.PublicURL,
+		NumberRate:   cfg.NumberRate,
+		Workers:      cfg.Workers,
+		SandboxDelay: cfg.SandboxDelay,
+		Logger:       log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("messaging: %w", err)
+	}
+	tokens := map[string]string{ProviderSandbox: cfg.SandboxToken}
+	if cfg.Provider == ProviderTwilio {
+		tokens[ProviderTwilio] = cfg.Twilio.AuthToken
+	}
+	in := inbound.New(st, s.peers, s.dispatch, log)
+	s.grpc = rpcserver.New(log, server.UnscopedMethods...)
+	messagingv1.RegisterMessagingServiceServer(s.grpc, server.New(server.Config{
+		Store:     st,
+		Peers:     s.peers,
+		Dispatch:  s.dispatch,
+		Inbound:   in,
+		Cursors:   cursor.New(cfg.CursorSecret),
+		PublicURL: cfg.PublicURL,
+		Tokens:    tokens,
+	}))
+	s.relay = outbox.NewRelay(pool, s.rdb, outbox.StreamName(Schema), outbox.WithLogger(log))
+	s.deleted = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("contacts"), "messaging", "messaging", inbound.ContactDeletedHandler(st), outbox.WithLogger(log))
+	return s, nil
+}
+
+// Serve dispatches queued messages, publishes and consumes events, and answers gRPC on lis
+// until ctx is done.
+func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
+	if err := s.dispatch.Start(ctx); err != nil {
+		return fmt.Errorf("messaging: %w", err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.relay.Run(gctx) })
+	g.Go(func() error { return s.deleted.Run(gctx) })
+	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("messaging: %w", err)
+	}
+	return nil
+}
+
+// Ready reports whether the service's database answers (the ops /readyz endpoint).
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("messaging: database: %w", err)
+	}
+	return nil
+}
+
+// Close stops the gRPC server, lets running dispatches finish (bounded), and releases
+// connections.
+func (s *Service) Close() {
+	if s.grpc != nil {
+		s.grpc.Stop()
+	}
+	if s.dispatch != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		if err := s.dispatch.Stop(ctx); err != nil {
+			s.log.Warn("messaging: dispatch did not stop cleanly", "err", err)
+		}
+	}
+	if s.peers != nil {
+		s.peers.Close()
+	}
+	s.pool.Close()
+	_ = s.rdb.Close()
+}
