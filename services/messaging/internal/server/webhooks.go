@@ -94,4 +94,3 @@ func (s *Server) FollowShortLink(ctx context.Context, req *messagingv1.FollowSho
 	}
 	return &messagingv1.FollowShortLinkResponse{Url: u}, nil
 }
-
