@@ -1,0 +1,122 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+	"github.com/chorus-sms/chorus/services/messaging/migrations"
+)
+
+func newStore(t *testing.T) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "messaging")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS))
+	return store.New(pool)
+}
+
+func outgoing(org uuid.UUID, to string) *store.Message {
+	return &store.Message{
+		ID: uuid.Must(uuid.NewV7()), OrgID: org, Direction: store.Outgoing, ContactPhone: to, OurNumber: "+12025550100",
+		Body: "hello", Status: store.StatusSending, Provider: "sandbox", SourceKind: store.SourceReply, CreatedAt: time.Now(),
+	}
+}
+
+// Carriers repeat and reorder callbacks; a status only replaces one that comes before it.
+func TestStatusOnlyMovesForward(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	org := uuid.New()
+	m := outgoing(org, "+12025550143")
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoing(ctx, tx, m); return err }))
+
+	apply := func(status, pid string) bool {
+		var changed bool
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			_, changed, err = st.AdvanceStatus(ctx, tx, m.ID, store.StatusChange{Status: status, ProviderMessageID: pid, At: time.Now()})
+			return err
+		}))
+		return changed
+	}
+	assert.True(t, apply("delivered", "SM1"), "a lost acceptance is repaired by the final status")
+	assert.False(t, apply("sent", "SM2"))
+	assert.False(t, apply("delivered", ""))
+	assert.False(t, apply("failed", ""), "one final status is final")
+	got, err := st.Message(ctx, org, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "delivered", got.Status)
+	assert.Equal(t, "SM1", got.ProviderMessageID, "the first carrier id sticks")
+	assert.NotNil(t, got.SentAt)
+
+	_, err = st.Message(ctx, uuid.New(), m.ID)
+	assert.ErrorIs(t, err, store.ErrNotFound, "another organization's message is missing")
+}
+
+func TestIncomingIsStoredOncePerCarrierIDAndCountsUnread(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	org := uuid.New()
+	in := func(body string) bool {
+		m := &store.Message{ID: uuid.Must(uuid.NewV7()), OrgID: org, Direction: store.Incoming, ContactPhone: "+12025550143",
+			OurNumber: "+12025550100", Body: body, Provider: "sandbox", ProviderMessageID: "SMx", CreatedAt: time.Now()}
+		var inserted bool
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			inserted, err = st.InsertIncoming(ctx, tx, m)
+			return err
+		}))
+		return inserted
+	}
+	assert.True(t, in("first"))
+	assert.False(t, in("first"))
+	list, err := st.Conversations(ctx, org, store.ConversationFilter{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.EqualValues(t, 1, list[0].UnreadCount)
+	assert.Equal(t, store.Incoming, list[0].LastDirection)
+
+	archived := true
+	_, err = st.UpdateConversation(ctx, org, "+12025550143", &archived, nil)
+	require.NoError(t, err)
+	list, err = st.Conversations(ctx, org, store.ConversationFilter{Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, list, "archived threads are hidden by default")
+	list, err = st.Conversations(ctx, org, store.ConversationFilter{Limit: 10, IncludeArchived: true})
+	require.NoError(t, err)
+	assert.Len(t, list, 1)
+}
+
+func TestNumbersBelongToOneOrganizationWithOneDefault(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	a, b := uuid.New(), uuid.New()
+	first, err := st.AddNumber(ctx, a, "+12025550100", false)
+	require.NoError(t, err)
+	assert.True(t, first.IsDefault, "the first number is the default")
+	second, err := st.AddNumber(ctx, a, "+12025550101", false)
+	require.NoError(t, err)
+	assert.False(t, second.IsDefault)
+	second, err = st.AddNumber(ctx, a, "+12025550101", true)
+	require.NoError(t, err)
+	assert.True(t, second.IsDefault)
+	def, err := st.DefaultNumber(ctx, a)
+	require.NoError(t, err)
+	assert.Equal(t, second.ID, def.ID)
+
+	_, err = st.AddNumber(ctx, b, "+12025550100", true)
+	assert.ErrorIs(t, err, store.ErrNumberTaken)
+	_, err = st.Number(ctx, b, first.ID)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
