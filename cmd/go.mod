@@ -8,6 +8,7 @@ replace (
 	github.com/chorus-sms/chorus/proto/gen/go => ../proto/gen/go
 	github.com/chorus-sms/chorus/services/billing => ../services/billing
 	github.com/chorus-sms/chorus/services/contacts => ../services/contacts
+	github.com/chorus-sms/chorus/services/messaging => ../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../services/orgs
 )
 
@@ -17,9 +18,11 @@ require (
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
 	github.com/chorus-sms/chorus/services/billing v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000
+	github.com/chorus-sms/chorus/services/messaging v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/orgs v0.0.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0
+	github.com/stretchr/testify v1.12.1
 	golang.org/x/sync v0.24.0
 	google.golang.org/grpc v1.85.0
 )
@@ -42,6 +45,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/jonreiter/govader v0.0.0-20250429093935-f6505c8d03cc // indirect
 	github.com/mfridman/interpolate v0.0.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nyaruka/phonenumbers v1.8.1 // indirect
@@ -74,10 +78,12 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

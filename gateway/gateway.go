@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
@@ -30,7 +31,10 @@ type Config struct {
 	OrgsAddr     string // CHORUS_ORGS_ADDR: orgs service gRPC address
 	ContactsAddr string // CHORUS_CONTACTS_ADDR: contacts service gRPC address
 	BillingAddr  string // CHORUS_BILLING_ADDR: billing service gRPC address (empty: no billing routes)
-	RedisURL     string // CHORUS_REDIS_URL: rate-limit counters
+	// MessagingAddr is the messaging service's gRPC address (CHORUS_MESSAGING_ADDR); empty
+	// leaves out the conversation routes, the carrier webhooks and the short-link redirects.
+	MessagingAddr string
+	RedisURL      string // CHORUS_REDIS_URL: rate-limit counters
 
 	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
 	Issuer      string        // CHORUS_JWT_ISSUER: required iss
@@ -62,6 +66,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		OrgsAddr:       r.String("CHORUS_ORGS_ADDR", "127.0.0.1:9101"),
 		ContactsAddr:   r.String("CHORUS_CONTACTS_ADDR", "127.0.0.1:9102"),
 		BillingAddr:    r.String("CHORUS_BILLING_ADDR", "127.0.0.1:9107"),
+		MessagingAddr:  r.String("CHORUS_MESSAGING_ADDR", "127.0.0.1:9103"),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
@@ -172,15 +177,26 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		}
 	}
 
+	var messagingConn *grpc.ClientConn
+	if cfg.MessagingAddr != "" {
+		if messagingConn, err = g.dial("messaging", cfg.MessagingAddr); err != nil {
+			return nil, err
+		}
+	}
+
 	g.rdb = redis.NewClient(rateLimitRedisOptions(ropts))
 	metrics := newMetrics()
 	limiter := newRateLimiter(g.rdb, cfg.RateLimit, cfg.RateBurst, metrics, g.log)
 	access := &accessChecker{orgs: orgsv1.NewOrgsServiceClient(orgsConn)}
-	api, err := newAPIMux(ctx, contactsConn, billingConn, g.log)
+	api, err := newAPIMux(ctx, contactsConn, billingConn, messagingConn, g.log)
 	if err != nil {
 		return nil, err
 	}
-	g.handler = g.routes(api, auth, access, limiter, metrics)
+	var public *publicRoutes
+	if messagingConn != nil {
+		public = &publicRoutes{messaging: messagingv1.NewMessagingServiceClient(messagingConn), log: g.log}
+	}
+	g.handler = g.routes(api, public, auth, access, limiter, metrics)
 	ok = true
 	return g, nil
 }
@@ -198,7 +214,8 @@ func (g *Gateway) dial(name, addr string) (*grpc.ClientConn, error) {
 	return conn, nil
 }
 
-// Handler is the whole HTTP surface: /api/**, /healthz, /readyz, /metrics, /openapi.json.
+// Handler is the whole HTTP surface: /api/**, /webhooks/**, /l/*, /healthz, /readyz, /metrics,
+// /openapi.json.
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
 // Serve answers HTTP on lis until ctx is done, then lets in-flight requests finish (up to a

@@ -28,7 +28,7 @@ func TestReadyWhenEveryServiceServes(t *testing.T) {
 	e := newEnv(t)
 	res := e.do(request{method: http.MethodGet, path: "/readyz"})
 	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
-	assert.Equal(t, map[string]any{"orgs": "SERVING", "contacts": "SERVING"}, res.json(t)["services"])
+	assert.Equal(t, map[string]any{"orgs": "SERVING", "contacts": "SERVING", "messaging": "SERVING"}, res.json(t)["services"])
 }
 
 func TestOperationalEndpoints(t *testing.T) {
@@ -104,6 +104,7 @@ func TestConfigFromEnv(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:8080", cfg.HTTPAddr)
 	assert.Equal(t, "127.0.0.1:9101", cfg.OrgsAddr)
 	assert.Equal(t, "127.0.0.1:9102", cfg.ContactsAddr)
+	assert.Equal(t, "127.0.0.1:9103", cfg.MessagingAddr)
 	assert.Equal(t, 30*time.Second, cfg.JWTLeeway)
 	assert.Equal(t, 50, cfg.RateLimit)
 	assert.Equal(t, 100, cfg.RateBurst)

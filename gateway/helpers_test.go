@@ -27,12 +27,15 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/chorus-sms/chorus/gateway"
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/orgs"
 )
@@ -221,32 +224,172 @@ func startContacts(t *testing.T, stub *stubContacts) string {
 	return lis.Addr().String()
 }
 
+// ---- messaging stand-in ----
+
+// stubMessaging is a real gRPC MessagingService that records what the gateway forwarded and
+// answers from a script (see fail and link): unscripted links are not found.
+type stubMessaging struct {
+	messagingv1.UnimplementedMessagingServiceServer
+	mu       sync.Mutex
+	webhooks []*messagingv1.HandleWebhookRequest
+	clicks   []*messagingv1.FollowShortLinkRequest
+	phones   []string // phone_number of each conversation call
+	mds      []metadata.MD
+	errs     map[string]error  // by webhook provider or link code
+	links    map[string]string // target by link code
+}
+
+// fail makes calls for a webhook provider or a link code answer err.
+func (s *stubMessaging) fail(key string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.errs == nil {
+		s.errs = map[string]error{}
+	}
+	s.errs[key] = err
+}
+
+// link makes the short link code point at target.
+func (s *stubMessaging) link(code, target string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.links == nil {
+		s.links = map[string]string{}
+	}
+	s.links[code] = target
+}
+
+// record keeps the call and returns the scripted error for key, if any.
+func (s *stubMessaging) record(ctx context.Context, req proto.Message, key string) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mds = append(s.mds, md)
+	switch r := req.(type) {
+	case *messagingv1.HandleWebhookRequest:
+		s.webhooks = append(s.webhooks, r)
+	case *messagingv1.FollowShortLinkRequest:
+		s.clicks = append(s.clicks, r)
+	case interface{ GetPhoneNumber() string }:
+		s.phones = append(s.phones, r.GetPhoneNumber())
+	}
+	return s.errs[key]
+}
+
+// calls returns how many calls reached the stub and the metadata of the latest.
+func (s *stubMessaging) calls() (int, metadata.MD) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.mds) == 0 {
+		return 0, nil
+	}
+	return len(s.mds), s.mds[len(s.mds)-1]
+}
+
+func (s *stubMessaging) lastWebhook() *messagingv1.HandleWebhookRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.webhooks) == 0 {
+		return nil
+	}
+	return s.webhooks[len(s.webhooks)-1]
+}
+
+func (s *stubMessaging) lastClick() *messagingv1.FollowShortLinkRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.clicks) == 0 {
+		return nil
+	}
+	return s.clicks[len(s.clicks)-1]
+}
+
+func (s *stubMessaging) lastPhone() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.phones) == 0 {
+		return ""
+	}
+	return s.phones[len(s.phones)-1]
+}
+
+func (s *stubMessaging) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebhookRequest) (*messagingv1.HandleWebhookResponse, error) {
+	if err := s.record(ctx, req, req.GetProvider()); err != nil {
+		return nil, err
+	}
+	return &messagingv1.HandleWebhookResponse{ContentType: "text/xml", Body: "<Response></Response>"}, nil
+}
+
+func (s *stubMessaging) FollowShortLink(ctx context.Context, req *messagingv1.FollowShortLinkRequest) (*messagingv1.FollowShortLinkResponse, error) {
+	if err := s.record(ctx, req, req.GetCode()); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	target, ok := s.links[req.GetCode()]
+	if !ok {
+		return nil, apierr.NotFound("link not found")
+	}
+	return &messagingv1.FollowShortLinkResponse{Url: target}, nil
+}
+
+func (s *stubMessaging) ListMessages(ctx context.Context, req *messagingv1.ListMessagesRequest) (*messagingv1.ListMessagesResponse, error) {
+	if err := s.record(ctx, req, ""); err != nil {
+		return nil, err
+	}
+	return &messagingv1.ListMessagesResponse{Timezone: "America/New_York"}, nil
+}
+
+func (s *stubMessaging) UpdateConversation(ctx context.Context, req *messagingv1.UpdateConversationRequest) (*messagingv1.UpdateConversationResponse, error) {
+	if err := s.record(ctx, req, ""); err != nil {
+		return nil, err
+	}
+	return &messagingv1.UpdateConversationResponse{Conversation: &messagingv1.Conversation{
+		PhoneNumber: req.GetPhoneNumber(), IsStarred: req.GetIsStarred(),
+	}}, nil
+}
+
+// startMessaging serves stub on a loopback port with the standard health service (SERVING).
+func startMessaging(t *testing.T, stub *stubMessaging) string {
+	t.Helper()
+	srv := grpc.NewServer()
+	messagingv1.RegisterMessagingServiceServer(srv, stub)
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String()
+}
+
 // ---- the gateway under test ----
 
-// env is a gateway served by httptest in front of a real orgs service, a contacts stand-in
-// (or nothing, when the test points ContactsAddr elsewhere) and a local identity provider.
+// env is a gateway served by httptest in front of a real orgs service, contacts and messaging
+// stand-ins (or nothing, when the test points an address elsewhere) and a local identity
+// provider.
 type env struct {
-	t        *testing.T
-	url      string
-	orgs     orgsv1.OrgsServiceClient
-	idp      *idp
-	key      signingKey // the EC key tokens are signed with unless a test says otherwise
-	rsa      signingKey
-	contacts *stubContacts
-	logs     *syncBuffer
+	t         *testing.T
+	url       string
+	orgs      orgsv1.OrgsServiceClient
+	idp       *idp
+	key       signingKey // the EC key tokens are signed with unless a test says otherwise
+	rsa       signingKey
+	contacts  *stubContacts
+	messaging *stubMessaging
+	logs      *syncBuffer
 }
 
 type envOption func(*gateway.Config)
 
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
-	e := &env{t: t, key: newECKey(t, "ec-1"), rsa: newRSAKey("rsa-1"), contacts: &stubContacts{}, logs: &syncBuffer{}}
+	e := &env{t: t, key: newECKey(t, "ec-1"), rsa: newRSAKey("rsa-1"), contacts: &stubContacts{}, messaging: &stubMessaging{}, logs: &syncBuffer{}}
 	e.idp = newIDP(t, e.key, e.rsa)
 	orgsAddr, orgsClient := startOrgs(t)
 	e.orgs = orgsClient
 	cfg := gateway.Config{
-		OrgsAddr: orgsAddr, ContactsAddr: startContacts(t, e.contacts), RedisURL: redisURL,
-		JWKSURL: e.idp.url, Issuer: issuer, Audience: audience, JWTLeeway: leeway,
+		OrgsAddr: orgsAddr, ContactsAddr: startContacts(t, e.contacts), MessagingAddr: startMessaging(t, e.messaging),
+		RedisURL: redisURL, JWKSURL: e.idp.url, Issuer: issuer, Audience: audience, JWTLeeway: leeway,
 		RateLimit: 1000, RateBurst: 1000,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}

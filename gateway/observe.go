@@ -100,16 +100,20 @@ func (g *Gateway) observe(next http.Handler, m *metrics) http.Handler {
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if p, ok := runtime.HTTPPattern(r.Context()); ok {
-			route := strings.ReplaceAll(p.String(), "=*}", "}") // /api/contacts/{id=*} → {id}
-			infoFrom(r.Context()).route = route
-			span := trace.SpanFromContext(r.Context())
-			span.SetName(r.Method + " " + route)
-			span.SetAttributes(attribute.String("http.route", route))
-			if l, ok := otelhttp.LabelerFromContext(r.Context()); ok {
-				l.Add(attribute.String("http.route", route))
-			}
+			labelRoute(r, strings.ReplaceAll(p.String(), "=*}", "}")) // /api/contacts/{id=*} → {id}
 		}
 		next(w, r, params)
+	}
+}
+
+// labelRoute names the route a request matched in its log line, metrics and span.
+func labelRoute(r *http.Request, route string) {
+	infoFrom(r.Context()).route = route
+	span := trace.SpanFromContext(r.Context())
+	span.SetName(r.Method + " " + route)
+	span.SetAttributes(attribute.String("http.route", route))
+	if l, ok := otelhttp.LabelerFromContext(r.Context()); ok {
+		l.Add(attribute.String("http.route", route))
 	}
 }
 

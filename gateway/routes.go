@@ -17,15 +17,16 @@ import (
 
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )
 
 // httpCodeHeader is the metadata key a service sets with grpc.SetHeader to choose the success
 // status (201 on create, 200 on merge, 202 on an immediate poll start).
 const httpCodeHeader = "x-http-code"
 
-// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules. A nil billing
-// connection leaves the billing routes out.
-func newAPIMux(ctx context.Context, contacts, billing *grpc.ClientConn, log *slog.Logger) (*runtime.ServeMux, error) {
+// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules. A nil billing or
+// messaging connection leaves that service's routes out.
+func newAPIMux(ctx context.Context, contacts, billing, messaging *grpc.ClientConn, log *slog.Logger) (*runtime.ServeMux, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
 		// Nothing from the HTTP request travels as metadata except what forwardPrincipal sets,
@@ -43,6 +44,11 @@ func newAPIMux(ctx context.Context, contacts, billing *grpc.ClientConn, log *slo
 		// check saw.
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithDisableHTTPMethodOverride(),
+		// Routes match on the path as sent and each parameter is decoded once: %2B12025550143
+		// reaches the service as +12025550143, and an escaped slash stays inside its parameter
+		// instead of splitting the path (the legacy default matches the decoded path, where
+		// 202%2F555 is two segments and no route).
+		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 	)
 	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(contacts)); err != nil {
 		return nil, fmt.Errorf("gateway: register contacts routes: %w", err)
@@ -50,6 +56,11 @@ func newAPIMux(ctx context.Context, contacts, billing *grpc.ClientConn, log *slo
 	if billing != nil {
 		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(billing)); err != nil {
 			return nil, fmt.Errorf("gateway: register billing routes: %w", err)
+		}
+	}
+	if messaging != nil {
+		if err := messagingv1.RegisterMessagingServiceHandlerClient(ctx, mux, messagingv1.NewMessagingServiceClient(messaging)); err != nil {
+			return nil, fmt.Errorf("gateway: register messaging routes: %w", err)
 		}
 	}
 	return mux, nil
@@ -76,9 +87,11 @@ func writeHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) 
 }
 
 // routes assembles the whole surface. /healthz, /readyz, /metrics and /openapi.json are open;
-// everything under /api passes authentication, then tenancy (org header, rate limit, access),
-// then the grpc-gateway mux; any other path gets the mux's 404 in the shared error body.
-func (g *Gateway) routes(api *runtime.ServeMux, auth *authenticator, access *accessChecker, limiter *rateLimiter, m *metrics) http.Handler {
+// the carrier webhooks and short-link redirects (public, nil without messaging) are open too,
+// bounded by the request deadline; everything under /api passes authentication, then tenancy
+// (org header, rate limit, access), then the grpc-gateway mux; any other path gets the mux's
+// 404 in the shared error body.
+func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *authenticator, access *accessChecker, limiter *rateLimiter, m *metrics) http.Handler {
 	ops := map[string]http.HandlerFunc{
 		"/healthz":      healthz,
 		"/readyz":       g.readyz,
@@ -97,7 +110,15 @@ func (g *Gateway) routes(api *runtime.ServeMux, auth *authenticator, access *acc
 			h(w, r)
 			return
 		}
-		if !readableURL(w, r) || !capBody(w, r, g.cfg.MaxBodyBytes) {
+		if !readableURL(w, r) {
+			return
+		}
+		if h, route, ok := public.match(r.URL.Path); ok {
+			labelRoute(r, route)
+			requestDeadline(g.cfg.RequestTimeout, h).ServeHTTP(w, r)
+			return
+		}
+		if !capBody(w, r, g.cfg.MaxBodyBytes) {
 			return
 		}
 		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {

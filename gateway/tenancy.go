@@ -26,8 +26,7 @@ type accessChecker struct {
 }
 
 func (c *accessChecker) level(ctx context.Context, org uuid.UUID, user string) (tenant.Access, error) {
-	ctx = metadata.AppendToOutgoingContext(ctx, tenant.MDRequestID, infoFrom(ctx).id)
-	res, err := c.orgs.CheckAccess(ctx, &orgsv1.CheckAccessRequest{OrganizationId: org.String(), UserSubject: user})
+	res, err := c.orgs.CheckAccess(withRequestID(ctx), &orgsv1.CheckAccessRequest{OrganizationId: org.String(), UserSubject: user})
 	if err != nil {
 		return tenant.AccessNone, err
 	}

@@ -40,9 +40,13 @@ func main() {
 	}
 	defer st.Close()
 	fmt.Fprintf(os.Stderr, "\nChorus is serving the REST API on %s\n", st.HTTPURL)
+	if st.PublicURL != st.HTTPURL {
+		fmt.Fprintf(os.Stderr, "Carrier webhooks and short links are signed and built for %s\n", st.PublicURL)
+	}
 	if st.Key != nil {
 		fmt.Fprintf(os.Stderr, "Get a token:  bin/chorusctl token --user alice\n")
 	}
+	fmt.Fprintf(os.Stderr, "Text a number: bin/chorusctl sandbox inbound --to NUMBER --from PHONE --body TEXT\n")
 	fmt.Fprintf(os.Stderr, "Stop with Ctrl-C.\n\n")
 	if err := st.Wait(); err != nil {
 		log.Error("chorus stopped", "err", err)

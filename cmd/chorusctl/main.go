@@ -1,6 +1,8 @@
 // Command chorusctl is the operator CLI: it creates organizations and memberships through the
 // internal orgs API, sets up billing accounts and grants credits through the internal billing
-// API, and signs dev access tokens. Every command prints one JSON object on stdout.
+// API, adds sending numbers through the internal messaging API, delivers sandbox texts through
+// the public webhook, and signs dev access tokens. Every command prints one JSON object on
+// stdout.
 package main
 
 import (
@@ -21,20 +23,27 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/cmd/devauth"
+	"github.com/chorus-sms/chorus/pkg/phone"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
 const usage = `usage:
   chorusctl org create --name NAME [--timezone TZ] [--sandbox] [--pricing MODEL] [--credits N]
+                       [--number E164] [--help-text TEXT]
   chorusctl member add --org ID --user SUBJECT --access read|write|admin
   chorusctl credits grant --org ID --amount N [--included] [--key KEY]
+  chorusctl number add --org ID --number E164 [--default]
+  chorusctl sandbox inbound --to E164 --from PHONE --body TEXT [--media URL]...
   chorusctl token --user SUBJECT [--ttl 1h]
 
 environment:
-  CHORUS_ORGS_ADDR     orgs service gRPC address (default 127.0.0.1:9101)
-  CHORUS_BILLING_ADDR  billing service gRPC address (default 127.0.0.1:9107)
-  CHORUS_DEV_KEY       dev signing key of the local stack (default .run/dev-key.pem)
+  CHORUS_ORGS_ADDR           orgs service gRPC address (default 127.0.0.1:9101)
+  CHORUS_BILLING_ADDR        billing service gRPC address (default 127.0.0.1:9107)
+  CHORUS_MESSAGING_ADDR      messaging service gRPC address (default 127.0.0.1:9103)
+  CHORUS_PUBLIC_URL          the gateway's public URL (default http://127.0.0.1:8080)
+  CHORUS_SANDBOX_AUTH_TOKEN  signs sandbox webhooks (default: the local stack's)
+  CHORUS_DEV_KEY             dev signing key of the local stack (default .run/dev-key.pem)
 `
 
 func main() {
@@ -45,6 +54,9 @@ func main() {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
+	if out != nil { // printed even on failure when the command has an outcome to report
+		_ = json.NewEncoder(os.Stdout).Encode(out)
+	}
 	if err != nil {
 		if st, ok := status.FromError(err); ok {
 			err = errors.New(st.Message())
@@ -52,7 +64,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "chorusctl:", err)
 		os.Exit(1)
 	}
-	_ = json.NewEncoder(os.Stdout).Encode(out)
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
@@ -60,7 +71,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		return nil, flag.ErrHelp
 	}
 	cmd := args[0]
-	if len(args) > 1 && (cmd == "org" || cmd == "member" || cmd == "credits") {
+	if len(args) > 1 && (cmd == "org" || cmd == "member" || cmd == "credits" || cmd == "number" || cmd == "sandbox") {
 		cmd += " " + args[1]
 		args = args[1:]
 	}
@@ -73,20 +84,28 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		sandbox := fs.Bool("sandbox", false, "sandbox organization: sends go to the sandbox carrier, no credits")
 		pricing := fs.String("pricing", "", "open a billing account: unlimited, per_message or full_service")
 		credits := fs.Int("credits", 0, "purchased credits to grant the new organization")
+		number := fs.String("number", "", "sending number to add as the organization's default")
+		helpText := fs.String("help-text", "", "answer to a HELP or INFO text (default: one naming the organization)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return nil, err
 		}
+		// Flags are checked before the organization exists, so a typo leaves nothing behind.
 		if *credits < 0 || *credits > math.MaxInt32 {
 			return nil, fmt.Errorf("--credits must be a number of credits")
 		}
 		switch *pricing {
 		case "", "unlimited", "per_message", "full_service":
-		default: // checked before the organization exists, so a typo leaves nothing behind
+		default:
 			return nil, fmt.Errorf("--pricing must be unlimited, per_message or full_service")
+		}
+		if *number != "" {
+			if _, err := phone.Normalize(*number); err != nil {
+				return nil, fmt.Errorf("--number must be a phone number")
+			}
 		}
 		var org string
 		_, err := withOrgs(ctx, func(c orgsv1.OrgsServiceClient) (any, error) {
-			res, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: *name, Timezone: *tz, Sandbox: *sandbox})
+			res, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: *name, Timezone: *tz, Sandbox: *sandbox, HelpText: *helpText})
 			org = res.GetOrganization().GetId()
 			return nil, err
 		})
@@ -94,31 +113,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 			return nil, err
 		}
 		out := map[string]any{"organizationId": org}
-		if *pricing == "" && *credits == 0 {
-			return out, nil
-		}
-		_, err = withBilling(ctx, func(c billingv1.BillingServiceClient) (any, error) {
-			if *pricing != "" {
-				res, err := c.SetAccount(ctx, &billingv1.SetAccountRequest{OrganizationId: org, PricingModel: *pricing})
-				if err != nil {
-					return nil, err
-				}
-				out["pricingModel"] = res.GetStatus().GetPricingModel()
-			}
-			if *credits > 0 {
-				// A fixed key per organization: a retried call cannot grant twice.
-				res, err := c.GrantCredits(ctx, &billingv1.GrantCreditsRequest{
-					OrganizationId: org, Amount: int32(*credits), IdempotencyKey: "org-create:" + org,
-				})
-				if err != nil {
-					return nil, err
-				}
-				out["available"] = res.GetCredits().GetAvailable()
-			}
-			return nil, nil
-		})
-		if err != nil {
+		if err := setUpBilling(ctx, org, *pricing, *credits, out); err != nil {
 			return nil, fmt.Errorf("organization %s was created, but setting up its billing failed: %s", org, status.Convert(err).Message())
+		}
+		if *number != "" {
+			added, err := addNumber(ctx, org, *number, true)
+			if err != nil {
+				return nil, fmt.Errorf("organization %s was created, but adding its number failed: %s", org, status.Convert(err).Message())
+			}
+			out["phoneNumberId"] = added.PhoneNumberID
 		}
 		return out, nil
 	case "member add":
@@ -164,6 +167,20 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 				"organizationId": *org, "available": res.GetCredits().GetAvailable(), "included": res.GetCredits().GetIncluded(),
 			}, nil
 		})
+	case "number add":
+		org := fs.String("org", "", "organization id")
+		number := fs.String("number", "", "the number, E.164 or any US format")
+		isDefault := fs.Bool("default", false, "make it the organization's default sending number (its first number always is)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return nil, err
+		}
+		added, err := addNumber(ctx, *org, *number, *isDefault)
+		if err != nil {
+			return nil, err // not a nil *addedNumber, which would print as null
+		}
+		return added, nil
+	case "sandbox inbound":
+		return sandboxInbound(ctx, fs, args[1:], stderr)
 	case "token":
 		user := fs.String("user", "", "user subject")
 		ttl := fs.Duration("ttl", time.Hour, "token lifetime")
@@ -184,6 +201,35 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		return map[string]string{"token": tok}, nil
 	}
 	return nil, flag.ErrHelp
+}
+
+// setUpBilling opens the new organization's billing account and grants its first credits,
+// when asked to, adding what it did to out.
+func setUpBilling(ctx context.Context, org, pricing string, credits int, out map[string]any) error {
+	if pricing == "" && credits == 0 {
+		return nil
+	}
+	_, err := withBilling(ctx, func(c billingv1.BillingServiceClient) (any, error) {
+		if pricing != "" {
+			res, err := c.SetAccount(ctx, &billingv1.SetAccountRequest{OrganizationId: org, PricingModel: pricing})
+			if err != nil {
+				return nil, err
+			}
+			out["pricingModel"] = res.GetStatus().GetPricingModel()
+		}
+		if credits > 0 {
+			// A fixed key per organization: a retried call cannot grant twice.
+			res, err := c.GrantCredits(ctx, &billingv1.GrantCreditsRequest{
+				OrganizationId: org, Amount: int32(credits), IdempotencyKey: "org-create:" + org,
+			})
+			if err != nil {
+				return nil, err
+			}
+			out["available"] = res.GetCredits().GetAvailable()
+		}
+		return nil, nil
+	})
+	return err
 }
 
 func withOrgs(ctx context.Context, f func(orgsv1.OrgsServiceClient) (any, error)) (any, error) {

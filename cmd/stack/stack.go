@@ -19,16 +19,18 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/services/billing"
 	"github.com/chorus-sms/chorus/services/contacts"
+	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/orgs"
 )
 
 // Config is the whole stack's configuration, read from the same CHORUS_* variables the
 // separate binaries read.
 type Config struct {
-	Orgs     orgs.Config
-	Contacts contacts.Config
-	Billing  billing.Config
-	Gateway  gateway.Config
+	Orgs      orgs.Config
+	Contacts  contacts.Config
+	Billing   billing.Config
+	Messaging messaging.Config
+	Gateway   gateway.Config
 	// DevKeyPath is the PEM key of the local identity provider (CHORUS_DEV_KEY).
 	DevKeyPath string
 	// JWKSAddr is where the local identity provider publishes its JWKS (CHORUS_DEV_JWKS_ADDR).
@@ -36,19 +38,24 @@ type Config struct {
 	// DevIdentity points the gateway at the local identity provider; it is true when
 	// CHORUS_JWT_JWKS_URL is unset.
 	DevIdentity bool
-	Logger      *slog.Logger
+	// LocalPublicURL makes the gateway's own listener the public URL messaging signs webhooks
+	// and builds links with; it is true when CHORUS_PUBLIC_URL is unset.
+	LocalPublicURL bool
+	Logger         *slog.Logger
 }
 
 // ConfigFromEnv reads every service's variables. The gateway is pointed at the local identity
 // provider unless CHORUS_JWT_JWKS_URL names another one.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	c := Config{
-		Orgs:        orgs.ConfigFromEnv(r),
-		Contacts:    contacts.ConfigFromEnv(r),
-		Billing:     billing.ConfigFromEnv(r),
-		DevKeyPath:  r.String("CHORUS_DEV_KEY", ".run/dev-key.pem"),
-		JWKSAddr:    r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
-		DevIdentity: r.String("CHORUS_JWT_JWKS_URL", "") == "",
+		Orgs:           orgs.ConfigFromEnv(r),
+		Contacts:       contacts.ConfigFromEnv(r),
+		Billing:        billing.ConfigFromEnv(r),
+		Messaging:      messaging.ConfigFromEnv(r),
+		DevKeyPath:     r.String("CHORUS_DEV_KEY", ".run/dev-key.pem"),
+		JWKSAddr:       r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
+		DevIdentity:    r.String("CHORUS_JWT_JWKS_URL", "") == "",
+		LocalPublicURL: r.String("CHORUS_PUBLIC_URL", "") == "",
 	}
 	if c.DevIdentity {
 		r = r.WithDefaults(map[string]string{
@@ -72,6 +79,12 @@ type Stack struct {
 	// BillingAddr is the billing service's gRPC address (chorusctl and tests grant credits
 	// through it).
 	BillingAddr string
+	// MessagingAddr is the messaging service's gRPC address (chorusctl and tests add sending
+	// numbers through it).
+	MessagingAddr string
+	// PublicURL is the base URL carriers and link clicks reach the gateway at: HTTPURL unless
+	// CHORUS_PUBLIC_URL names another.
+	PublicURL string
 	// Key signs access tokens the gateway accepts (nil unless the stack is its own identity
 	// provider).
 	Key *devauth.Key
@@ -82,7 +95,8 @@ type Stack struct {
 }
 
 // Start migrates and starts every service, then the gateway, and returns once all of them
-// accept connections. Stop it with Close.
+// accept connections. Stop it with Close. The gateway's port is taken before messaging starts,
+// so messaging can be given the public URL it signs webhooks and builds links with.
 func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	log := cfg.Logger
 	if log == nil {
@@ -144,18 +158,39 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	cfg.Gateway.BillingAddr = billingLis.Addr().String()
 	st.BillingAddr = cfg.Gateway.BillingAddr
 
+	httpLis, err := net.Listen("tcp", cfg.Gateway.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("stack: http listen %s: %w", cfg.Gateway.HTTPAddr, err)
+	}
+	st.closes = append(st.closes, func() { _ = httpLis.Close() }) // until the gateway serves on it
+	st.HTTPURL = "http://" + httpLis.Addr().String()
+	if cfg.LocalPublicURL {
+		cfg.Messaging.PublicURL = st.HTTPURL
+	}
+	st.PublicURL = cfg.Messaging.PublicURL
+
+	cfg.Messaging.Logger = log.With("service", "messaging")
+	cfg.Messaging.OrgsAddr, cfg.Messaging.ContactsAddr, cfg.Messaging.BillingAddr = cfg.Gateway.OrgsAddr, cfg.Gateway.ContactsAddr, cfg.Gateway.BillingAddr
+	messagingSvc, err := messaging.New(ctx, cfg.Messaging)
+	if err != nil {
+		return nil, err
+	}
+	st.closes = append(st.closes, messagingSvc.Close)
+	messagingLis, err := net.Listen("tcp", cfg.Gateway.MessagingAddr)
+	if err != nil {
+		return nil, fmt.Errorf("stack: messaging listen %s: %w", cfg.Gateway.MessagingAddr, err)
+	}
+	g.Go(func() error { return messagingSvc.Serve(gctx, messagingLis) })
+	cfg.Gateway.MessagingAddr = messagingLis.Addr().String()
+	st.MessagingAddr = cfg.Gateway.MessagingAddr
+
 	cfg.Gateway.Logger = log.With("service", "gateway")
 	gw, err := gateway.New(ctx, cfg.Gateway)
 	if err != nil {
 		return nil, err
 	}
 	st.closes = append(st.closes, gw.Close)
-	httpLis, err := net.Listen("tcp", cfg.Gateway.HTTPAddr)
-	if err != nil {
-		return nil, fmt.Errorf("stack: http listen %s: %w", cfg.Gateway.HTTPAddr, err)
-	}
 	g.Go(func() error { return gw.Serve(gctx, httpLis) })
-	st.HTTPURL = "http://" + httpLis.Addr().String()
 	return st, nil
 }
 

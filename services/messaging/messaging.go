@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -124,6 +125,8 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.CursorSecret == "" || cfg.SandboxToken == "" {
 		return nil, errors.New("messaging: CHORUS_CURSOR_SECRET and CHORUS_SANDBOX_AUTH_TOKEN must not be empty")
 	}
+	// Carriers sign the exact URL; a trailing slash would double the one every path starts with.
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	ropts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("messaging: CHORUS_REDIS_URL: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,4 +100,28 @@ func TestOrgsRejectsBadInput(t *testing.T) {
 
 	_, err = c.GetOrganization(ctx, &orgsv1.GetOrganizationRequest{Id: "0190d1f8-0000-7000-8000-000000000000"})
 	assert.Equal(t, codes.NotFound, status.Code(err))
+}
+
+func TestHelpTextIsStoredAndCappedAt320Characters(t *testing.T) {
+	c := startOrgs(t)
+	ctx := context.Background()
+	// 320 characters of two bytes each: the cap counts characters, not bytes.
+	help := strings.Repeat("é", 320)
+	created, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "Acme", HelpText: "  " + help + "\n"})
+	require.NoError(t, err)
+	assert.Equal(t, help, created.GetOrganization().GetHelpText(), "surrounding space is trimmed")
+	got, err := c.GetOrganization(ctx, &orgsv1.GetOrganizationRequest{Id: created.GetOrganization().GetId()})
+	require.NoError(t, err)
+	assert.Equal(t, help, got.GetOrganization().GetHelpText())
+
+	plain, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "Plain"})
+	require.NoError(t, err)
+	got, err = c.GetOrganization(ctx, &orgsv1.GetOrganizationRequest{Id: plain.GetOrganization().GetId()})
+	require.NoError(t, err)
+	assert.Empty(t, got.GetOrganization().GetHelpText(), "no help text: the default answer applies")
+
+	_, err = c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "Long", HelpText: help + "x"})
+	require.Equal(t, codes.InvalidArgument, status.Code(err))
+	assert.Equal(t, apierr.ReasonValidation, apierr.Reason(err))
+	assert.Contains(t, apierr.FieldViolations(err), "helpText")
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,18 +18,23 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
 	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
 // env is one running stack on its own database, driven over HTTP like any client.
 type env struct {
-	t    *testing.T
-	st   *stack.Stack
-	orgs orgsv1.OrgsServiceClient
-	http *http.Client
+	t         *testing.T
+	st        *stack.Stack
+	orgs      orgsv1.OrgsServiceClient
+	messaging messagingv1.MessagingServiceClient
+	http      *http.Client
+	// sandboxToken signs the sandbox carrier's webhooks.
+	sandboxToken string
 }
 
 // newEnv starts the whole stack in-process on loopback listeners with a fresh database.
@@ -36,16 +42,18 @@ type env struct {
 func newEnv(t *testing.T, overrides map[string]string) *env {
 	t.Helper()
 	vars := map[string]string{
-		"CHORUS_DATABASE_URL":  pgtest.NewDatabase(t),
-		"CHORUS_REDIS_URL":     "redis://127.0.0.1:6379/0",
-		"CHORUS_HTTP_ADDR":     "127.0.0.1:0",
-		"CHORUS_ORGS_ADDR":     "127.0.0.1:0",
-		"CHORUS_CONTACTS_ADDR": "127.0.0.1:0",
-		"CHORUS_BILLING_ADDR":  "127.0.0.1:0",
-		"CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0",
-		"CHORUS_DEV_KEY":       filepath.Join(t.TempDir(), "dev-key.pem"),
-		"CHORUS_RATE_LIMIT":    "10000",
-		"CHORUS_RATE_BURST":    "10000",
+		"CHORUS_DATABASE_URL":   pgtest.NewDatabase(t),
+		"CHORUS_REDIS_URL":      "redis://127.0.0.1:6379/0",
+		"CHORUS_HTTP_ADDR":      "127.0.0.1:0",
+		"CHORUS_ORGS_ADDR":      "127.0.0.1:0",
+		"CHORUS_CONTACTS_ADDR":  "127.0.0.1:0",
+		"CHORUS_BILLING_ADDR":   "127.0.0.1:0",
+		"CHORUS_MESSAGING_ADDR": "127.0.0.1:0",
+		"CHORUS_DEV_JWKS_ADDR":  "127.0.0.1:0",
+		"CHORUS_DEV_KEY":        filepath.Join(t.TempDir(), "dev-key.pem"),
+		"CHORUS_RATE_LIMIT":     "10000",
+		"CHORUS_RATE_BURST":     "10000",
+		"CHORUS_SANDBOX_DELAY":  "50ms", // sandbox delivery reports arrive quickly
 	}
 	for k, v := range overrides {
 		vars[k] = v
@@ -57,10 +65,21 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 	st, err := stack.Start(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
-	conn, err := grpc.NewClient(st.OrgsAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	return &env{
+		t: t, st: st, orgs: orgsv1.NewOrgsServiceClient(dial(t, st.OrgsAddr)),
+		messaging:    messagingv1.NewMessagingServiceClient(dial(t, st.MessagingAddr)),
+		http:         &http.Client{Timeout: 30 * time.Second},
+		sandboxToken: cfg.Messaging.SandboxToken,
+	}
+}
+
+// dial connects to one of the stack's internal gRPC services, as chorusctl does.
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
-	return &env{t: t, st: st, orgs: orgsv1.NewOrgsServiceClient(conn), http: &http.Client{Timeout: 30 * time.Second}}
+	return conn
 }
 
 // org creates an organization and returns its id.
@@ -96,10 +115,55 @@ func (e *env) newMember(access string) *client {
 	return e.as(user, org)
 }
 
+// addNumber gives org a sending number (E.164 or any US format) and returns its id.
+func (e *env) addNumber(org, number string, isDefault bool) string {
+	e.t.Helper()
+	res, err := e.messaging.AddNumber(context.Background(), &messagingv1.AddNumberRequest{OrganizationId: org, Number: number, IsDefault: isDefault})
+	require.NoError(e.t, err)
+	return res.GetPhoneNumberId()
+}
+
+// newMemberWithNumber makes a fresh org whose default sending number is number, with a member
+// at the given access, and returns its client.
+func (e *env) newMemberWithNumber(access, number string) *client {
+	e.t.Helper()
+	c := e.newMember(access)
+	c.addNumber(number, true)
+	return c
+}
+
+// inbound delivers a text to the stack's sandbox webhook as the sandbox carrier would: a
+// Twilio-style form under a fresh MessageSid, signed with the sandbox token (chorusctl's
+// `sandbox inbound` path). to and from are sent as given.
+func (e *env) inbound(to, from, body string, media ...string) response {
+	e.t.Helper()
+	form, err := sandbox.Text{To: to, From: from, Body: body, Media: media}.Form()
+	require.NoError(e.t, err)
+	return e.postInbound(form)
+}
+
+// postInbound posts form, signed, to the sandbox webhook; tests that need a fixed MessageSid
+// or an odd field build the form themselves.
+func (e *env) postInbound(form url.Values) response {
+	e.t.Helper()
+	res, err := sandbox.Post(context.Background(), e.http, e.st.PublicURL, e.sandboxToken, form)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(e.t, err)
+	return response{Status: res.StatusCode, Header: res.Header, Body: raw}
+}
+
 type client struct {
 	e     *env
 	token string
 	org   string
+}
+
+// addNumber gives the client's org a sending number and returns its id.
+func (c *client) addNumber(number string, isDefault bool) string {
+	c.e.t.Helper()
+	return c.e.addNumber(c.org, number, isDefault)
 }
 
 // response is an HTTP answer with its body read.

@@ -1,8 +1,10 @@
-// Command bench (make bench) measures the contacts list through the whole stack against the
+// Command bench (make bench) measures, first, the contacts list through the whole stack against the
 // same SQL run through raw pgx on the same database, in the same run: 1,000,000 contacts across
 // organizations, 200,000 of them in the organization under test. It prints medians, p99s and
 // the ratio gateway/raw for page 1, a deep cursor page, a tag AND filter and a 4-letter fuzzy
 // search. The seeded database is kept (chorus_bench) and reused unless -reseed is given.
+// Then messaging (messaging.go): reply latency through the gateway against the carrier call
+// alone, and the dispatch rate of queued messages against the per-number throttle.
 package main
 
 import (
@@ -52,6 +54,10 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
+	suite := flag.String("suite", "all", "contacts, messaging or all")
+	dispatchCount := flag.Int("dispatch", 100_000, "queued messages in the dispatch case")
+	numbers := flag.Int("numbers", 50, "sending numbers in the dispatch case")
+	rate := flag.Int("rate", 10, "messages per second per sending number in the dispatch case")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -64,7 +70,18 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(context.Background(), *total, *big, *n, *dbName, *reseed); err != nil {
+	ctx := context.Background()
+	var err error
+	if *suite == "all" || *suite == "contacts" {
+		err = run(ctx, *total, *big, *n, *dbName, *reseed)
+	}
+	if err == nil && (*suite == "all" || *suite == "messaging") {
+		err = benchReply(ctx, *n)
+		if err == nil {
+			err = benchDispatch(ctx, *dispatchCount, *numbers, *rate)
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
@@ -19,6 +20,9 @@ import (
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/orgs/internal/store"
 )
+
+// maxHelpText is the longest HELP answer in characters: two SMS segments.
+const maxHelpText = 320
 
 // Server answers the OrgsService RPCs.
 type Server struct {
@@ -56,11 +60,15 @@ func (s *Server) CreateOrganization(ctx context.Context, req *orgsv1.CreateOrgan
 	if _, err := time.LoadLocation(tz); err != nil || tz == "Local" {
 		fields.Add("timezone", "must be an IANA timezone such as America/Chicago")
 	}
+	help := strings.TrimSpace(req.GetHelpText())
+	if utf8.RuneCountInString(help) > maxHelpText {
+		fields.Add("helpText", "at most 320 characters")
+	}
 	if err := fields.Err(); err != nil {
 		return nil, err
 	}
 	o, err := s.store.CreateOrganization(ctx, store.Organization{
-		Name: name, Timezone: tz, Sandbox: req.GetSandbox(), ShortLinkBaseURL: req.GetShortLinkBaseUrl(),
+		Name: name, Timezone: tz, Sandbox: req.GetSandbox(), ShortLinkBaseURL: req.GetShortLinkBaseUrl(), HelpText: help,
 	})
 	if err != nil {
 		return nil, err
@@ -157,6 +165,6 @@ func parseMember(orgID, user string) (uuid.UUID, string, error) {
 func toProto(o store.Organization) *orgsv1.Organization {
 	return &orgsv1.Organization{
 		Id: o.ID.String(), Name: o.Name, Timezone: o.Timezone, Sandbox: o.Sandbox,
-		ShortLinkBaseUrl: o.ShortLinkBaseURL, CreatedAt: timestamppb.New(o.CreatedAt),
+		ShortLinkBaseUrl: o.ShortLinkBaseURL, HelpText: o.HelpText, CreatedAt: timestamppb.New(o.CreatedAt),
 	}
 }

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+)
+
+// addedNumber is what `number add` prints, in this order.
+type addedNumber struct {
+	PhoneNumberID string `json:"phoneNumberId"`
+	Number        string `json:"number"`
+	IsDefault     bool   `json:"isDefault"`
+}
+
+// addNumber gives org a sending number through the messaging service.
+func addNumber(ctx context.Context, org, number string, isDefault bool) (*addedNumber, error) {
+	conn, err := connect("messaging", env("CHORUS_MESSAGING_ADDR", "127.0.0.1:9103"))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	res, err := messagingv1.NewMessagingServiceClient(conn).AddNumber(ctx, &messagingv1.AddNumberRequest{
+		OrganizationId: org, Number: number, IsDefault: isDefault,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &addedNumber{PhoneNumberID: res.GetPhoneNumberId(), Number: res.GetNumber(), IsDefault: res.GetIsDefault()}, nil
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/chorus-sms/chorus/cmd/stack"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+
+	"github.com/google/uuid"
+)
+
+// msgStack is a stack on a fresh database whose live carrier is a local server speaking
+// Twilio's Messages API (sandbox organizations use the sandbox carrier).
+type msgStack struct {
+	st        *stack.Stack
+	pool      *pgxpool.Pool
+	orgs      orgsv1.OrgsServiceClient
+	billing   billingv1.BillingServiceClient
+	messaging messagingv1.MessagingServiceClient
+	close     func()
+}
+
+func startMsgStack(ctx context.Context, dbName, carrierURL string, vars map[string]string) (*msgStack, error) {
+	dsn, err := ensureDatabase(ctx, dbName, true)
+	if err != nil {
+		return nil, err
+	}
+	keyDir, err := os.MkdirTemp("", "chorus-bench")
+	if err != nil {
+		return nil, err
+	}
+	all := map[string]string{
+		"CHORUS_DATABASE_URL": dsn, "CHORUS_HTTP_ADDR": "127.0.0.1:0", "CHORUS_ORGS_ADDR": "127.0.0.1:0",
+		"CHORUS_CONTACTS_ADDR": "127.0.0.1:0", "CHORUS_BILLING_ADDR": "127.0.0.1:0", "CHORUS_MESSAGING_ADDR": "127.0.0.1:0",
+		"CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0", "CHORUS_DEV_KEY": filepath.Join(keyDir, "key.pem"),
+		"CHORUS_RATE_LIMIT": "1000000", "CHORUS_RATE_BURST": "1000000",
+		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACbench", "CHORUS_TWILIO_AUTH_TOKEN": "bench-token",
+		"CHORUS_TWILIO_API_URL": carrierURL,
+	}
+	for k, v := range vars {
+		all[k] = v
+	}
+	r := envconfig.FromMap(all)
+	cfg := stack.ConfigFromEnv(r)
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := stack.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	var conns []*grpc.ClientConn
+	dial := func(addr string) *grpc.ClientConn {
+		c, _ := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conns = append(conns, c)
+		return c
+	}
+	ms := &msgStack{
+		st: st, pool: pool,
+		orgs:      orgsv1.NewOrgsServiceClient(dial(st.OrgsAddr)),
+		billing:   billingv1.NewBillingServiceClient(dial(st.BillingAddr)),
+		messaging: messagingv1.NewMessagingServiceClient(dial(st.MessagingAddr)),
+	}
+	ms.close = func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		pool.Close()
+		st.Close()
+		_ = os.RemoveAll(keyDir)
+	}
+	return ms, nil
+}
+
+// fakeTwilio answers every send at once, as Twilio's Messages API does on success.
+func fakeTwilio() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = fmt.Fprintf(w, `{"sid": "SM%s", "status": "queued", "to": %q}`, strings.ReplaceAll(uuid.NewString(), "-", ""), r.PostForm.Get("To"))
+	}))
+}
+
+// seedTextable inserts n opted-in, textable contacts with valid, distinct phones.
+func seedTextable(ctx context.Context, pool *pgxpool.Pool, org string, n int) ([]string, error) {
+	rows, err := pool.Query(ctx, `
+		INSERT INTO contacts.contacts (id, organization_id, phone, first_name, last_name, is_textable, created_at, updated_at)
+		SELECT gen_random_uuid(), $1, '+1' || (ARRAY['202','212','312','415','617','713','305','206','404','503'])[1 + i % 10]
+		       || (200 + i / 100000)::text || lpad(((i / 10) % 10000)::text, 4, '0'), 'Bench', 'Contact', true, now(), now()
+		FROM generate_series(0, $2 - 1) i
+		RETURNING phone`, org, n)
+	if err != nil {
+		return nil, err
+	}
+	var phones []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		phones = append(phones, p)
+	}
+	return phones, rows.Err()
+}
+
+// benchDispatch queues count messages from numbers sending numbers of a sandbox organization
+// and reports the achieved send rate against the configured one, and any second in which a
+// number sent more than its rate.
+func benchDispatch(ctx context.Context, count, numbers, rate int) error {
+	carrier := fakeTwilio()
+	defer carrier.Close()
+	ms, err := startMsgStack(ctx, "chorus_bench_dispatch", carrier.URL, map[string]string{
+		"CHORUS_NUMBER_RATE": fmt.Sprint(rate), "CHORUS_DISPATCH_WORKERS": "100", "CHORUS_SANDBOX_DELAY": "100ms",
+	})
+	if err != nil {
+		return err
+	}
+	defer ms.close()
+	o, err := ms.orgs.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "bench-dispatch", Sandbox: true})
+	if err != nil {
+		return err
+	}
+	org := o.GetOrganization().GetId()
+	var ids []string
+	for i := range numbers {
+		n, err := ms.messaging.AddNumber(ctx, &messagingv1.AddNumberRequest{OrganizationId: org, Number: fmt.Sprintf("+1646555%04d", 1000+i)})
+		if err != nil {
+			return err
+		}
+		ids = append(ids, n.GetPhoneNumberId())
+	}
+	phones, err := seedTextable(ctx, ms.pool, org, count)
+	if err != nil {
+		return err
+	}
+	octx := tenant.AppendToOutgoing(ctx, tenant.Principal{OrgID: uuid.MustParse(org), User: "bench", Access: tenant.AccessWrite})
+	fmt.Printf("\ndispatch: queueing %d messages from %d numbers at %d/s each (configured %d/s)...\n", count, numbers, rate, numbers*rate)
+	queueStart := time.Now()
+	for start := 0; start < count; start += 1000 {
+		var batch []*messagingv1.OutgoingMessage
+		for i := start; i < min(start+1000, count); i++ {
+			batch = append(batch, &messagingv1.OutgoingMessage{
+				DedupeKey: fmt.Sprintf("bench:%d", i), To: phones[i], Body: "Bench message " + fmt.Sprint(i),
+				FromPhoneNumberId: ids[i%numbers], SourceKind: "campaign", SourceId: "bench",
+			})
+		}
+		if _, err := ms.messaging.SendMessages(octx, &messagingv1.SendMessagesRequest{Messages: batch}); err != nil {
+			return fmt.Errorf("queue: %w", err)
+		}
+	}
+	fmt.Printf("queued in %s\n", time.Since(queueStart).Round(time.Millisecond))
+	for {
+		var done int
+		if err := ms.pool.QueryRow(ctx, `SELECT count(*) FROM messaging.messages WHERE status NOT IN ('queued', 'sending')`).Scan(&done); err != nil {
+			return err
+		}
+		if done >= count {
+			break
+		}
+		fmt.Printf("  %d/%d dispatched (%s)\n", done, count, time.Since(queueStart).Round(time.Second))
+		time.Sleep(10 * time.Second)
+	}
+	var first, last time.Time
+	var failed int
+	if err := ms.pool.QueryRow(ctx, `SELECT min(sent_at), max(sent_at), count(*) FILTER (WHERE sent_at IS NULL) FROM messaging.messages`).Scan(&first, &last, &failed); err != nil {
+		return err
+	}
+	var overBuckets, maxPerSecond int
+	if err := ms.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE n > $1), coalesce(max(n), 0) FROM (
+			SELECT our_number, date_trunc('second', sent_at), count(*) AS n FROM messaging.messages
+			WHERE sent_at IS NOT NULL GROUP BY 1, 2) s`, rate).Scan(&overBuckets, &maxPerSecond); err != nil {
+		return err
+	}
+	span := last.Sub(first).Seconds()
+	achieved := float64(count-failed) / span
+	fmt.Printf("%-44s %d\n", "messages sent", count-failed)
+	fmt.Printf("%-44s %d\n", "failed before the carrier", failed)
+	fmt.Printf("%-44s %.1fs\n", "first to last send", span)
+	fmt.Printf("%-44s %.0f/s of %d/s configured (%.2fx)\n", "achieved rate", achieved, numbers*rate, achieved/float64(numbers*rate))
+	fmt.Printf("%-44s %d (most in one second from one number: %d, rate %d)\n", "number-seconds over the rate", overBuckets, maxPerSecond, rate)
+	return nil
+}
+
+// benchReply times replies through the gateway against the same Twilio API call made directly.
+func benchReply(ctx context.Context, n int) error {
+	carrier := fakeTwilio()
+	defer carrier.Close()
+	ms, err := startMsgStack(ctx, "chorus_bench_reply", carrier.URL, map[string]string{"CHORUS_NUMBER_RATE": "100000"})
+	if err != nil {
+		return err
+	}
+	defer ms.close()
+	o, err := ms.orgs.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "bench-reply"})
+	if err != nil {
+		return err
+	}
+	org := o.GetOrganization().GetId()
+	if _, err := ms.orgs.SetMembership(ctx, &orgsv1.SetMembershipRequest{OrganizationId: org, UserSubject: benchUser, Access: orgsv1.Access_ACCESS_WRITE}); err != nil {
+		return err
+	}
+	if _, err := ms.billing.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: org, Amount: 1_000_000, IdempotencyKey: "bench"}); err != nil {
+		return err
+	}
+	if _, err := ms.messaging.AddNumber(ctx, &messagingv1.AddNumberRequest{OrganizationId: org, Number: "+16465550999"}); err != nil {
+		return err
+	}
+	phones, err := seedTextable(ctx, ms.pool, org, 1)
+	if err != nil {
+		return err
+	}
+	tok, err := ms.st.Key.Sign(benchUser, time.Hour)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	replyPath := ms.st.HTTPURL + "/api/conversations/" + url.PathEscape(phones[0]) + "/reply"
+	reply, err := measure(n, func(int) error {
+		req, _ := http.NewRequestWithContext(ctx, "POST", replyPath, strings.NewReader(`{"message": "Thanks, see you at 9"}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("x-organization-id", org)
+		req.Header.Set("Content-Type", "application/json")
+		return expect(hc.Do(req))(http.StatusOK)
+	})
+	if err != nil {
+		return fmt.Errorf("reply: %w", err)
+	}
+	form := url.Values{"To": {phones[0]}, "From": {"+16465550999"}, "Body": {"Thanks, see you at 9"}, "StatusCallback": {ms.st.HTTPURL + "/webhooks/twilio/status?messageId=" + uuid.NewString()}}
+	direct, err := measure(n, func(int) error {
+		req, _ := http.NewRequestWithContext(ctx, "POST", carrier.URL+"/2010-04-01/Accounts/ACbench/Messages.json", strings.NewReader(form.Encode()))
+		req.SetBasicAuth("ACbench", "bench-token")
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return expect(hc.Do(req))(http.StatusCreated)
+	})
+	if err != nil {
+		return fmt.Errorf("direct: %w", err)
+	}
+	fmt.Printf("\nreply, %d sequential requests a side\n", n)
+	fmt.Printf("%-44s %12s %12s\n", "case", "p50", "p99")
+	fmt.Printf("%-44s %12s %12s\n", "POST /api/conversations/:phone/reply", reply.p50, reply.p99)
+	fmt.Printf("%-44s %12s %12s\n", "the Twilio Messages API call alone", direct.p50, direct.p99)
+	fmt.Printf("%-44s %11.1fx\n", "ratio (p50)", float64(reply.p50)/float64(direct.p50))
+	return nil
+}
+
+// expect reads and closes a response and checks its status.
+func expect(res *http.Response, err error) func(want int) error {
+	return func(want int) error {
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != want {
+			return fmt.Errorf("status %d: %s", res.StatusCode, b)
+		}
+		return nil
+	}
+}
