@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
@@ -203,12 +202,9 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 
 // dial makes a lazy client connection to a backend service and registers it for /readyz.
 func (g *Gateway) dial(name, addr string) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
-	)
+	conn, err := rpcclient.Dial(name, addr)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: dial %s at %s: %w", name, addr, err)
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	g.backends = append(g.backends, backend{name: name, conn: conn})
 	return conn, nil
