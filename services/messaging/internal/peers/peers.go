@@ -5,7 +5,6 @@ package peers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -76,9 +75,6 @@ func For(ctx context.Context, org uuid.UUID) context.Context {
 	}
 	return tenant.AppendToOutgoing(ctx, tenant.Principal{OrgID: org, User: ServiceUser, Access: tenant.AccessWrite, RequestID: reqID})
 }
-
-// ErrUnknownOrg is returned for an organization the orgs service does not know.
-var ErrUnknownOrg = errors.New("unknown organization")
 
 // Org returns the organization's settings, cached for a few seconds.
 func (p *Peers) Org(ctx context.Context, id uuid.UUID) (*orgsv1.Organization, error) {
