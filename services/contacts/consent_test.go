@@ -262,8 +262,12 @@ func TestCheckSendableAnswersEachPhoneInOrder(t *testing.T) {
 	create(t, e, b, &contactsv1.CreateContactRequest{Phone: str("2025550145")})
 	optOut(t, e, a, "2025550144", time.Now())
 	eventually(t, 15*time.Second, "the lookups complete", func() bool {
-		l, m := textable(t, e, a, landline.GetId()), textable(t, e, a, ok.GetId())
-		return l != nil && m != nil
+		for _, c := range []*contactsv1.CreatedContact{landline, ok, stopped} {
+			if textable(t, e, a, c.GetId()) == nil {
+				return false
+			}
+		}
+		return true
 	})
 
 	req := []string{"(202) 555-0143", "2025550002", "2025550003", "2025550144", "2025550145", "2025550146", "555", "+12025550143"}
