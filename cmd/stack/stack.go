@@ -104,10 +104,11 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(ctx)
-	st = &Stack{cancel: cancel, group: g}
+	s := &Stack{cancel: cancel, group: g}
+	st = s
 	defer func() {
 		if err != nil {
-			st.Close()
+			s.Close() // st is nil by now
 		}
 	}()
 

@@ -41,9 +41,11 @@ type Outcome struct {
 // SendNow sends a stored message that is already "sending" (a reply) through its carrier,
 // paced by its number's throttle, and settles its status and credits.
 func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, error) {
-	if err := d.throttle.wait(ctx, m.OurNumber); err != nil {
+	granted, err := d.throttle.wait(ctx, m.OurNumber)
+	if err != nil {
 		return d.fail(ctx, m, CodeCarrierUnavailable, err)
 	}
+	m.DispatchedAt = &granted
 	o, err := d.transmit(ctx, m)
 	if err != nil {
 		return o, err
@@ -89,10 +91,11 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 			return 0, err
 		}
 	}
-	if err := d.throttle.wait(ctx, m.OurNumber); err != nil {
+	granted, err := d.throttle.wait(ctx, m.OurNumber)
+	if err != nil {
 		return 0, err
 	}
-	claimed, err := d.store.Claim(ctx, m.ID)
+	claimed, err := d.store.Claim(ctx, m.ID, granted)
 	if err != nil || !claimed {
 		return 0, err
 	}
@@ -176,7 +179,7 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 		// The carrier has it: record that before anything else, on a context that outlives
 		// the caller's, since a lost record here is what the status callback must repair.
 		ctx = context.WithoutCancel(ctx)
-		if err := d.advance(ctx, m.ID, carrier.Status{ProviderMessageID: acc.ProviderMessageID, Status: carrier.StatusSent}); err != nil {
+		if err := d.advanceDispatched(ctx, m, carrier.Status{ProviderMessageID: acc.ProviderMessageID, Status: carrier.StatusSent}); err != nil {
 			return Outcome{}, err
 		}
 		return Outcome{Status: store.StatusSent, ProviderMessageID: acc.ProviderMessageID}, nil
@@ -209,7 +212,7 @@ func (d *Dispatcher) recordCarrierOptOut(ctx context.Context, m store.Message) {
 // fail marks m failed with code and returns what it holds.
 func (d *Dispatcher) fail(ctx context.Context, m store.Message, code string, cause error) (Outcome, error) {
 	ctx = context.WithoutCancel(ctx)
-	if err := d.advance(ctx, m.ID, carrier.Status{Status: carrier.StatusFailed, ErrorCode: code}); err != nil {
+	if err := d.advanceDispatched(ctx, m, carrier.Status{Status: carrier.StatusFailed, ErrorCode: code}); err != nil {
 		return Outcome{}, err
 	}
 	if cause != nil {
@@ -238,12 +241,23 @@ func (d *Dispatcher) ApplyStatus(ctx context.Context, provider string, id uuid.U
 // advance moves a message's status forward, publishes the change, and settles credits when
 // the message leaves "sending": consumed if the carrier took it, returned if it failed there.
 func (d *Dispatcher) advance(ctx context.Context, id uuid.UUID, s carrier.Status) error {
+	return d.advanceAt(ctx, id, s, nil)
+}
+
+// advanceDispatched is advance for a message this process dispatched, recording when its
+// throttle let it go (a reply's time is recorded only here).
+func (d *Dispatcher) advanceDispatched(ctx context.Context, m store.Message, s carrier.Status) error {
+	return d.advanceAt(ctx, m.ID, s, m.DispatchedAt)
+}
+
+func (d *Dispatcher) advanceAt(ctx context.Context, id uuid.UUID, s carrier.Status, dispatchedAt *time.Time) error {
 	var before store.Message
 	var changed bool
 	err := d.store.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		before, changed, err = d.store.AdvanceStatus(ctx, tx, id, store.StatusChange{
 			Status: s.Status, ProviderMessageID: s.ProviderMessageID, ErrorCode: s.ErrorCode, At: time.Now(),
+			DispatchedAt: dispatchedAt,
 		})
 		if err != nil || !changed {
 			return err

@@ -20,21 +20,21 @@ func newThrottle(rdb *redis.Client, perSecond int) *throttle {
 	return &throttle{limiter: redis_rate.NewLimiter(rdb), limit: redis_rate.Limit{Rate: perSecond, Burst: 1, Period: time.Second}}
 }
 
-// wait blocks until number may send one message, or ctx ends.
-func (t *throttle) wait(ctx context.Context, number string) error {
+// wait blocks until number may send one message, or ctx ends, and returns when it was let go.
+func (t *throttle) wait(ctx context.Context, number string) (time.Time, error) {
 	for {
 		res, err := t.limiter.Allow(ctx, "chorus:messaging:throttle:"+number, t.limit)
 		if err != nil {
-			return fmt.Errorf("throttle %s: %w", number, err)
+			return time.Time{}, fmt.Errorf("throttle %s: %w", number, err)
 		}
 		if res.Allowed > 0 {
-			return nil
+			return time.Now(), nil
 		}
 		timer := time.NewTimer(res.RetryAfter)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return ctx.Err()
+			return time.Time{}, ctx.Err()
 		case <-timer.C:
 		}
 	}

@@ -92,23 +92,23 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			CreatedAt:     now,
 		}
 	}
-	ids := make([]string, len(msgs))
+	batch := make([]*store.Message, len(msgs))
+	for i := range msgs {
+		batch[i] = &msgs[i]
+	}
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		var queued []uuid.UUID
-		for i := range msgs {
-			inserted, err := s.cfg.Store.InsertOutgoing(ctx, tx, &msgs[i])
-			if err != nil {
-				return err
-			}
-			ids[i] = msgs[i].ID.String()
-			if inserted {
-				queued = append(queued, msgs[i].ID)
-			}
+		queued, err := s.cfg.Store.InsertOutgoingMany(ctx, tx, batch)
+		if err != nil {
+			return err
 		}
 		return s.cfg.Dispatch.QueueTx(ctx, tx, org, queued...)
 	})
 	if err != nil {
 		return nil, err
+	}
+	ids := make([]string, len(msgs))
+	for i := range msgs {
+		ids[i] = msgs[i].ID.String()
 	}
 	return &messagingv1.SendMessagesResponse{MessageIds: ids}, nil
 }

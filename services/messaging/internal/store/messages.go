@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -64,8 +65,10 @@ type Message struct {
 	Keyword          string
 
 	CreatedAt time.Time
-	SentAt    *time.Time
-	StatusAt  *time.Time
+	// DispatchedAt is when the number's throttle let the message go to the carrier.
+	DispatchedAt *time.Time
+	SentAt       *time.Time
+	StatusAt     *time.Time
 }
 
 const messageColumns = `id, organization_id, direction, contact_phone, our_number, phone_number_id, body, media_urls,
@@ -73,7 +76,7 @@ const messageColumns = `id, organization_id, direction, contact_phone, our_numbe
 	coalesce(hold_id, ''), source_kind, coalesce(source_id, ''), coalesce(dedupe_key, ''), coalesce(quiet_hours_timezone, ''),
 	attributed_message_id, coalesce(sentiment, ''), coalesce(sentiment_score, 0), coalesce(category, ''),
 	coalesce(requires_response, false), coalesce(opt_out_detected, false), coalesce(keyword, ''),
-	created_at, sent_at, status_at`
+	created_at, dispatched_at, sent_at, status_at`
 
 func scanMessage(row pgx.Row) (Message, error) {
 	var m Message
@@ -82,7 +85,7 @@ func scanMessage(row pgx.Row) (Message, error) {
 		&m.HoldID, &m.SourceKind, &m.SourceID, &m.DedupeKey, &m.QuietTimezone,
 		&m.AttributedTo, &m.Sentiment, &m.SentimentScore, &m.Category,
 		&m.RequiresResponse, &m.OptOutDetected, &m.Keyword,
-		&m.CreatedAt, &m.SentAt, &m.StatusAt)
+		&m.CreatedAt, &m.DispatchedAt, &m.SentAt, &m.StatusAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, ErrNotFound
 	}
@@ -100,34 +103,138 @@ func nullIfEmpty(s string) *string {
 }
 
 // InsertOutgoing stores an outgoing message and moves its thread, inside tx. A message whose
-// dedupe key the organization already used is not stored again: inserted is false and the
-// existing message's id is returned.
+// dedupe key the organization already used is not stored again: inserted is false and m.ID is
+// set to the existing message's id.
 func (s *Store) InsertOutgoing(ctx context.Context, tx pgx.Tx, m *Message) (inserted bool, err error) {
-	if m.MediaURLs == nil {
-		m.MediaURLs = []string{}
-	}
-	err = tx.QueryRow(ctx, `INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id,
-			body, media_urls, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
-			quiet_hours_timezone, created_at)
-		VALUES ($1, $2, 'outgoing', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-		ON CONFLICT (organization_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-		RETURNING created_at`,
-		m.ID, m.OrgID, m.ContactPhone, m.OurNumber, m.PhoneNumberID, m.Body, m.MediaURLs, m.IsMMS, m.Status, m.Provider,
-		m.Credits, m.Billable, nullIfEmpty(m.HoldID), m.SourceKind, nullIfEmpty(m.SourceID), nullIfEmpty(m.DedupeKey),
-		nullIfEmpty(m.QuietTimezone), m.CreatedAt).Scan(&m.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		if err := tx.QueryRow(ctx, `SELECT id FROM messages WHERE organization_id = $1 AND dedupe_key = $2`, m.OrgID, m.DedupeKey).Scan(&m.ID); err != nil {
-			return false, fmt.Errorf("read deduplicated message: %w", err)
+	ids, err := s.InsertOutgoingMany(ctx, tx, []*Message{m})
+	return len(ids) == 1, err
+}
+
+// InsertOutgoingMany stores outgoing messages and moves their threads in one statement inside
+// tx, and returns the ids of those stored. A message whose dedupe key its organization already
+// used (before or earlier in msgs) is not stored: its ID is set to the existing message's.
+func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Message) (inserted []uuid.UUID, err error) {
+	var cols outgoingColumns
+	for _, m := range msgs {
+		if err := cols.add(m); err != nil {
+			return nil, err
 		}
-		return false, nil
 	}
+	rows, err := tx.Query(ctx, `WITH input AS (
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+				$8::boolean[], $9::text[], $10::text[], $11::int[], $12::boolean[], $13::text[], $14::text[], $15::text[],
+				$16::text[], $17::text[], $18::timestamptz[])
+			AS t(id, organization_id, contact_phone, our_number, phone_number_id, body, media, is_mms, status, provider,
+				credits, billable, hold_id, source_kind, source_id, dedupe_key, quiet_hours_timezone, created_at)
+		), stored AS (
+			INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id, body,
+				media_urls, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
+				quiet_hours_timezone, created_at)
+			SELECT id, organization_id, 'outgoing', contact_phone, our_number, nullif(phone_number_id, '')::uuid, body,
+				ARRAY(SELECT jsonb_array_elements_text(media::jsonb)), is_mms, status, provider, credits, billable,
+				nullif(hold_id, ''), source_kind, nullif(source_id, ''), nullif(dedupe_key, ''),
+				nullif(quiet_hours_timezone, ''), created_at
+			FROM input
+			ON CONFLICT (organization_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+			RETURNING id, organization_id, contact_phone, body, created_at
+		), threads AS (
+			INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
+			SELECT DISTINCT ON (organization_id, contact_phone) organization_id, contact_phone, body, created_at, 'outgoing', 0
+			FROM stored ORDER BY organization_id, contact_phone, created_at DESC, id DESC
+			`+conversationUpsert+`
+		)
+		SELECT id FROM stored`, cols.args()...)
 	if err != nil {
-		return false, fmt.Errorf("insert outgoing message: %w", err)
+		return nil, fmt.Errorf("insert outgoing messages: %w", err)
 	}
-	if err := touchConversation(ctx, tx, m); err != nil {
-		return false, err
+	inserted, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("insert outgoing messages: %w", err)
 	}
-	return true, nil
+	if len(inserted) < len(msgs) {
+		if err := s.resolveDuplicates(ctx, tx, msgs, inserted); err != nil {
+			return nil, err
+		}
+	}
+	return inserted, nil
+}
+
+// outgoingColumns holds a batch of outgoing messages column by column, the shape unnest takes.
+type outgoingColumns struct {
+	ids, orgs                                                   []uuid.UUID
+	phones, ours, numberIDs, bodies, media, statuses, providers []string
+	holds, kinds, sources, keys, zones                          []string
+	mms, billable                                               []bool
+	credits                                                     []int32
+	created                                                     []time.Time
+}
+
+func (c *outgoingColumns) add(m *Message) error {
+	urls, err := json.Marshal(append([]string{}, m.MediaURLs...))
+	if err != nil {
+		return fmt.Errorf("encode media urls: %w", err)
+	}
+	numberID := ""
+	if m.PhoneNumberID != nil {
+		numberID = m.PhoneNumberID.String()
+	}
+	c.ids, c.orgs = append(c.ids, m.ID), append(c.orgs, m.OrgID)
+	c.phones, c.ours, c.numberIDs = append(c.phones, m.ContactPhone), append(c.ours, m.OurNumber), append(c.numberIDs, numberID)
+	c.bodies, c.media, c.statuses = append(c.bodies, m.Body), append(c.media, string(urls)), append(c.statuses, m.Status)
+	c.providers, c.holds, c.kinds = append(c.providers, m.Provider), append(c.holds, m.HoldID), append(c.kinds, m.SourceKind)
+	c.sources, c.keys, c.zones = append(c.sources, m.SourceID), append(c.keys, m.DedupeKey), append(c.zones, m.QuietTimezone)
+	c.mms, c.billable = append(c.mms, m.IsMMS), append(c.billable, m.Billable)
+	c.credits, c.created = append(c.credits, m.Credits), append(c.created, m.CreatedAt)
+	return nil
+}
+
+// args are the columns in the order of InsertOutgoingMany's unnest.
+func (c *outgoingColumns) args() []any {
+	return []any{c.ids, c.orgs, c.phones, c.ours, c.numberIDs, c.bodies, c.media, c.mms, c.statuses, c.providers,
+		c.credits, c.billable, c.holds, c.kinds, c.sources, c.keys, c.zones, c.created}
+}
+
+// resolveDuplicates sets the ID of each message that was not inserted to the id of the
+// message that already holds its dedupe key.
+func (s *Store) resolveDuplicates(ctx context.Context, tx pgx.Tx, msgs []*Message, inserted []uuid.UUID) error {
+	stored := make(map[uuid.UUID]bool, len(inserted))
+	for _, id := range inserted {
+		stored[id] = true
+	}
+	var orgs []uuid.UUID
+	var keys []string
+	for _, m := range msgs {
+		if !stored[m.ID] {
+			orgs, keys = append(orgs, m.OrgID), append(keys, m.DedupeKey)
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT m.organization_id, m.dedupe_key, m.id FROM messages m
+		JOIN unnest($1::uuid[], $2::text[]) AS k(organization_id, dedupe_key)
+		ON m.organization_id = k.organization_id AND m.dedupe_key = k.dedupe_key`, orgs, keys)
+	if err != nil {
+		return fmt.Errorf("read deduplicated messages: %w", err)
+	}
+	type key struct {
+		org uuid.UUID
+		key string
+	}
+	existing := map[key]uuid.UUID{}
+	var k key
+	var id uuid.UUID
+	if _, err := pgx.ForEachRow(rows, []any{&k.org, &k.key, &id}, func() error { existing[k] = id; return nil }); err != nil {
+		return fmt.Errorf("read deduplicated messages: %w", err)
+	}
+	for _, m := range msgs {
+		if stored[m.ID] {
+			continue
+		}
+		id, ok := existing[key{m.OrgID, m.DedupeKey}]
+		if !ok {
+			return fmt.Errorf("message %s was neither stored nor deduplicated", m.ID)
+		}
+		m.ID = id
+	}
+	return nil
 }
 
 // InsertIncoming stores an inbound message once per provider message id and moves its thread,
@@ -153,23 +260,21 @@ func (s *Store) InsertIncoming(ctx context.Context, tx pgx.Tx, m *Message) (inse
 	return true, touchConversation(ctx, tx, m)
 }
 
-// touchConversation makes m the thread's last message (unless a later one is already there)
-// and counts an incoming one as unread.
-func touchConversation(ctx context.Context, tx pgx.Tx, m *Message) error {
-	unread := 0
-	if m.Direction == Incoming {
-		unread = 1
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (organization_id, phone) DO UPDATE SET
+// conversationUpsert makes the inserted message its thread's last one (unless a later one is
+// already there) and adds its unread count.
+const conversationUpsert = `ON CONFLICT (organization_id, phone) DO UPDATE SET
 			last_message = CASE WHEN excluded.last_message_at >= c.last_message_at THEN excluded.last_message ELSE c.last_message END,
 			last_direction = CASE WHEN excluded.last_message_at >= c.last_message_at THEN excluded.last_direction ELSE c.last_direction END,
 			last_message_at = greatest(c.last_message_at, excluded.last_message_at),
 			unread_count = c.unread_count + excluded.unread_count,
 			-- A new inbound message brings an archived thread back.
-			is_archived = c.is_archived AND excluded.unread_count = 0`,
-		m.OrgID, m.ContactPhone, m.Body, m.CreatedAt, m.Direction, unread)
+			is_archived = c.is_archived AND excluded.unread_count = 0`
+
+// touchConversation makes an incoming message its thread's last and counts it as unread.
+func touchConversation(ctx context.Context, tx pgx.Tx, m *Message) error {
+	_, err := tx.Exec(ctx, `INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
+		VALUES ($1, $2, $3, $4, 'incoming', 1) `+conversationUpsert,
+		m.OrgID, m.ContactPhone, m.Body, m.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("update conversation: %w", err)
 	}
@@ -190,10 +295,11 @@ func (s *Store) MessageForCallback(ctx context.Context, provider string, id uuid
 	return scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE provider = $1 AND provider_message_id = $2 AND direction = 'outgoing'`, provider, providerMessageID))
 }
 
-// Claim moves a queued message to sending, so one dispatcher sends it; false means another
-// took it or it is no longer queued.
-func (s *Store) Claim(ctx context.Context, id uuid.UUID) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE messages SET status = 'sending', status_at = now() WHERE id = $1 AND status = 'queued'`, id)
+// Claim moves a queued message to sending, so one dispatcher sends it, recording when its
+// throttle let it go; false means another took it or it is no longer queued.
+func (s *Store) Claim(ctx context.Context, id uuid.UUID, dispatchedAt time.Time) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2
+		WHERE id = $1 AND status = 'queued'`, id, dispatchedAt)
 	if err != nil {
 		return false, fmt.Errorf("claim message: %w", err)
 	}
@@ -218,6 +324,8 @@ type StatusChange struct {
 	ProviderMessageID string
 	ErrorCode         string
 	At                time.Time
+	// DispatchedAt, when set, records when the throttle let the message go (a reply's).
+	DispatchedAt *time.Time
 }
 
 // AdvanceStatus moves the message's status forward to c.Status inside tx and returns the
@@ -232,9 +340,10 @@ func (s *Store) AdvanceStatus(ctx context.Context, tx pgx.Tx, id uuid.UUID, c St
 			provider_message_id = coalesce(provider_message_id, nullif($3, '')),
 			error_code = coalesce(nullif($4, ''), error_code),
 			sent_at = CASE WHEN $2 IN ('sent', 'delivered', 'undelivered') THEN coalesce(sent_at, $5) ELSE sent_at END,
-			status_at = $5
+			status_at = $5,
+			dispatched_at = coalesce(dispatched_at, $6)
 		WHERE id = $1 AND %s < %s`, fmt.Sprintf(statusRank, "status"), fmt.Sprintf(statusRank, "$2::text")),
-		id, c.Status, c.ProviderMessageID, c.ErrorCode, c.At)
+		id, c.Status, c.ProviderMessageID, c.ErrorCode, c.At, c.DispatchedAt)
 	if err != nil {
 		return Message{}, false, fmt.Errorf("advance message status: %w", err)
 	}

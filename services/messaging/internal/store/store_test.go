@@ -120,3 +120,54 @@ func TestNumbersBelongToOneOrganizationWithOneDefault(t *testing.T) {
 	_, err = st.Number(ctx, b, first.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
+
+// A batch is stored in one statement: a dedupe key used before, or twice in the batch, stores
+// one message and answers its id; each thread shows its newest message.
+func TestOutgoingBatchDeduplicatesAndMovesEachThreadOnce(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	org, other := uuid.New(), uuid.New()
+	queued := func(org uuid.UUID, to, key, body string, at time.Time, media ...string) *store.Message {
+		m := outgoing(org, to)
+		m.Status, m.SourceKind, m.DedupeKey, m.Body, m.CreatedAt, m.MediaURLs = store.StatusQueued, store.SourceCampaign, key, body, at, media
+		return m
+	}
+	insert := func(msgs ...*store.Message) []uuid.UUID {
+		var ids []uuid.UUID
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			ids, err = st.InsertOutgoingMany(ctx, tx, msgs)
+			return err
+		}))
+		return ids
+	}
+	t0 := time.Now().Truncate(time.Microsecond)
+	first := queued(org, "+12025550143", "c1:a", "one", t0, "https://example.com/a.png")
+	require.Equal(t, []uuid.UUID{first.ID}, insert(first))
+
+	again := queued(org, "+12025550143", "c1:a", "one again", t0.Add(time.Second))
+	b1 := queued(org, "+12025550144", "c1:b", "b first", t0.Add(time.Second))
+	b2 := queued(org, "+12025550144", "c1:b", "b twice in the batch", t0.Add(2*time.Second))
+	c := queued(org, "+12025550144", "c1:c", "b newest", t0.Add(3*time.Second))
+	foreign := queued(other, "+12025550143", "c1:a", "another org's key", t0)
+	stored := insert(again, b1, b2, c, foreign)
+	assert.ElementsMatch(t, []uuid.UUID{b1.ID, c.ID, foreign.ID}, stored)
+	assert.Equal(t, first.ID, again.ID, "a used key answers the stored message")
+	assert.Equal(t, b1.ID, b2.ID, "a key twice in one batch stores it once")
+
+	got, err := st.Message(ctx, org, first.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "one", got.Body)
+	assert.Equal(t, []string{"https://example.com/a.png"}, got.MediaURLs)
+	assert.Equal(t, "c1:a", got.DedupeKey)
+
+	list, err := st.Conversations(ctx, org, store.ConversationFilter{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	last := map[string]string{}
+	for _, c := range list {
+		last[c.Phone] = c.LastMessage
+		assert.Zero(t, c.UnreadCount)
+	}
+	assert.Equal(t, map[string]string{"+12025550143": "one", "+12025550144": "b newest"}, last)
+}
