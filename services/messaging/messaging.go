@@ -77,25 +77,31 @@ type Config struct {
 	// SandboxDelay is how long the sandbox carrier waits before reporting an outcome
 	// (CHORUS_SANDBOX_DELAY).
 	SandboxDelay time.Duration
-	Logger       *slog.Logger
+	// SendingTimeout is how long an outgoing message may stay "sending" (claimed, carrier's
+	// answer not recorded, no status callback) before it is failed with
+	// CARRIER_OUTCOME_UNKNOWN and its credits returned (CHORUS_SENDING_TIMEOUT). It must be
+	// well above the longest carrier call, or a send still under way would be failed.
+	SendingTimeout time.Duration
+	Logger         *slog.Logger
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the messaging service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
-		DatabaseURL:  r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:     r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		OrgsAddr:     r.String("CHORUS_ORGS_ADDR", "127.0.0.1:9101"),
-		ContactsAddr: r.String("CHORUS_CONTACTS_ADDR", "127.0.0.1:9102"),
-		BillingAddr:  r.String("CHORUS_BILLING_ADDR", "127.0.0.1:9107"),
-		PublicURL:    r.URL("CHORUS_PUBLIC_URL", "http://127.0.0.1:8080"),
-		CursorSecret: r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
-		Provider:     r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
-		Twilio:       carrier.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_API_URL", "https://api.twilio.com")},
-		SandboxToken: r.String("CHORUS_SANDBOX_AUTH_TOKEN", DevSandboxToken),
-		NumberRate:   r.Int("CHORUS_NUMBER_RATE", 10, 1),
-		Workers:      r.Int("CHORUS_DISPATCH_WORKERS", 20, 1),
-		SandboxDelay: r.DurationOrZero("CHORUS_SANDBOX_DELAY", 300*time.Millisecond),
+		DatabaseURL:    r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		OrgsAddr:       r.String("CHORUS_ORGS_ADDR", "127.0.0.1:9101"),
+		ContactsAddr:   r.String("CHORUS_CONTACTS_ADDR", "127.0.0.1:9102"),
+		BillingAddr:    r.String("CHORUS_BILLING_ADDR", "127.0.0.1:9107"),
+		PublicURL:      r.URL("CHORUS_PUBLIC_URL", "http://127.0.0.1:8080"),
+		CursorSecret:   r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
+		Provider:       r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
+		Twilio:         carrier.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_API_URL", "https://api.twilio.com")},
+		SandboxToken:   r.String("CHORUS_SANDBOX_AUTH_TOKEN", DevSandboxToken),
+		NumberRate:     r.Int("CHORUS_NUMBER_RATE", 10, 1),
+		Workers:        r.Int("CHORUS_DISPATCH_WORKERS", 20, 1),
+		SandboxDelay:   r.DurationOrZero("CHORUS_SANDBOX_DELAY", 300*time.Millisecond),
+		SendingTimeout: r.Duration("CHORUS_SENDING_TIMEOUT", time.Hour),
 	}
 	if cfg.Provider == ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")
@@ -156,17 +162,18 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		}
 	}
 	s.dispatch, err = dispatch.New(dispatch.Config{
-		Pool:         pool,
-		Schema:       Schema,
-		Store:        st,
-		Peers:        s.peers,
-		Redis:        s.rdb,
-		Live:         live,
-		PublicURL:    cfg.PublicURL,
-		NumberRate:   cfg.NumberRate,
-		Workers:      cfg.Workers,
-		SandboxDelay: cfg.SandboxDelay,
-		Logger:       log,
+		Pool:           pool,
+		Schema:         Schema,
+		Store:          st,
+		Peers:          s.peers,
+		Redis:          s.rdb,
+		Live:           live,
+		PublicURL:      cfg.PublicURL,
+		NumberRate:     cfg.NumberRate,
+		Workers:        cfg.Workers,
+		SandboxDelay:   cfg.SandboxDelay,
+		SendingTimeout: cfg.SendingTimeout,
+		Logger:         log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)

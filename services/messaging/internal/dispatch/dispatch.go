@@ -6,7 +6,9 @@
 // A message's life: queued → sending (claimed; committed before the carrier is called) →
 // sent (carrier accepted; credits consumed) → delivered | undelivered | failed. A send whose
 // answer is lost stays "sending" and is never sent again: the carrier's status callback, which
-// carries our message id, settles it.
+// carries our message id, settles it. One still "sending" after the sending timeout is failed
+// (CARRIER_OUTCOME_UNKNOWN) with its credits returned, and a later callback changes nothing; a
+// settle that billing refused is repeated by the same sweep (reconcile.go).
 package dispatch
 
 import (
@@ -42,7 +44,10 @@ type Config struct {
 	NumberRate   int
 	Workers      int
 	SandboxDelay time.Duration
-	Logger       *slog.Logger
+	// SendingTimeout is how long a message may stay "sending" before it is failed with
+	// CodeOutcomeUnknown and its credits returned; it must be positive.
+	SendingTimeout time.Duration
+	Logger         *slog.Logger
 }
 
 // Dispatcher sends messages and applies their status callbacks.
@@ -60,6 +65,9 @@ type Dispatcher struct {
 
 // New builds the dispatcher and its River client; Start begins working queued messages.
 func New(cfg Config) (*Dispatcher, error) {
+	if cfg.SendingTimeout <= 0 {
+		return nil, fmt.Errorf("dispatch: sending timeout must be positive, got %s", cfg.SendingTimeout)
+	}
 	d := &Dispatcher{
 		store:     cfg.Store,
 		peers:     cfg.Peers,
@@ -73,13 +81,16 @@ func New(cfg Config) (*Dispatcher, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &sendWorker{d: d})
 	river.AddWorker(workers, &reportWorker{d: d, delay: cfg.SandboxDelay})
+	river.AddWorker(workers, &reconcileWorker{d: d, timeout: cfg.SendingTimeout})
 	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
 		Schema: cfg.Schema,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: cfg.Workers},
 			queueSandbox:       {MaxWorkers: 50},
+			queueReconcile:     {MaxWorkers: 1},
 		},
 		Workers:           workers,
+		PeriodicJobs:      []*river.PeriodicJob{reconcilePeriodicJob(cfg.SendingTimeout)},
 		Logger:            cfg.Logger,
 		FetchPollInterval: 100 * time.Millisecond,
 		SoftStopTimeout:   10 * time.Second,

@@ -251,13 +251,25 @@ func (d *Dispatcher) advanceDispatched(ctx context.Context, m store.Message, s c
 }
 
 func (d *Dispatcher) advanceAt(ctx context.Context, id uuid.UUID, s carrier.Status, dispatchedAt *time.Time) error {
+	_, err := d.advanceWith(ctx, s, func(tx pgx.Tx, c store.StatusChange) (store.Message, bool, error) {
+		c.DispatchedAt = dispatchedAt
+		return d.store.AdvanceStatus(ctx, tx, id, c)
+	})
+	return err
+}
+
+// statusMove applies a status change inside tx and returns the message as it was before.
+type statusMove func(tx pgx.Tx, c store.StatusChange) (before store.Message, changed bool, err error)
+
+// advanceWith moves a message's status with move, publishes the change in the same
+// transaction, and settles credits when the message leaves "sending": consumed if the carrier
+// took it, returned if it failed there. It returns the message as it was before the change.
+func (d *Dispatcher) advanceWith(ctx context.Context, s carrier.Status, move statusMove) (changed bool, err error) {
 	var before store.Message
-	var changed bool
-	err := d.store.InTx(ctx, func(tx pgx.Tx) error {
+	err = d.store.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		before, changed, err = d.store.AdvanceStatus(ctx, tx, id, store.StatusChange{
+		before, changed, err = move(tx, store.StatusChange{
 			Status: s.Status, ProviderMessageID: s.ProviderMessageID, ErrorCode: s.ErrorCode, At: time.Now(),
-			DispatchedAt: dispatchedAt,
 		})
 		if err != nil || !changed {
 			return err
@@ -265,20 +277,21 @@ func (d *Dispatcher) advanceAt(ctx context.Context, id uuid.UUID, s carrier.Stat
 		return publishStatus(ctx, tx, before, s)
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return ErrUnknownMessage
+		return false, ErrUnknownMessage
 	}
 	if err != nil || !changed {
-		return err
+		return false, err
 	}
 	if before.Status == store.StatusQueued || before.Status == store.StatusSending {
-		return d.settle(ctx, before, s.Status != carrier.StatusFailed)
+		return true, d.settle(ctx, before, s.Status != carrier.StatusFailed)
 	}
-	return nil
+	return true, nil
 }
 
-// settle posts a message's credits against its hold when it was dispatched, and releases the
-// message's own hold either way. Both calls are idempotent per message, so a settle repeated
-// after a crash charges nothing twice.
+// settle posts a message's credits against its hold when it was dispatched, releases the
+// message's own hold either way, and records that it did. Both billing calls are idempotent
+// per message, so the reconciler can repeat a settle that billing failed (settleMissed)
+// without charging anything twice.
 func (d *Dispatcher) settle(ctx context.Context, m store.Message, dispatched bool) error {
 	if !m.Billable || m.HoldID == "" {
 		return nil
@@ -294,5 +307,5 @@ func (d *Dispatcher) settle(ctx context.Context, m store.Message, dispatched boo
 			return fmt.Errorf("release hold of message %s: %w", m.ID, err)
 		}
 	}
-	return nil
+	return d.store.MarkSettled(ctx, m.ID)
 }

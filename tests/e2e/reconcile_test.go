@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+)
+
+// A reply whose carrier answer was lost, and for which no status callback comes, is failed
+// once CHORUS_SENDING_TIMEOUT has passed: its held credit comes back, nothing is charged, the
+// change is published, and a late "delivered" callback changes nothing. A reply the carrier
+// accepted is left alone by the sweep.
+func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
+	const token = "twilio-e2e-token"
+	var callbacks sync.Map // body → the status callback path the carrier was given
+	carrier := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		body := r.PostForm.Get("Body")
+		cb, _ := url.Parse(r.PostForm.Get("StatusCallback"))
+		callbacks.Store(body, cb.RequestURI())
+		if body == "lost" {
+			// The request is read, then the connection drops before any answer: the
+			// message may or may not have gone out.
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"sid": "SMreconcile0000000000000000000001", "status": "queued"}`)
+	}))
+	defer carrier.Close()
+	dsn := pgtest.NewDatabase(t)
+	e := newMsgEnv(t, map[string]string{
+		"CHORUS_DATABASE_URL": dsn, "CHORUS_SENDING_TIMEOUT": "1s",
+		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACe2e",
+		"CHORUS_TWILIO_AUTH_TOKEN": token, "CHORUS_TWILIO_API_URL": carrier.URL,
+	})
+	tn := e.newTenant("+12025550100", 10)
+	tn.contact("+12025550143", "Ada", true)
+	since := time.Now()
+
+	reply := func(body string) (id, status string) {
+		res := tn.do("POST", "/api/conversations/%2B12025550143/reply", map[string]any{"message": body})
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		log := res.JSON(t)["messageLog"].(map[string]any)
+		return log["id"].(string), log["status"].(string)
+	}
+	accepted, status := reply("accepted")
+	require.Equal(t, "sent", status)
+	lost, status := reply("lost")
+	require.Equal(t, "sending", status, "the carrier's answer was lost")
+
+	statusOf := func(id string) string {
+		for _, m := range tn.thread("+12025550143") {
+			if m["id"] == id {
+				return m["status"].(string)
+			}
+		}
+		t.Fatalf("message %s is not in the thread", id)
+		return ""
+	}
+	eventually(t, 15*time.Second, "the lost reply to be failed", func() bool { return statusOf(lost) == "failed" })
+	// The accepted reply was older than the lost one, so the sweep that failed the lost one
+	// saw it past the timeout too.
+	assert.Equal(t, "sent", statusOf(accepted), "a message the carrier took is not the sweep's")
+	assert.Equal(t, 9.0, tn.balance(), "the lost reply's hold is released; only the accepted reply is charged")
+
+	ev := statusEvent(t, since, lost)
+	assert.Equal(t, "failed", ev.GetStatus())
+	assert.Equal(t, "CARRIER_OUTCOME_UNKNOWN", ev.GetErrorCode())
+	assert.Zero(t, ev.GetCredits())
+
+	callback := func(body, status string) {
+		path, ok := callbacks.Load(body)
+		require.True(t, ok)
+		res := e.webhook(path.(string), token, "", url.Values{
+			"MessageSid": {"SMlate"}, "MessageStatus": {status}, "AccountSid": {"ACe2e"},
+		})
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	}
+	callback("lost", "delivered")
+	callback("accepted", "delivered")
+	assert.Equal(t, "failed", statusOf(lost), "a late callback does not revive a failed message")
+	assert.Equal(t, "delivered", statusOf(accepted))
+	assert.Equal(t, 9.0, tn.balance(), "the late callback charges nothing")
+
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer db.Close(ctx)
+	var debited []string
+	var held int
+	require.NoError(t, db.QueryRow(ctx, `SELECT coalesce(array_agg(key) FILTER (WHERE kind = 'debit'), '{}'), coalesce(sum(held_delta), 0)
+		FROM billing.ledger`).Scan(&debited, &held))
+	assert.Equal(t, []string{accepted}, debited, "only the accepted reply is debited")
+	assert.Zero(t, held, "no credits left held")
+}
+
+// statusEvent waits for the message.status_changed event of message on the messaging
+// service's stream, published since.
+func statusEvent(t *testing.T, since time.Time, message string) *eventsv1.MessageStatusChanged {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	var found *eventsv1.MessageStatusChanged
+	eventually(t, 15*time.Second, "the status change of "+message+" to be published", func() bool {
+		entries, err := rdb.XRange(context.Background(), outbox.StreamName("messaging"), fmt.Sprintf("%d-0", since.UnixMilli()), "+").Result()
+		require.NoError(t, err)
+		for _, en := range entries {
+			if en.Values["type"] != "message.status_changed" {
+				continue
+			}
+			payload, _ := en.Values["payload"].(string)
+			var ev eventsv1.MessageStatusChanged
+			require.NoError(t, proto.Unmarshal([]byte(payload), &ev))
+			if ev.GetMessageId() == message {
+				found = &ev
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
