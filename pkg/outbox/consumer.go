@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,6 +38,17 @@ type Consumer struct {
 	log    *slog.Logger
 
 	nextScan time.Time // when Run next looks for pending entries due for a retry
+}
+
+// MemberName is a consumer name unique among a group's running members: the host name (the
+// pod's, on Kubernetes) and the process id. Replicas sharing one name would each treat the
+// others' pending entries as their own.
+func MemberName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
 }
 
 // NewConsumer returns the member consumerName of group on stream; handle runs in transactions

@@ -3,7 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -43,7 +47,6 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 	t.Helper()
 	vars := map[string]string{
 		"CHORUS_DATABASE_URL":   pgtest.NewDatabase(t),
-		"CHORUS_REDIS_URL":      "redis://127.0.0.1:6379/0",
 		"CHORUS_HTTP_ADDR":      "127.0.0.1:0",
 		"CHORUS_ORGS_ADDR":      "127.0.0.1:0",
 		"CHORUS_CONTACTS_ADDR":  "127.0.0.1:0",
@@ -57,6 +60,9 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 	}
 	for k, v := range overrides {
 		vars[k] = v
+	}
+	if _, ok := vars["CHORUS_REDIS_URL"]; !ok {
+		vars["CHORUS_REDIS_URL"], _ = ownRedis(t)
 	}
 	r := envconfig.FromMap(vars)
 	cfg := stack.ConfigFromEnv(r)
@@ -251,4 +257,43 @@ func eventually(t *testing.T, within time.Duration, what string, f func() bool) 
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("not within %s: %s", within, what)
+}
+
+const redisAddr = "127.0.0.1:6379"
+
+// ownRedis claims a Redis database (1-15) for the test's stack and returns its URL and a client
+// of it. Every stack's messaging reads contacts' stream as the same consumer group, so on a
+// shared database a stack running alongside (another run on this machine) could take this
+// stack's contact.deleted and leave it unhandled here; a database of its own also keeps the
+// streams the test reads free of other stacks' events. The claim is a key in database 0,
+// released, and the database emptied, at cleanup (after the stack stopped).
+func ownRedis(t *testing.T) (string, *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	admin := redis.NewClient(&redis.Options{Addr: redisAddr})
+	t.Cleanup(func() { _ = admin.Close() })
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	owner := hex.EncodeToString(b[:])
+	for db := 1; db < 16; db++ {
+		key := fmt.Sprintf("chorus:e2e:redis-db:%d", db)
+		ok, err := admin.SetNX(ctx, key, owner, 15*time.Minute).Result()
+		require.NoError(t, err)
+		if !ok {
+			continue
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: redisAddr, DB: db})
+		require.NoError(t, rdb.FlushDB(ctx).Err(), "what a crashed run left behind")
+		t.Cleanup(func() {
+			ctx := context.Background()
+			_ = rdb.FlushDB(ctx).Err()
+			_ = rdb.Close()
+			if admin.Get(ctx, key).Val() == owner {
+				_ = admin.Del(ctx, key).Err()
+			}
+		})
+		return fmt.Sprintf("redis://%s/%d", redisAddr, db), rdb
+	}
+	t.Fatal("every Redis database 1-15 is claimed by another test")
+	return "", nil
 }

@@ -398,6 +398,13 @@ func (s *Store) DeleteThread(ctx context.Context, tx pgx.Tx, org uuid.UUID, phon
 	if _, err := tx.Exec(ctx, `DELETE FROM conversations WHERE organization_id = $1 AND phone = $2 AND last_message_at <= $3`, org, phone, before); err != nil {
 		return fmt.Errorf("delete conversation: %w", err)
 	}
+	// A thread kept by newer messages counts as unread no more than the incoming messages it
+	// still holds (its unread ones are its latest incoming ones).
+	if _, err := tx.Exec(ctx, `UPDATE conversations SET unread_count = least(unread_count,
+			(SELECT count(*) FROM messages WHERE organization_id = $1 AND contact_phone = $2 AND direction = 'incoming'))
+		WHERE organization_id = $1 AND phone = $2`, org, phone); err != nil {
+		return fmt.Errorf("recount unread messages: %w", err)
+	}
 	return nil
 }
 
