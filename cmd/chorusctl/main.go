@@ -1,8 +1,8 @@
 // Command chorusctl is the operator CLI: it creates organizations and memberships through the
-// internal orgs API, sets up billing accounts and grants credits through the internal billing
-// API, adds sending numbers through the internal messaging API, delivers sandbox texts through
-// the public webhook, and signs dev access tokens. Every command prints one JSON object on
-// stdout.
+// internal orgs API, sets up billing accounts and plans and grants credits through the internal
+// billing API, adds sending numbers through the internal messaging API, delivers sandbox texts
+// through the public webhook, and signs dev access tokens. Every command prints one JSON object
+// on stdout.
 package main
 
 import (
@@ -18,12 +18,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/cmd/devauth"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
@@ -33,6 +32,7 @@ const usage = `usage:
                        [--number E164] [--help-text TEXT]
   chorusctl member add --org ID --user SUBJECT --access read|write|admin
   chorusctl credits grant --org ID --amount N [--included] [--key KEY]
+  chorusctl plan set --org ID --pricing MODEL [--included N --interval month|year] [--period-end RFC3339]
   chorusctl number add --org ID --number E164 [--default]
   chorusctl sandbox inbound --to E164 --from PHONE --body TEXT [--media URL]...
   chorusctl token --user SUBJECT [--ttl 1h]
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		return nil, flag.ErrHelp
 	}
 	cmd := args[0]
-	if len(args) > 1 && (cmd == "org" || cmd == "member" || cmd == "credits" || cmd == "number" || cmd == "sandbox") {
+	if len(args) > 1 && (cmd == "org" || cmd == "member" || cmd == "credits" || cmd == "plan" || cmd == "number" || cmd == "sandbox") {
 		cmd += " " + args[1]
 		args = args[1:]
 	}
@@ -167,6 +167,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 				"organizationId": *org, "available": res.GetCredits().GetAvailable(), "included": res.GetCredits().GetIncluded(),
 			}, nil
 		})
+	case "plan set":
+		return planSet(ctx, fs, args[1:])
 	case "number add":
 		org := fs.String("org", "", "organization id")
 		number := fs.String("number", "", "the number, E.164 or any US format")
@@ -233,7 +235,7 @@ func setUpBilling(ctx context.Context, org, pricing string, credits int, out map
 }
 
 func withOrgs(ctx context.Context, f func(orgsv1.OrgsServiceClient) (any, error)) (any, error) {
-	conn, err := connect("orgs", env("CHORUS_ORGS_ADDR", "127.0.0.1:9101"))
+	conn, err := rpcclient.Dial("orgs", env("CHORUS_ORGS_ADDR", "127.0.0.1:9101"))
 	if err != nil {
 		return nil, err
 	}
@@ -242,20 +244,12 @@ func withOrgs(ctx context.Context, f func(orgsv1.OrgsServiceClient) (any, error)
 }
 
 func withBilling(ctx context.Context, f func(billingv1.BillingServiceClient) (any, error)) (any, error) {
-	conn, err := connect("billing", env("CHORUS_BILLING_ADDR", "127.0.0.1:9107"))
+	conn, err := rpcclient.Dial("billing", env("CHORUS_BILLING_ADDR", "127.0.0.1:9107"))
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
 	return f(billingv1.NewBillingServiceClient(conn))
-}
-
-func connect(service, addr string) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, fmt.Errorf("%s service at %s: %w", service, addr, err)
-	}
-	return conn, nil
 }
 
 func env(name, def string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )
 
@@ -15,7 +16,7 @@ type addedNumber struct {
 
 // addNumber gives org a sending number through the messaging service.
 func addNumber(ctx context.Context, org, number string, isDefault bool) (*addedNumber, error) {
-	conn, err := connect("messaging", env("CHORUS_MESSAGING_ADDR", "127.0.0.1:9103"))
+	conn, err := rpcclient.Dial("messaging", env("CHORUS_MESSAGING_ADDR", "127.0.0.1:9103"))
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,8 @@ import (
 )
 
 // env is a billing service on a 127.0.0.1 listener over its own database, and a pool on that
-// database for what the API does not show (ledger rows).
+// database for what the API does not show (ledger rows) and for sweeping renewals at a chosen
+// time.
 type env struct {
 	c  billingv1.BillingServiceClient
 	db *pgxpool.Pool
@@ -30,16 +31,21 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
+	return startConfig(t, billing.Config{})
+}
+
+// startConfig starts the service with cfg, on its own database.
+func startConfig(t *testing.T, cfg billing.Config) *env {
+	t.Helper()
 	dsn := pgtest.NewDatabase(t)
-	svc, err := billing.New(context.Background(), billing.Config{
-		DatabaseURL: dsn, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	cfg.DatabaseURL, cfg.Logger = dsn, slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc, err := billing.New(context.Background(), cfg)
 	require.NoError(t, err)
 	conn := servetest.Serve(t, svc)
-	cfg, err := pgxpool.ParseConfig(dsn)
+	dbCfg, err := pgxpool.ParseConfig(dsn)
 	require.NoError(t, err)
-	cfg.ConnConfig.RuntimeParams["search_path"] = billing.Schema
-	db, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	dbCfg.ConnConfig.RuntimeParams["search_path"] = billing.Schema
+	db, err := pgxpool.NewWithConfig(context.Background(), dbCfg)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
 	return &env{c: billingv1.NewBillingServiceClient(conn), db: db}

@@ -38,6 +38,7 @@ func New(st *store.Store) *Server { return &Server{store: st} }
 // callable without one on the call.
 var UnscopedMethods = []string{
 	billingv1.BillingService_SetAccount_FullMethodName,
+	billingv1.BillingService_SetPlan_FullMethodName,
 	billingv1.BillingService_GrantCredits_FullMethodName,
 }
 

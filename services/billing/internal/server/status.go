@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +76,13 @@ func (s *Server) SetAccount(ctx context.Context, req *billingv1.SetAccountReques
 		return nil, err
 	}
 	a, err := s.store.SetAccount(ctx, a)
+	if errors.Is(err, store.ErrPlanNeedsPeriod) {
+		field := "subscription.currentPeriodEnd"
+		if !slices.Contains(intervals, req.GetSubscription().GetBillingInterval()) {
+			field = "subscription.billingInterval"
+		}
+		return nil, apierr.Field(field, "an account with included credits per period renews every month or year from a period end")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -131,13 +140,7 @@ func subscription(fields apierr.Fields, sub *billingv1.Subscription) *store.Subs
 		PaidThrough:     date(fields, "subscription.paidThrough", sub.GetPaidThrough()),
 		NextBillingDate: date(fields, "subscription.nextBillingDate", sub.GetNextBillingDate()),
 	}
-	if end := sub.GetCurrentPeriodEnd(); end != nil {
-		if err := end.CheckValid(); err != nil {
-			fields.Add("subscription.currentPeriodEnd", "must be a valid timestamp")
-		}
-		t := end.AsTime()
-		out.CurrentPeriodEnd = &t
-	}
+	out.CurrentPeriodEnd = timestamp(fields, "subscription.currentPeriodEnd", sub.GetCurrentPeriodEnd())
 	return out
 }
 

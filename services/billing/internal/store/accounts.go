@@ -92,7 +92,12 @@ func (s *Store) Account(ctx context.Context, org uuid.UUID) (Account, error) {
 	return a, nil
 }
 
-// SetAccount creates the account or replaces its settings; balances are left alone.
+// SetAccount creates the account or replaces its settings; balances and the included credits
+// per period are left alone. Without a subscription the billing interval and period end are
+// kept: they are the plan's too, and dropping them would stop its renewals. A new period end
+// becomes the anchor later periods are counted from. ErrPlanNeedsPeriod when a subscription
+// would leave an account with included credits per period without a month or year interval
+// or a period end.
 func (s *Store) SetAccount(ctx context.Context, a Account) (Account, error) {
 	sub := a.Subscription
 	if sub == nil {
@@ -112,8 +117,11 @@ func (s *Store) SetAccount(ctx context.Context, a Account) (Account, error) {
 		ON CONFLICT (organization_id) DO UPDATE SET
 			pricing_model = EXCLUDED.pricing_model, billing_status = EXCLUDED.billing_status, brand = EXCLUDED.brand,
 			subscription_id = EXCLUDED.subscription_id, plan_type = EXCLUDED.plan_type,
-			billing_interval = EXCLUDED.billing_interval, subscription_status = EXCLUDED.subscription_status,
-			paid_through = EXCLUDED.paid_through, current_period_end = EXCLUDED.current_period_end,
+			billing_interval = CASE WHEN EXCLUDED.subscription_id IS NULL THEN a.billing_interval ELSE EXCLUDED.billing_interval END,
+			current_period_end = CASE WHEN EXCLUDED.subscription_id IS NULL THEN a.current_period_end ELSE EXCLUDED.current_period_end END,
+			period_anchor = CASE WHEN EXCLUDED.subscription_id IS NULL OR EXCLUDED.current_period_end IS NOT DISTINCT FROM a.current_period_end
+				THEN a.period_anchor END,
+			subscription_status = EXCLUDED.subscription_status, paid_through = EXCLUDED.paid_through,
 			next_billing_date = EXCLUDED.next_billing_date, subscription_provider = EXCLUDED.subscription_provider,
 			customer_portal_url = EXCLUDED.customer_portal_url,
 			subscription_management_url = EXCLUDED.subscription_management_url, updated_at = now()
@@ -122,6 +130,9 @@ func (s *Store) SetAccount(ctx context.Context, a Account) (Account, error) {
 		nullable(sub.BillingInterval), nullable(sub.Status), sub.PaidThrough, sub.CurrentPeriodEnd, sub.NextBillingDate,
 		nullable(sub.Provider), a.CustomerPortalURL, a.SubscriptionManagementURL)
 	out, err := scanAccount(row)
+	if isCheck(err, "accounts_plan_period") {
+		return Account{}, ErrPlanNeedsPeriod
+	}
 	if err != nil {
 		return Account{}, fmt.Errorf("upsert account: %w", err)
 	}

@@ -53,8 +53,8 @@ func (s *Store) PlaceHold(ctx context.Context, org, id uuid.UUID, credits int32)
 	err = s.pool.QueryRow(ctx, `
 		WITH `+debitCTEs(`NOT EXISTS (SELECT 1 FROM holds WHERE organization_id = $1 AND id = $2)`)+`,
 		placed AS (
-			INSERT INTO holds (organization_id, id, credits, metered, included_remaining, available_remaining)
-			SELECT $1, $2, $3::integer, true, from_included, $3::integer - from_included FROM debit
+			INSERT INTO holds (organization_id, id, credits, metered, included_remaining, available_remaining, included_period)
+			SELECT $1, $2, $3::integer, true, from_included, $3::integer - from_included, period_number FROM debit
 		), entry AS (
 			INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
 			SELECT $1, $4, 'hold', $2::text, $2, -($3::integer - from_included), -from_included, $3::integer, $3::integer FROM debit
@@ -170,10 +170,16 @@ func (s *Store) PostHold(ctx context.Context, org, id, message uuid.UUID, credit
 	return 0, Hold{}, ErrHoldExhausted
 }
 
-// ReleaseHold returns what the hold has left to the balances it came from. Releasing again
-// changes nothing and answers the first release. ErrNotFound when there is no such hold.
+// ReleaseHold returns what the hold has left to the balances it came from, except included
+// credits taken in a period that has since renewed: those expire (the period they belonged to
+// is over, and returning them would give the new period more than its allowance). Releasing
+// again changes nothing and answers the first release. ErrNotFound when there is no such hold.
 func (s *Store) ReleaseHold(ctx context.Context, org, id uuid.UUID) (int32, Hold, Balance, error) {
 	entryID, err := newID()
+	if err != nil {
+		return 0, Hold{}, Balance{}, err
+	}
+	expiryID, err := newID()
 	if err != nil {
 		return 0, Hold{}, Balance{}, err
 	}
@@ -183,24 +189,32 @@ func (s *Store) ReleaseHold(ctx context.Context, org, id uuid.UUID) (int32, Hold
 	)
 	err = s.pool.QueryRow(ctx, `
 		WITH cur AS (
-			SELECT organization_id, id, included_remaining, available_remaining FROM holds
+			SELECT organization_id, id, included_remaining, available_remaining, included_period FROM holds
 			WHERE organization_id = $1 AND id = $2 AND released_at IS NULL
 			FOR UPDATE
 		), released AS (
 			UPDATE holds h SET included_remaining = 0, available_remaining = 0, released_at = now()
 			FROM cur WHERE h.organization_id = cur.organization_id AND h.id = cur.id
-			RETURNING cur.included_remaining AS inc, cur.available_remaining AS avail
+			RETURNING cur.included_remaining AS inc, cur.available_remaining AS avail, cur.included_period AS period
 		), credited AS (
 			UPDATE accounts a
-			SET included = a.included + released.inc, available = a.available + released.avail, updated_at = now()
+			SET included = a.included + CASE WHEN a.period_number = released.period THEN released.inc ELSE 0 END,
+				available = a.available + released.avail, updated_at = now()
 			FROM released WHERE a.organization_id = $1
-			RETURNING a.available, a.included
+			RETURNING a.available, a.included,
+				CASE WHEN a.period_number = released.period THEN released.inc ELSE 0 END AS inc
 		), entry AS (
 			INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
-			SELECT $1, $3, 'release', $2::text, $2, avail, inc, -(inc + avail), inc + avail FROM released
+			SELECT $1, $3, 'release', $2::text, $2, released.avail, credited.inc,
+				-(released.avail + credited.inc), released.avail + credited.inc
+			FROM released, credited
+		), expired AS (
+			INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
+			SELECT $1, $4, 'expiry', $2::text, $2, 0, 0, -(released.inc - credited.inc), released.inc - credited.inc
+			FROM released, credited WHERE released.inc > credited.inc
 		)
-		SELECT released.inc + released.avail, credited.available, credited.included FROM released, credited`,
-		org, id, entryID).Scan(&returned, &b.Available, &b.Included)
+		SELECT released.avail + credited.inc, credited.available, credited.included FROM released, credited`,
+		org, id, entryID, expiryID).Scan(&returned, &b.Available, &b.Included)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return 0, Hold{}, Balance{}, fmt.Errorf("release hold: %w", err)
 	}

@@ -1,7 +1,8 @@
-// Package store is the billing service's SQL: accounts, the append-only credit ledger, holds and
-// the product catalog. Every balance change is one statement that moves the balance and writes
-// its ledger row together, guarded by the ledger's unique (kind, key) and the balances' CHECKs,
-// so retries are no-ops and no interleaving can overdraw. Go never computes a new balance.
+// Package store is the billing service's SQL: accounts and their plans' periods, the
+// append-only credit ledger, holds and the product catalog. Every balance change is one
+// statement that moves the balance and writes its ledger rows together, guarded by the
+// ledger's unique (kind, key) and the balances' CHECKs, so retries are no-ops and no
+// interleaving can overdraw. Go never computes a new balance.
 package store
 
 import (
@@ -31,6 +32,9 @@ var (
 	ErrHoldReleased = errors.New("hold released")
 	// ErrHoldExhausted: the post is larger than what the hold has left.
 	ErrHoldExhausted = errors.New("hold exhausted")
+	// ErrPlanNeedsPeriod: an account with included credits per period must keep a month or
+	// year billing interval and a period end.
+	ErrPlanNeedsPeriod = errors.New("a plan with included credits per period needs a billing interval and a period end")
 )
 
 // Pricing models and billing statuses the accounts table allows.
@@ -76,8 +80,8 @@ const spendable = `pricing_model <> 'unlimited' AND billing_status NOT IN ('susp
 
 // debitCTEs lock the organization's ($1) account when it may spend and notYet holds, and take
 // $3 credits from it (included first on full_service) when it has them: CTE "debit" returns
-// the new available and included and from_included, the part taken from included. Nothing
-// happens, and debit is empty, otherwise.
+// the new available and included, from_included, the part taken from included, and the
+// period_number they were taken in. Nothing happens, and debit is empty, otherwise.
 func debitCTEs(notYet string) string {
 	return `
 	cur AS (
@@ -93,7 +97,7 @@ func debitCTEs(notYet string) string {
 			updated_at = now()
 		FROM cur
 		WHERE a.organization_id = cur.organization_id AND a.available >= $3::integer - cur.from_included
-		RETURNING a.available, a.included, cur.from_included
+		RETURNING a.available, a.included, cur.from_included, a.period_number
 	)`
 }
 
@@ -101,6 +105,12 @@ func debitCTEs(notYet string) string {
 func isUnique(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// isCheck reports whether err violates the CHECK constraint named constraint.
+func isCheck(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.ConstraintName == constraint
 }
 
 // isOverflow reports whether err is an integer out of range.

@@ -237,7 +237,9 @@ type Credits struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Purchased credits.
 	Available int32 `protobuf:"varint,1,opt,name=available,proto3" json:"available,omitempty"`
-	// Credits included this period (full_service only).
+	// Credits included this period (full_service only). With included credits per period
+	// (SetPlan), those left expire when the period ends and the allowance is granted anew, by a
+	// sweep that runs every minute by default.
 	Included int32 `protobuf:"varint,2,opt,name=included,proto3" json:"included,omitempty"`
 	// available + included.
 	Total         int32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
@@ -717,6 +719,216 @@ func (x *SetAccountResponse) GetStatus() *BillingStatus {
 	return nil
 }
 
+// SetPlanRequest is the plan of an organization.
+type SetPlanRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// unlimited, per_message or full_service (required).
+	PricingModel string `protobuf:"bytes,2,opt,name=pricing_model,json=pricingModel,proto3" json:"pricing_model,omitempty"`
+	// Included credits granted every period: required (at least 1) on full_service, 0 otherwise.
+	// At each period end the included credits left expire and this many are granted.
+	IncludedPerPeriod int32 `protobuf:"varint,3,opt,name=included_per_period,json=includedPerPeriod,proto3" json:"included_per_period,omitempty"`
+	// month or year: required on full_service; otherwise empty keeps the account's.
+	BillingInterval string `protobuf:"bytes,4,opt,name=billing_interval,json=billingInterval,proto3" json:"billing_interval,omitempty"`
+	// End of the current period. Unset keeps the account's; a full_service account without one
+	// gets now, so its first period starts at once. Later periods end a whole number of intervals
+	// after it (a period ending on the 31st ends on the last day of shorter months).
+	CurrentPeriodEnd *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=current_period_end,json=currentPeriodEnd,proto3" json:"current_period_end,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SetPlanRequest) Reset() {
+	*x = SetPlanRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPlanRequest) ProtoMessage() {}
+
+func (x *SetPlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPlanRequest.ProtoReflect.Descriptor instead.
+func (*SetPlanRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SetPlanRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *SetPlanRequest) GetPricingModel() string {
+	if x != nil {
+		return x.PricingModel
+	}
+	return ""
+}
+
+func (x *SetPlanRequest) GetIncludedPerPeriod() int32 {
+	if x != nil {
+		return x.IncludedPerPeriod
+	}
+	return 0
+}
+
+func (x *SetPlanRequest) GetBillingInterval() string {
+	if x != nil {
+		return x.BillingInterval
+	}
+	return ""
+}
+
+func (x *SetPlanRequest) GetCurrentPeriodEnd() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CurrentPeriodEnd
+	}
+	return nil
+}
+
+// Plan is what renews an account's included credits.
+type Plan struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	PricingModel string                 `protobuf:"bytes,1,opt,name=pricing_model,json=pricingModel,proto3" json:"pricing_model,omitempty"`
+	// Included credits granted every period; 0 when they do not renew (not full_service, or
+	// granted by hand).
+	IncludedPerPeriod int32 `protobuf:"varint,2,opt,name=included_per_period,json=includedPerPeriod,proto3" json:"included_per_period,omitempty"`
+	// month or year; empty when unknown.
+	BillingInterval string `protobuf:"bytes,3,opt,name=billing_interval,json=billingInterval,proto3" json:"billing_interval,omitempty"`
+	// End of the current period; unset when unknown.
+	CurrentPeriodEnd *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=current_period_end,json=currentPeriodEnd,proto3" json:"current_period_end,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *Plan) Reset() {
+	*x = Plan{}
+	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Plan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Plan) ProtoMessage() {}
+
+func (x *Plan) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Plan.ProtoReflect.Descriptor instead.
+func (*Plan) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Plan) GetPricingModel() string {
+	if x != nil {
+		return x.PricingModel
+	}
+	return ""
+}
+
+func (x *Plan) GetIncludedPerPeriod() int32 {
+	if x != nil {
+		return x.IncludedPerPeriod
+	}
+	return 0
+}
+
+func (x *Plan) GetBillingInterval() string {
+	if x != nil {
+		return x.BillingInterval
+	}
+	return ""
+}
+
+func (x *Plan) GetCurrentPeriodEnd() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CurrentPeriodEnd
+	}
+	return nil
+}
+
+// SetPlanResponse is the plan and the balance after the change (and any rollover it caused).
+type SetPlanResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Plan          *Plan                  `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	Credits       *Credits               `protobuf:"bytes,2,opt,name=credits,proto3" json:"credits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPlanResponse) Reset() {
+	*x = SetPlanResponse{}
+	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPlanResponse) ProtoMessage() {}
+
+func (x *SetPlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPlanResponse.ProtoReflect.Descriptor instead.
+func (*SetPlanResponse) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SetPlanResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *SetPlanResponse) GetCredits() *Credits {
+	if x != nil {
+		return x.Credits
+	}
+	return nil
+}
+
 // GrantCreditsRequest adds credits to an organization.
 type GrantCreditsRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -733,7 +945,7 @@ type GrantCreditsRequest struct {
 
 func (x *GrantCreditsRequest) Reset() {
 	*x = GrantCreditsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +957,7 @@ func (x *GrantCreditsRequest) String() string {
 func (*GrantCreditsRequest) ProtoMessage() {}
 
 func (x *GrantCreditsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +970,7 @@ func (x *GrantCreditsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantCreditsRequest.ProtoReflect.Descriptor instead.
 func (*GrantCreditsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{11}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GrantCreditsRequest) GetOrganizationId() string {
@@ -799,7 +1011,7 @@ type GrantCreditsResponse struct {
 
 func (x *GrantCreditsResponse) Reset() {
 	*x = GrantCreditsResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +1023,7 @@ func (x *GrantCreditsResponse) String() string {
 func (*GrantCreditsResponse) ProtoMessage() {}
 
 func (x *GrantCreditsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +1036,7 @@ func (x *GrantCreditsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantCreditsResponse.ProtoReflect.Descriptor instead.
 func (*GrantCreditsResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{12}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GrantCreditsResponse) GetCredits() *Credits {
@@ -847,7 +1059,7 @@ type ChargeRequest struct {
 
 func (x *ChargeRequest) Reset() {
 	*x = ChargeRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -859,7 +1071,7 @@ func (x *ChargeRequest) String() string {
 func (*ChargeRequest) ProtoMessage() {}
 
 func (x *ChargeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -872,7 +1084,7 @@ func (x *ChargeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeRequest.ProtoReflect.Descriptor instead.
 func (*ChargeRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{13}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ChargeRequest) GetMessageId() string {
@@ -904,7 +1116,7 @@ type ChargeResponse struct {
 
 func (x *ChargeResponse) Reset() {
 	*x = ChargeResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +1128,7 @@ func (x *ChargeResponse) String() string {
 func (*ChargeResponse) ProtoMessage() {}
 
 func (x *ChargeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1141,7 @@ func (x *ChargeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeResponse.ProtoReflect.Descriptor instead.
 func (*ChargeResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ChargeResponse) GetCharged() int32 {
@@ -966,7 +1178,7 @@ type PlaceHoldRequest struct {
 
 func (x *PlaceHoldRequest) Reset() {
 	*x = PlaceHoldRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1190,7 @@ func (x *PlaceHoldRequest) String() string {
 func (*PlaceHoldRequest) ProtoMessage() {}
 
 func (x *PlaceHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1203,7 @@ func (x *PlaceHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceHoldRequest.ProtoReflect.Descriptor instead.
 func (*PlaceHoldRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PlaceHoldRequest) GetHoldId() string {
@@ -1023,7 +1235,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1247,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1260,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Hold) GetId() string {
@@ -1090,7 +1302,7 @@ type PlaceHoldResponse struct {
 
 func (x *PlaceHoldResponse) Reset() {
 	*x = PlaceHoldResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1314,7 @@ func (x *PlaceHoldResponse) String() string {
 func (*PlaceHoldResponse) ProtoMessage() {}
 
 func (x *PlaceHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1327,7 @@ func (x *PlaceHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceHoldResponse.ProtoReflect.Descriptor instead.
 func (*PlaceHoldResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PlaceHoldResponse) GetHold() *Hold {
@@ -1146,7 +1358,7 @@ type PostHoldRequest struct {
 
 func (x *PostHoldRequest) Reset() {
 	*x = PostHoldRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1370,7 @@ func (x *PostHoldRequest) String() string {
 func (*PostHoldRequest) ProtoMessage() {}
 
 func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1383,7 @@ func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldRequest.ProtoReflect.Descriptor instead.
 func (*PostHoldRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PostHoldRequest) GetHoldId() string {
@@ -1207,7 +1419,7 @@ type PostHoldResponse struct {
 
 func (x *PostHoldResponse) Reset() {
 	*x = PostHoldResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1431,7 @@ func (x *PostHoldResponse) String() string {
 func (*PostHoldResponse) ProtoMessage() {}
 
 func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1444,7 @@ func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldResponse.ProtoReflect.Descriptor instead.
 func (*PostHoldResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PostHoldResponse) GetCharged() int32 {
@@ -1259,7 +1471,7 @@ type ReleaseHoldRequest struct {
 
 func (x *ReleaseHoldRequest) Reset() {
 	*x = ReleaseHoldRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[20]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1483,7 @@ func (x *ReleaseHoldRequest) String() string {
 func (*ReleaseHoldRequest) ProtoMessage() {}
 
 func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[20]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1496,7 @@ func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReleaseHoldRequest) GetHoldId() string {
@@ -1307,7 +1519,7 @@ type ReleaseHoldResponse struct {
 
 func (x *ReleaseHoldResponse) Reset() {
 	*x = ReleaseHoldResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[21]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1531,7 @@ func (x *ReleaseHoldResponse) String() string {
 func (*ReleaseHoldResponse) ProtoMessage() {}
 
 func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[21]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1544,7 @@ func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReleaseHoldResponse) GetReturned() int32 {
@@ -1407,7 +1619,21 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\vportal_urls\x18\x06 \x01(\v2\x1d.chorus.billing.v1.PortalUrlsR\n" +
 	"portalUrls\"N\n" +
 	"\x12SetAccountResponse\x128\n" +
-	"\x06status\x18\x01 \x01(\v2 .chorus.billing.v1.BillingStatusR\x06status\"\x9b\x01\n" +
+	"\x06status\x18\x01 \x01(\v2 .chorus.billing.v1.BillingStatusR\x06status\"\x83\x02\n" +
+	"\x0eSetPlanRequest\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12#\n" +
+	"\rpricing_model\x18\x02 \x01(\tR\fpricingModel\x12.\n" +
+	"\x13included_per_period\x18\x03 \x01(\x05R\x11includedPerPeriod\x12)\n" +
+	"\x10billing_interval\x18\x04 \x01(\tR\x0fbillingInterval\x12H\n" +
+	"\x12current_period_end\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10currentPeriodEnd\"\xd0\x01\n" +
+	"\x04Plan\x12#\n" +
+	"\rpricing_model\x18\x01 \x01(\tR\fpricingModel\x12.\n" +
+	"\x13included_per_period\x18\x02 \x01(\x05R\x11includedPerPeriod\x12)\n" +
+	"\x10billing_interval\x18\x03 \x01(\tR\x0fbillingInterval\x12H\n" +
+	"\x12current_period_end\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x10currentPeriodEnd\"t\n" +
+	"\x0fSetPlanResponse\x12+\n" +
+	"\x04plan\x18\x01 \x01(\v2\x17.chorus.billing.v1.PlanR\x04plan\x124\n" +
+	"\acredits\x18\x02 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits\"\x9b\x01\n" +
 	"\x13GrantCreditsRequest\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x05R\x06amount\x12\x1a\n" +
@@ -1447,12 +1673,13 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x13ReleaseHoldResponse\x12\x1a\n" +
 	"\breturned\x18\x01 \x01(\x05R\breturned\x12+\n" +
 	"\x04hold\x18\x02 \x01(\v2\x17.chorus.billing.v1.HoldR\x04hold\x124\n" +
-	"\acredits\x18\x03 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits2\x80\x06\n" +
+	"\acredits\x18\x03 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits2\xd2\x06\n" +
 	"\x0eBillingService\x12k\n" +
 	"\x10GetBillingStatus\x12*.chorus.billing.v1.GetBillingStatusRequest\x1a+.chorus.billing.v1.GetBillingStatusResponse\x12k\n" +
 	"\x10GetCreditBalance\x12*.chorus.billing.v1.GetCreditBalanceRequest\x1a+.chorus.billing.v1.GetCreditBalanceResponse\x12Y\n" +
 	"\n" +
-	"SetAccount\x12$.chorus.billing.v1.SetAccountRequest\x1a%.chorus.billing.v1.SetAccountResponse\x12_\n" +
+	"SetAccount\x12$.chorus.billing.v1.SetAccountRequest\x1a%.chorus.billing.v1.SetAccountResponse\x12P\n" +
+	"\aSetPlan\x12!.chorus.billing.v1.SetPlanRequest\x1a\".chorus.billing.v1.SetPlanResponse\x12_\n" +
 	"\fGrantCredits\x12&.chorus.billing.v1.GrantCreditsRequest\x1a'.chorus.billing.v1.GrantCreditsResponse\x12M\n" +
 	"\x06Charge\x12 .chorus.billing.v1.ChargeRequest\x1a!.chorus.billing.v1.ChargeResponse\x12V\n" +
 	"\tPlaceHold\x12#.chorus.billing.v1.PlaceHoldRequest\x1a$.chorus.billing.v1.PlaceHoldResponse\x12S\n" +
@@ -1471,7 +1698,7 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 	return file_billing_v1_billing_proto_rawDescData
 }
 
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(*BillingStatus)(nil),            // 0: chorus.billing.v1.BillingStatus
 	(*Subscription)(nil),             // 1: chorus.billing.v1.Subscription
@@ -1484,62 +1711,71 @@ var file_billing_v1_billing_proto_goTypes = []any{
 	(*GetCreditBalanceResponse)(nil), // 8: chorus.billing.v1.GetCreditBalanceResponse
 	(*SetAccountRequest)(nil),        // 9: chorus.billing.v1.SetAccountRequest
 	(*SetAccountResponse)(nil),       // 10: chorus.billing.v1.SetAccountResponse
-	(*GrantCreditsRequest)(nil),      // 11: chorus.billing.v1.GrantCreditsRequest
-	(*GrantCreditsResponse)(nil),     // 12: chorus.billing.v1.GrantCreditsResponse
-	(*ChargeRequest)(nil),            // 13: chorus.billing.v1.ChargeRequest
-	(*ChargeResponse)(nil),           // 14: chorus.billing.v1.ChargeResponse
-	(*PlaceHoldRequest)(nil),         // 15: chorus.billing.v1.PlaceHoldRequest
-	(*Hold)(nil),                     // 16: chorus.billing.v1.Hold
-	(*PlaceHoldResponse)(nil),        // 17: chorus.billing.v1.PlaceHoldResponse
-	(*PostHoldRequest)(nil),          // 18: chorus.billing.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),         // 19: chorus.billing.v1.PostHoldResponse
-	(*ReleaseHoldRequest)(nil),       // 20: chorus.billing.v1.ReleaseHoldRequest
-	(*ReleaseHoldResponse)(nil),      // 21: chorus.billing.v1.ReleaseHoldResponse
-	(*wrapperspb.StringValue)(nil),   // 22: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),    // 23: google.protobuf.Timestamp
+	(*SetPlanRequest)(nil),           // 11: chorus.billing.v1.SetPlanRequest
+	(*Plan)(nil),                     // 12: chorus.billing.v1.Plan
+	(*SetPlanResponse)(nil),          // 13: chorus.billing.v1.SetPlanResponse
+	(*GrantCreditsRequest)(nil),      // 14: chorus.billing.v1.GrantCreditsRequest
+	(*GrantCreditsResponse)(nil),     // 15: chorus.billing.v1.GrantCreditsResponse
+	(*ChargeRequest)(nil),            // 16: chorus.billing.v1.ChargeRequest
+	(*ChargeResponse)(nil),           // 17: chorus.billing.v1.ChargeResponse
+	(*PlaceHoldRequest)(nil),         // 18: chorus.billing.v1.PlaceHoldRequest
+	(*Hold)(nil),                     // 19: chorus.billing.v1.Hold
+	(*PlaceHoldResponse)(nil),        // 20: chorus.billing.v1.PlaceHoldResponse
+	(*PostHoldRequest)(nil),          // 21: chorus.billing.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),         // 22: chorus.billing.v1.PostHoldResponse
+	(*ReleaseHoldRequest)(nil),       // 23: chorus.billing.v1.ReleaseHoldRequest
+	(*ReleaseHoldResponse)(nil),      // 24: chorus.billing.v1.ReleaseHoldResponse
+	(*wrapperspb.StringValue)(nil),   // 25: google.protobuf.StringValue
+	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	1,  // 0: chorus.billing.v1.BillingStatus.subscription:type_name -> chorus.billing.v1.Subscription
 	2,  // 1: chorus.billing.v1.BillingStatus.credits:type_name -> chorus.billing.v1.Credits
 	3,  // 2: chorus.billing.v1.BillingStatus.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	4,  // 3: chorus.billing.v1.BillingStatus.available_credit_products:type_name -> chorus.billing.v1.CreditProduct
-	22, // 4: chorus.billing.v1.Subscription.paid_through:type_name -> google.protobuf.StringValue
-	23, // 5: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
-	22, // 6: chorus.billing.v1.Subscription.next_billing_date:type_name -> google.protobuf.StringValue
-	22, // 7: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
-	22, // 8: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
+	25, // 4: chorus.billing.v1.Subscription.paid_through:type_name -> google.protobuf.StringValue
+	26, // 5: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
+	25, // 6: chorus.billing.v1.Subscription.next_billing_date:type_name -> google.protobuf.StringValue
+	25, // 7: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
+	25, // 8: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
 	0,  // 9: chorus.billing.v1.GetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
 	1,  // 10: chorus.billing.v1.SetAccountRequest.subscription:type_name -> chorus.billing.v1.Subscription
 	3,  // 11: chorus.billing.v1.SetAccountRequest.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	0,  // 12: chorus.billing.v1.SetAccountResponse.status:type_name -> chorus.billing.v1.BillingStatus
-	2,  // 13: chorus.billing.v1.GrantCreditsResponse.credits:type_name -> chorus.billing.v1.Credits
-	2,  // 14: chorus.billing.v1.ChargeResponse.credits:type_name -> chorus.billing.v1.Credits
-	16, // 15: chorus.billing.v1.PlaceHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	2,  // 16: chorus.billing.v1.PlaceHoldResponse.credits:type_name -> chorus.billing.v1.Credits
-	16, // 17: chorus.billing.v1.PostHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	16, // 18: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	2,  // 19: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
-	5,  // 20: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
-	7,  // 21: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
-	9,  // 22: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
-	11, // 23: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
-	13, // 24: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
-	15, // 25: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
-	18, // 26: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
-	20, // 27: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
-	6,  // 28: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
-	8,  // 29: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
-	10, // 30: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
-	12, // 31: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
-	14, // 32: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
-	17, // 33: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
-	19, // 34: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
-	21, // 35: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
-	28, // [28:36] is the sub-list for method output_type
-	20, // [20:28] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	26, // 13: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
+	26, // 14: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
+	12, // 15: chorus.billing.v1.SetPlanResponse.plan:type_name -> chorus.billing.v1.Plan
+	2,  // 16: chorus.billing.v1.SetPlanResponse.credits:type_name -> chorus.billing.v1.Credits
+	2,  // 17: chorus.billing.v1.GrantCreditsResponse.credits:type_name -> chorus.billing.v1.Credits
+	2,  // 18: chorus.billing.v1.ChargeResponse.credits:type_name -> chorus.billing.v1.Credits
+	19, // 19: chorus.billing.v1.PlaceHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	2,  // 20: chorus.billing.v1.PlaceHoldResponse.credits:type_name -> chorus.billing.v1.Credits
+	19, // 21: chorus.billing.v1.PostHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	19, // 22: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	2,  // 23: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
+	5,  // 24: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
+	7,  // 25: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
+	9,  // 26: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
+	11, // 27: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
+	14, // 28: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
+	16, // 29: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
+	18, // 30: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
+	21, // 31: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
+	23, // 32: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
+	6,  // 33: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
+	8,  // 34: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
+	10, // 35: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
+	13, // 36: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
+	15, // 37: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
+	17, // 38: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
+	20, // 39: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
+	22, // 40: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
+	24, // 41: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
+	33, // [33:42] is the sub-list for method output_type
+	24, // [24:33] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_billing_v1_billing_proto_init() }
@@ -1553,7 +1789,7 @@ func file_billing_v1_billing_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	BillingService_GetBillingStatus_FullMethodName = "/chorus.billing.v1.BillingService/GetBillingStatus"
 	BillingService_GetCreditBalance_FullMethodName = "/chorus.billing.v1.BillingService/GetCreditBalance"
 	BillingService_SetAccount_FullMethodName       = "/chorus.billing.v1.BillingService/SetAccount"
+	BillingService_SetPlan_FullMethodName          = "/chorus.billing.v1.BillingService/SetPlan"
 	BillingService_GrantCredits_FullMethodName     = "/chorus.billing.v1.BillingService/GrantCredits"
 	BillingService_Charge_FullMethodName           = "/chorus.billing.v1.BillingService/Charge"
 	BillingService_PlaceHold_FullMethodName        = "/chorus.billing.v1.BillingService/PlaceHold"
@@ -36,8 +37,8 @@ const (
 // BillingService owns billing accounts (pricing model, billing status, subscription, portal
 // URLs), the credit ledger with its holds, and the catalog of credit products.
 //
-// GetBillingStatus and GetCreditBalance are REST routes. SetAccount and GrantCredits are
-// operator RPCs (chorusctl) that name the organization in the request. Charge and the hold RPCs
+// GetBillingStatus and GetCreditBalance are REST routes. SetAccount, SetPlan and GrantCredits
+// are operator RPCs (chorusctl) that name the organization in the request. Charge and the hold RPCs
 // are called by other services with the organization in the tenant metadata; each is
 // idempotent per message id or hold id, so callers retry freely.
 type BillingServiceClient interface {
@@ -48,7 +49,15 @@ type BillingServiceClient interface {
 	// full_service plan are reported by GetBillingStatus.
 	GetCreditBalance(ctx context.Context, in *GetCreditBalanceRequest, opts ...grpc.CallOption) (*GetCreditBalanceResponse, error)
 	// SetAccount creates or replaces an organization's account settings; credits are untouched.
+	// Without a subscription it leaves the billing interval and period end (the plan's) as they
+	// are. On an account with included credits per period, a subscription must keep a month or
+	// year interval and a period end (INVALID_ARGUMENT naming the field otherwise).
 	SetAccount(ctx context.Context, in *SetAccountRequest, opts ...grpc.CallOption) (*SetAccountResponse, error)
+	// SetPlan sets an organization's pricing model and, for full_service, the included credits
+	// granted every period, creating the account if needed; other settings are untouched. When
+	// the period end it leaves is already past (by default a new plan's period ends now), the
+	// period rolls over at once: included credits left expire and the allowance is granted.
+	SetPlan(ctx context.Context, in *SetPlanRequest, opts ...grpc.CallOption) (*SetPlanResponse, error)
 	// GrantCredits adds purchased or included credits, once per idempotency key.
 	GrantCredits(ctx context.Context, in *GrantCreditsRequest, opts ...grpc.CallOption) (*GrantCreditsResponse, error)
 	// Charge debits a dispatched message's credits exactly once per message id. full_service
@@ -99,6 +108,16 @@ func (c *billingServiceClient) SetAccount(ctx context.Context, in *SetAccountReq
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetAccountResponse)
 	err := c.cc.Invoke(ctx, BillingService_SetAccount_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingServiceClient) SetPlan(ctx context.Context, in *SetPlanRequest, opts ...grpc.CallOption) (*SetPlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPlanResponse)
+	err := c.cc.Invoke(ctx, BillingService_SetPlan_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -162,8 +181,8 @@ func (c *billingServiceClient) ReleaseHold(ctx context.Context, in *ReleaseHoldR
 // BillingService owns billing accounts (pricing model, billing status, subscription, portal
 // URLs), the credit ledger with its holds, and the catalog of credit products.
 //
-// GetBillingStatus and GetCreditBalance are REST routes. SetAccount and GrantCredits are
-// operator RPCs (chorusctl) that name the organization in the request. Charge and the hold RPCs
+// GetBillingStatus and GetCreditBalance are REST routes. SetAccount, SetPlan and GrantCredits
+// are operator RPCs (chorusctl) that name the organization in the request. Charge and the hold RPCs
 // are called by other services with the organization in the tenant metadata; each is
 // idempotent per message id or hold id, so callers retry freely.
 type BillingServiceServer interface {
@@ -174,7 +193,15 @@ type BillingServiceServer interface {
 	// full_service plan are reported by GetBillingStatus.
 	GetCreditBalance(context.Context, *GetCreditBalanceRequest) (*GetCreditBalanceResponse, error)
 	// SetAccount creates or replaces an organization's account settings; credits are untouched.
+	// Without a subscription it leaves the billing interval and period end (the plan's) as they
+	// are. On an account with included credits per period, a subscription must keep a month or
+	// year interval and a period end (INVALID_ARGUMENT naming the field otherwise).
 	SetAccount(context.Context, *SetAccountRequest) (*SetAccountResponse, error)
+	// SetPlan sets an organization's pricing model and, for full_service, the included credits
+	// granted every period, creating the account if needed; other settings are untouched. When
+	// the period end it leaves is already past (by default a new plan's period ends now), the
+	// period rolls over at once: included credits left expire and the allowance is granted.
+	SetPlan(context.Context, *SetPlanRequest) (*SetPlanResponse, error)
 	// GrantCredits adds purchased or included credits, once per idempotency key.
 	GrantCredits(context.Context, *GrantCreditsRequest) (*GrantCreditsResponse, error)
 	// Charge debits a dispatched message's credits exactly once per message id. full_service
@@ -209,6 +236,9 @@ func (UnimplementedBillingServiceServer) GetCreditBalance(context.Context, *GetC
 }
 func (UnimplementedBillingServiceServer) SetAccount(context.Context, *SetAccountRequest) (*SetAccountResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAccount not implemented")
+}
+func (UnimplementedBillingServiceServer) SetPlan(context.Context, *SetPlanRequest) (*SetPlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPlan not implemented")
 }
 func (UnimplementedBillingServiceServer) GrantCredits(context.Context, *GrantCreditsRequest) (*GrantCreditsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GrantCredits not implemented")
@@ -296,6 +326,24 @@ func _BillingService_SetAccount_Handler(srv interface{}, ctx context.Context, de
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(BillingServiceServer).SetAccount(ctx, req.(*SetAccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingService_SetPlan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).SetPlan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_SetPlan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).SetPlan(ctx, req.(*SetPlanRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -408,6 +456,10 @@ var BillingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetAccount",
 			Handler:    _BillingService_SetAccount_Handler,
+		},
+		{
+			MethodName: "SetPlan",
+			Handler:    _BillingService_SetPlan_Handler,
 		},
 		{
 			MethodName: "GrantCredits",
