@@ -33,6 +33,13 @@ const (
 	ReasonBillingSuspended    = "BILLING_SUSPENDED"
 )
 
+// Reasons of billing's refusals to post against a hold, which the services that post (for a
+// campaign's messages) tell apart.
+const (
+	ReasonHoldExhausted = "HOLD_EXHAUSTED"
+	ReasonHoldReleased  = "HOLD_RELEASED"
+)
+
 // New returns a status error with the given code, reason and message.
 func New(code codes.Code, reason, msg string) error {
 	st := status.New(code, msg)

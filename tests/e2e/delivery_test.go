@@ -59,7 +59,7 @@ func TestStatusCallbacksShuffledAndDuplicatedEndRight(t *testing.T) {
 		got[m["message"].(string)] = m["status"].(string)
 	}
 	assert.Equal(t, want, got)
-	assert.Equal(t, 7.0, tn.balance(), "three SMS sent, one credit each, however the callbacks went")
+	assert.Equal(t, 8.0, tn.balance(), "the delivered and the undelivered SMS cost one credit each; the one the carrier failed after sending is refunded, however the callbacks went")
 
 	path, _ := callbacks.Load("one")
 	res := e.webhook(path.(string), "not-the-token", "", url.Values{"MessageSid": {"SMx"}, "MessageStatus": {"failed"}})

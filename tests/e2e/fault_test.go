@@ -196,7 +196,7 @@ func TestKilledBetweenCarrierAcceptanceAndCommit(t *testing.T) {
 	require.EqualValues(t, 1, sends.Load())
 
 	proc.start()
-	assert.Equal(t, "sending", tn.thread("+12025550143")[0]["status"], "the acceptance was never recorded")
+	assert.Equal(t, "sent", tn.thread("+12025550143")[0]["status"], "the acceptance was never recorded: the carrier was handed the message")
 	assert.Equal(t, 4.0, tn.balance(), "the reply's credit stays held (not spendable, not yet consumed) until the outcome is known")
 
 	// The carrier reports delivery to the callback URL it was given, which names our message.

@@ -26,8 +26,9 @@ ALTER TABLE holds ADD COLUMN included_period integer NOT NULL DEFAULT 0;
 -- renewal: a period's included credits granted (key: the new period's end, so a period is
 -- granted once whoever renews it). expiry: included credits that expired unspent, at a renewal
 -- (key: the new period's end) or left on a hold released after one (key: the hold id).
+-- refund: a message's debit given back after the carrier failed it (key: the message id).
 ALTER TABLE ledger DROP CONSTRAINT ledger_kind_check,
-    ADD CONSTRAINT ledger_kind_check CHECK (kind IN ('grant', 'debit', 'hold', 'release', 'renewal', 'expiry'));
+    ADD CONSTRAINT ledger_kind_check CHECK (kind IN ('grant', 'debit', 'hold', 'release', 'renewal', 'expiry', 'refund'));
 
 -- next_period_end is the first end after `after` of periods counted from anchor, every month
 -- or year, in UTC. Counting from the anchor rather than from the previous end keeps the day:

@@ -64,3 +64,22 @@ func (s *Server) ReleaseHold(ctx context.Context, req *billingv1.ReleaseHoldRequ
 	}
 	return &billingv1.ReleaseHoldResponse{Returned: returned, Hold: toHold(h), Credits: toCredits(b)}, nil
 }
+
+// RefundDebit gives back a message's debit after the carrier failed it; a repeat, or a message
+// never debited, changes nothing.
+func (s *Server) RefundDebit(ctx context.Context, req *billingv1.RefundDebitRequest) (*billingv1.RefundDebitResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fields := apierr.Fields{}
+	message := bodyID(fields, "messageId", req.GetMessageId())
+	if err := fields.Err(); err != nil {
+		return nil, err
+	}
+	refunded, b, err := s.store.RefundDebit(ctx, org, message)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return &billingv1.RefundDebitResponse{Refunded: refunded, Credits: toCredits(b)}, nil
+}

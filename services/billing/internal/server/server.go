@@ -15,13 +15,6 @@ import (
 	"github.com/chorus-sms/chorus/services/billing/internal/store"
 )
 
-// Reasons of the hold errors, which callers of the hold RPCs tell apart; the payment reasons
-// (apierr.ReasonInsufficientCredits, apierr.ReasonBillingSuspended) are shared with the gateway.
-const (
-	ReasonHoldExhausted = "HOLD_EXHAUSTED"
-	ReasonHoldReleased  = "HOLD_RELEASED"
-)
-
 // maxCredits bounds one grant, charge or hold: far above any real one, far below overflow.
 const maxCredits = 10_000_000
 
@@ -52,9 +45,9 @@ func storeError(err error) error {
 	case errors.Is(err, store.ErrSuspended):
 		return apierr.New(codes.FailedPrecondition, apierr.ReasonBillingSuspended, "the organization's billing is suspended")
 	case errors.Is(err, store.ErrHoldExhausted):
-		return apierr.New(codes.FailedPrecondition, ReasonHoldExhausted, "the hold has fewer credits left than the message costs")
+		return apierr.New(codes.FailedPrecondition, apierr.ReasonHoldExhausted, "the hold has fewer credits left than the message costs")
 	case errors.Is(err, store.ErrHoldReleased):
-		return apierr.New(codes.FailedPrecondition, ReasonHoldReleased, "the hold was released")
+		return apierr.New(codes.FailedPrecondition, apierr.ReasonHoldReleased, "the hold was released")
 	case errors.Is(err, store.ErrKeyReused):
 		return apierr.Conflict("this key was already used with other values")
 	case errors.Is(err, store.ErrIncludedNeedsFullService):

@@ -128,8 +128,8 @@ func (d *Dispatcher) expireSending(ctx context.Context, id uuid.UUID, cutoff tim
 }
 
 // settleMissed settles the credits of messages whose settle billing refused or missed when
-// they left "sending" before cutoff: posted if the carrier took them (they have a sent time),
-// returned otherwise.
+// they reached their status before cutoff: debited if the carrier took them, refunded if they
+// failed.
 func (d *Dispatcher) settleMissed(ctx context.Context, cutoff time.Time) error {
 	for {
 		batch, err := d.store.Unsettled(ctx, cutoff, reconcileBatch)
@@ -137,7 +137,7 @@ func (d *Dispatcher) settleMissed(ctx context.Context, cutoff time.Time) error {
 			return err
 		}
 		for _, m := range batch {
-			if err := d.settle(ctx, m, m.SentAt != nil); err != nil {
+			if err := d.settle(ctx, m, m.Status); err != nil {
 				return fmt.Errorf("settle message %s again: %w", m.ID, err)
 			}
 		}

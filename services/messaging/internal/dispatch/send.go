@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
@@ -25,6 +27,9 @@ const (
 	CodeNotSendable         = "NOT_SENDABLE"
 	CodeInsufficientCredits = apierr.ReasonInsufficientCredits
 	CodeBillingSuspended    = apierr.ReasonBillingSuspended
+	CodeHoldNotFound        = "HOLD_NOT_FOUND"
+	CodeHoldExhausted       = apierr.ReasonHoldExhausted
+	CodeHoldReleased        = apierr.ReasonHoldReleased
 )
 
 // Outcome is what became of one send.
@@ -82,8 +87,12 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 			return 0, err
 		}
 	}
-	if m.Billable && m.HoldID == "" {
-		if code, err := d.placeOwnHold(ctx, &m); err != nil || code != "" {
+	if m.Billable {
+		pay := d.postCampaignHold
+		if m.HoldID == "" {
+			pay = d.placeOwnHold
+		}
+		if code, err := pay(ctx, &m); err != nil || code != "" {
 			if err != nil {
 				return 0, err
 			}
@@ -262,8 +271,7 @@ func (d *Dispatcher) advanceAt(ctx context.Context, id uuid.UUID, s carrier.Stat
 type statusMove func(tx pgx.Tx, c store.StatusChange) (before store.Message, changed bool, err error)
 
 // advanceWith moves a message's status with move, publishes the change in the same
-// transaction, and settles credits when the message leaves "sending": consumed if the carrier
-// took it, returned if it failed there. It returns the message as it was before the change.
+// transaction, and settles its credits (settle). It reports whether the status changed.
 func (d *Dispatcher) advanceWith(ctx context.Context, s carrier.Status, move statusMove) (changed bool, err error) {
 	var before store.Message
 	err = d.store.InTx(ctx, func(tx pgx.Tx) error {
@@ -282,22 +290,29 @@ func (d *Dispatcher) advanceWith(ctx context.Context, s carrier.Status, move sta
 	if err != nil || !changed {
 		return false, err
 	}
-	if before.Status == store.StatusQueued || before.Status == store.StatusSending {
-		return true, d.settle(ctx, before, s.Status != carrier.StatusFailed)
+	leaving := before.Status == store.StatusQueued || before.Status == store.StatusSending
+	if leaving || s.Status == carrier.StatusFailed {
+		return true, d.settle(ctx, before, s.Status)
 	}
 	return true, nil
 }
 
-// settle posts a message's credits against its hold when it was dispatched, releases the
-// message's own hold either way, and records that it did. Both billing calls are idempotent
-// per message, so the reconciler can repeat a settle that billing failed (settleMissed)
-// without charging anything twice.
-func (d *Dispatcher) settle(ctx context.Context, m store.Message, dispatched bool) error {
+// settle squares a message's credits with billing once it reached status, and records that it
+// did: a message the carrier took (sent, delivered, undelivered) is debited against its hold;
+// a failed one is not, and a debit it already had (posted at "sent", or before dispatch on a
+// campaign's hold) is refunded, since a failed message costs nothing; the message's own hold
+// is released either way. Every billing call is idempotent per message, so the reconciler
+// repeats a settle that billing missed (settleMissed) without charging anything twice.
+func (d *Dispatcher) settle(ctx context.Context, m store.Message, status string) error {
 	if !m.Billable || m.HoldID == "" {
 		return nil
 	}
 	bctx := peers.For(ctx, m.OrgID)
-	if dispatched && m.Credits > 0 {
+	if status == carrier.StatusFailed {
+		if _, err := d.peers.Billing.RefundDebit(bctx, &billingv1.RefundDebitRequest{MessageId: m.ID.String()}); err != nil {
+			return fmt.Errorf("refund credits of message %s: %w", m.ID, err)
+		}
+	} else if m.Credits > 0 {
 		if _, err := d.peers.Billing.PostHold(bctx, &billingv1.PostHoldRequest{HoldId: m.HoldID, MessageId: m.ID.String(), Credits: m.Credits}); err != nil {
 			return fmt.Errorf("consume credits of message %s: %w", m.ID, err)
 		}
@@ -308,4 +323,25 @@ func (d *Dispatcher) settle(ctx context.Context, m store.Message, dispatched boo
 		}
 	}
 	return d.store.MarkSettled(ctx, m.ID)
+}
+
+// postCampaignHold debits a queued message against the campaign's hold it names before the
+// message is sent, so a hold that cannot pay (used up, released, unknown) stops the message
+// instead of letting it go out unpaid. A refusal is returned as a code; the message then fails.
+// Posting is idempotent per message, so a retried dispatch posts once.
+func (d *Dispatcher) postCampaignHold(ctx context.Context, m *store.Message) (string, error) {
+	if m.Credits == 0 {
+		return "", nil
+	}
+	_, err := d.peers.Billing.PostHold(peers.For(ctx, m.OrgID), &billingv1.PostHoldRequest{HoldId: m.HoldID, MessageId: m.ID.String(), Credits: m.Credits})
+	switch reason := apierr.Reason(err); {
+	case err == nil:
+		return "", nil
+	case reason == CodeHoldExhausted || reason == CodeHoldReleased:
+		return reason, nil
+	case status.Code(err) == codes.NotFound:
+		return CodeHoldNotFound, nil
+	default:
+		return "", fmt.Errorf("post message %s to hold %s: %w", m.ID, m.HoldID, err)
+	}
 }

@@ -41,7 +41,7 @@ func toMessage(m store.Message) *messagingv1.Message {
 		out.MediaUrl = wrapperspb.String(m.MediaURLs[0])
 	}
 	if m.Direction == store.Outgoing {
-		out.Status = wrapperspb.String(m.Status)
+		out.Status = wrapperspb.String(apiStatus(m.Status))
 		return out
 	}
 	urls := make([]*structpb.Value, len(m.MediaURLs))
@@ -57,4 +57,14 @@ func toMessage(m store.Message) *messagingv1.Message {
 	out.RequiresResponse = wrapperspb.Bool(m.RequiresResponse)
 	out.OptOutDetected = wrapperspb.Bool(m.OptOutDetected)
 	return out
+}
+
+// apiStatus is an outgoing message's status as the API states it (sent, delivered,
+// undelivered, failed): "sending" means the carrier has been handed the message and its
+// answer is not recorded yet, which the API calls sent. Queued messages are not shown.
+func apiStatus(status string) string {
+	if status == store.StatusSending {
+		return store.StatusSent
+	}
+	return status
 }

@@ -135,8 +135,8 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 	if out.ErrorCode == dispatch.CodeCarrierUnavailable {
 		return nil, apierr.New(codes.Unavailable, ReasonCarrierUnavailable, "the carrier did not take the message; nothing was sent or charged, try again")
 	}
-	log := &messagingv1.MessageLog{Id: id.String(), PhoneNumber: to, Message: text, Status: out.Status}
-	if out.Status == store.StatusSent {
+	log := &messagingv1.MessageLog{Id: id.String(), PhoneNumber: to, Message: text, Status: apiStatus(out.Status)}
+	if log.Status == store.StatusSent {
 		log.SentAt = timestamppb.Now()
 	}
 	return &messagingv1.ReplyResponse{

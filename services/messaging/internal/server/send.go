@@ -43,8 +43,20 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		if err != nil {
 			return nil, apierr.Field(field+".to", "must be a phone number")
 		}
-		if in.GetBody() == "" || in.GetDedupeKey() == "" {
-			return nil, apierr.Field(field, "body and dedupeKey are required")
+		f := apierr.Fields{}
+		if in.GetBody() == "" {
+			f.Add(field+".body", "must not be empty")
+		}
+		if in.GetDedupeKey() == "" {
+			f.Add(field+".dedupeKey", "must not be empty")
+		}
+		if id := in.GetHoldId(); id != "" {
+			if _, err := uuid.Parse(id); err != nil {
+				f.Add(field+".holdId", "must be the UUID of a billing hold")
+			}
+		}
+		if err := f.Err(); err != nil {
+			return nil, err
 		}
 		if in.GetSourceKind() != store.SourceCampaign && in.GetSourceKind() != store.SourcePoll {
 			return nil, apierr.Field(field+".sourceKind", "must be campaign or poll")

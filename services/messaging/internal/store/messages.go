@@ -110,8 +110,8 @@ func (s *Store) InsertOutgoing(ctx context.Context, tx pgx.Tx, m *Message) (inse
 	return len(ids) == 1, err
 }
 
-// InsertOutgoingMany stores outgoing messages and moves their threads in one statement inside
-// tx, and returns the ids of those stored. A message whose dedupe key its organization already
+// InsertOutgoingMany stores outgoing messages and moves the threads of those not queued, in
+// one statement inside tx, and returns the ids of those stored. A message whose dedupe key its organization already
 // used (before or earlier in msgs) is not stored: its ID is set to the existing message's.
 func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Message) (inserted []uuid.UUID, err error) {
 	var cols outgoingColumns
@@ -136,11 +136,12 @@ func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Messa
 				nullif(quiet_hours_timezone, ''), created_at
 			FROM input
 			ON CONFLICT (organization_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-			RETURNING id, organization_id, contact_phone, body, created_at
+			RETURNING id, organization_id, contact_phone, body, status, created_at
 		), threads AS (
+			-- A queued message joins its thread when it is claimed (Claim).
 			INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
 			SELECT DISTINCT ON (organization_id, contact_phone) organization_id, contact_phone, body, created_at, 'outgoing', 0
-			FROM stored ORDER BY organization_id, contact_phone, created_at DESC, id DESC
+			FROM stored WHERE status <> 'queued' ORDER BY organization_id, contact_phone, created_at DESC, id DESC
 			`+conversationUpsert+`
 		)
 		SELECT id FROM stored`, cols.args()...)
@@ -296,14 +297,24 @@ func (s *Store) MessageForCallback(ctx context.Context, provider string, id uuid
 }
 
 // Claim moves a queued message to sending, so one dispatcher sends it, recording when its
-// throttle let it go; false means another took it or it is no longer queued.
+// throttle let it go, and makes it part of its thread; false means another took it or it is no
+// longer queued.
 func (s *Store) Claim(ctx context.Context, id uuid.UUID, dispatchedAt time.Time) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2
-		WHERE id = $1 AND status = 'queued'`, id, dispatchedAt)
+	var claimed bool
+	err := s.pool.QueryRow(ctx, `WITH claimed AS (
+			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2
+			WHERE id = $1 AND status = 'queued'
+			RETURNING organization_id, contact_phone, body, created_at
+		), thread AS (
+			INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
+			SELECT organization_id, contact_phone, body, created_at, 'outgoing', 0 FROM claimed
+			`+conversationUpsert+`
+		)
+		SELECT count(*) = 1 FROM claimed`, id, dispatchedAt).Scan(&claimed)
 	if err != nil {
 		return false, fmt.Errorf("claim message: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return claimed, nil
 }
 
 // Unclaim puts a message whose send certainly did not happen back in the queue.
@@ -341,7 +352,9 @@ func (s *Store) AdvanceStatus(ctx context.Context, tx pgx.Tx, id uuid.UUID, c St
 			error_code = coalesce(nullif($4, ''), error_code),
 			sent_at = CASE WHEN $2 IN ('sent', 'delivered', 'undelivered') THEN coalesce(sent_at, $5) ELSE sent_at END,
 			status_at = $5,
-			dispatched_at = coalesce(dispatched_at, $6)
+			dispatched_at = coalesce(dispatched_at, $6),
+			-- A message failed after it was settled as sent is settled again (refunded).
+			settled_at = CASE WHEN $2 = 'failed' THEN NULL ELSE settled_at END
 		WHERE id = $1 AND %s < %s`, fmt.Sprintf(statusRank, "status"), fmt.Sprintf(statusRank, "$2::text")),
 		id, c.Status, c.ProviderMessageID, c.ErrorCode, c.At, c.DispatchedAt)
 	if err != nil {
@@ -365,9 +378,10 @@ type ThreadKey struct {
 }
 
 // Thread returns up to limit messages of org's thread with phone, newest first, older than
-// after when it is set.
+// after when it is set. Queued messages are not part of it until they are claimed.
 func (s *Store) Thread(ctx context.Context, org uuid.UUID, phone string, after *ThreadKey, limit int) ([]Message, error) {
-	q := `SELECT ` + messageColumns + ` FROM messages WHERE organization_id = $1 AND contact_phone = $2`
+	q := `SELECT ` + messageColumns + ` FROM messages WHERE organization_id = $1 AND contact_phone = $2
+		AND status IS DISTINCT FROM 'queued'`
 	args := []any{org, phone}
 	if after != nil {
 		q += ` AND (created_at, id) < ($3, $4)`

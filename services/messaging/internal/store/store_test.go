@@ -122,7 +122,8 @@ func TestNumbersBelongToOneOrganizationWithOneDefault(t *testing.T) {
 }
 
 // A batch is stored in one statement: a dedupe key used before, or twice in the batch, stores
-// one message and answers its id; each thread shows its newest message.
+// one message and answers its id. Queued messages join their threads when claimed; each thread
+// then shows its newest message.
 func TestOutgoingBatchDeduplicatesAndMovesEachThreadOnce(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
@@ -162,6 +163,24 @@ func TestOutgoingBatchDeduplicatesAndMovesEachThreadOnce(t *testing.T) {
 	assert.Equal(t, "c1:a", got.DedupeKey)
 
 	list, err := st.Conversations(ctx, org, store.ConversationFilter{Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, list, "queued messages join their threads when claimed")
+	thread, err := st.Thread(ctx, org, "+12025550144", nil, 10)
+	require.NoError(t, err)
+	assert.Empty(t, thread)
+
+	for _, id := range []uuid.UUID{first.ID, b1.ID, c.ID} {
+		claimed, err := st.Claim(ctx, id, time.Now())
+		require.NoError(t, err)
+		require.True(t, claimed)
+	}
+	claimed, err := st.Claim(ctx, c.ID, time.Now())
+	require.NoError(t, err)
+	assert.False(t, claimed, "a message is claimed once")
+	thread, err = st.Thread(ctx, org, "+12025550144", nil, 10)
+	require.NoError(t, err)
+	assert.Len(t, thread, 2)
+	list, err = st.Conversations(ctx, org, store.ConversationFilter{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, list, 2)
 	last := map[string]string{}

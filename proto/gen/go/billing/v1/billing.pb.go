@@ -1568,6 +1568,104 @@ func (x *ReleaseHoldResponse) GetCredits() *Credits {
 	return nil
 }
 
+type RefundDebitRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// UUID of the message whose debit is given back.
+	MessageId     string `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefundDebitRequest) Reset() {
+	*x = RefundDebitRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefundDebitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefundDebitRequest) ProtoMessage() {}
+
+func (x *RefundDebitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefundDebitRequest.ProtoReflect.Descriptor instead.
+func (*RefundDebitRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RefundDebitRequest) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+// RefundDebitResponse says what the refund gave back; a repeat answers the same.
+type RefundDebitResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refunded      int32                  `protobuf:"varint,1,opt,name=refunded,proto3" json:"refunded,omitempty"`
+	Credits       *Credits               `protobuf:"bytes,2,opt,name=credits,proto3" json:"credits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefundDebitResponse) Reset() {
+	*x = RefundDebitResponse{}
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefundDebitResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefundDebitResponse) ProtoMessage() {}
+
+func (x *RefundDebitResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefundDebitResponse.ProtoReflect.Descriptor instead.
+func (*RefundDebitResponse) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *RefundDebitResponse) GetRefunded() int32 {
+	if x != nil {
+		return x.Refunded
+	}
+	return 0
+}
+
+func (x *RefundDebitResponse) GetCredits() *Credits {
+	if x != nil {
+		return x.Credits
+	}
+	return nil
+}
+
 var File_billing_v1_billing_proto protoreflect.FileDescriptor
 
 const file_billing_v1_billing_proto_rawDesc = "" +
@@ -1673,7 +1771,13 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x13ReleaseHoldResponse\x12\x1a\n" +
 	"\breturned\x18\x01 \x01(\x05R\breturned\x12+\n" +
 	"\x04hold\x18\x02 \x01(\v2\x17.chorus.billing.v1.HoldR\x04hold\x124\n" +
-	"\acredits\x18\x03 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits2\xd2\x06\n" +
+	"\acredits\x18\x03 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits\"3\n" +
+	"\x12RefundDebitRequest\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x01 \x01(\tR\tmessageId\"g\n" +
+	"\x13RefundDebitResponse\x12\x1a\n" +
+	"\brefunded\x18\x01 \x01(\x05R\brefunded\x124\n" +
+	"\acredits\x18\x02 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits2\xb0\a\n" +
 	"\x0eBillingService\x12k\n" +
 	"\x10GetBillingStatus\x12*.chorus.billing.v1.GetBillingStatusRequest\x1a+.chorus.billing.v1.GetBillingStatusResponse\x12k\n" +
 	"\x10GetCreditBalance\x12*.chorus.billing.v1.GetCreditBalanceRequest\x1a+.chorus.billing.v1.GetCreditBalanceResponse\x12Y\n" +
@@ -1684,7 +1788,8 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x06Charge\x12 .chorus.billing.v1.ChargeRequest\x1a!.chorus.billing.v1.ChargeResponse\x12V\n" +
 	"\tPlaceHold\x12#.chorus.billing.v1.PlaceHoldRequest\x1a$.chorus.billing.v1.PlaceHoldResponse\x12S\n" +
 	"\bPostHold\x12\".chorus.billing.v1.PostHoldRequest\x1a#.chorus.billing.v1.PostHoldResponse\x12\\\n" +
-	"\vReleaseHold\x12%.chorus.billing.v1.ReleaseHoldRequest\x1a&.chorus.billing.v1.ReleaseHoldResponseB@Z>github.com/chorus-sms/chorus/proto/gen/go/billing/v1;billingv1b\x06proto3"
+	"\vReleaseHold\x12%.chorus.billing.v1.ReleaseHoldRequest\x1a&.chorus.billing.v1.ReleaseHoldResponse\x12\\\n" +
+	"\vRefundDebit\x12%.chorus.billing.v1.RefundDebitRequest\x1a&.chorus.billing.v1.RefundDebitResponseB@Z>github.com/chorus-sms/chorus/proto/gen/go/billing/v1;billingv1b\x06proto3"
 
 var (
 	file_billing_v1_billing_proto_rawDescOnce sync.Once
@@ -1698,7 +1803,7 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 	return file_billing_v1_billing_proto_rawDescData
 }
 
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(*BillingStatus)(nil),            // 0: chorus.billing.v1.BillingStatus
 	(*Subscription)(nil),             // 1: chorus.billing.v1.Subscription
@@ -1725,25 +1830,27 @@ var file_billing_v1_billing_proto_goTypes = []any{
 	(*PostHoldResponse)(nil),         // 22: chorus.billing.v1.PostHoldResponse
 	(*ReleaseHoldRequest)(nil),       // 23: chorus.billing.v1.ReleaseHoldRequest
 	(*ReleaseHoldResponse)(nil),      // 24: chorus.billing.v1.ReleaseHoldResponse
-	(*wrapperspb.StringValue)(nil),   // 25: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
+	(*RefundDebitRequest)(nil),       // 25: chorus.billing.v1.RefundDebitRequest
+	(*RefundDebitResponse)(nil),      // 26: chorus.billing.v1.RefundDebitResponse
+	(*wrapperspb.StringValue)(nil),   // 27: google.protobuf.StringValue
+	(*timestamppb.Timestamp)(nil),    // 28: google.protobuf.Timestamp
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	1,  // 0: chorus.billing.v1.BillingStatus.subscription:type_name -> chorus.billing.v1.Subscription
 	2,  // 1: chorus.billing.v1.BillingStatus.credits:type_name -> chorus.billing.v1.Credits
 	3,  // 2: chorus.billing.v1.BillingStatus.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	4,  // 3: chorus.billing.v1.BillingStatus.available_credit_products:type_name -> chorus.billing.v1.CreditProduct
-	25, // 4: chorus.billing.v1.Subscription.paid_through:type_name -> google.protobuf.StringValue
-	26, // 5: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
-	25, // 6: chorus.billing.v1.Subscription.next_billing_date:type_name -> google.protobuf.StringValue
-	25, // 7: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
-	25, // 8: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
+	27, // 4: chorus.billing.v1.Subscription.paid_through:type_name -> google.protobuf.StringValue
+	28, // 5: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
+	27, // 6: chorus.billing.v1.Subscription.next_billing_date:type_name -> google.protobuf.StringValue
+	27, // 7: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
+	27, // 8: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
 	0,  // 9: chorus.billing.v1.GetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
 	1,  // 10: chorus.billing.v1.SetAccountRequest.subscription:type_name -> chorus.billing.v1.Subscription
 	3,  // 11: chorus.billing.v1.SetAccountRequest.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	0,  // 12: chorus.billing.v1.SetAccountResponse.status:type_name -> chorus.billing.v1.BillingStatus
-	26, // 13: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
-	26, // 14: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
+	28, // 13: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
+	28, // 14: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
 	12, // 15: chorus.billing.v1.SetPlanResponse.plan:type_name -> chorus.billing.v1.Plan
 	2,  // 16: chorus.billing.v1.SetPlanResponse.credits:type_name -> chorus.billing.v1.Credits
 	2,  // 17: chorus.billing.v1.GrantCreditsResponse.credits:type_name -> chorus.billing.v1.Credits
@@ -1753,29 +1860,32 @@ var file_billing_v1_billing_proto_depIdxs = []int32{
 	19, // 21: chorus.billing.v1.PostHoldResponse.hold:type_name -> chorus.billing.v1.Hold
 	19, // 22: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
 	2,  // 23: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
-	5,  // 24: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
-	7,  // 25: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
-	9,  // 26: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
-	11, // 27: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
-	14, // 28: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
-	16, // 29: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
-	18, // 30: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
-	21, // 31: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
-	23, // 32: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
-	6,  // 33: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
-	8,  // 34: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
-	10, // 35: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
-	13, // 36: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
-	15, // 37: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
-	17, // 38: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
-	20, // 39: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
-	22, // 40: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
-	24, // 41: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
-	33, // [33:42] is the sub-list for method output_type
-	24, // [24:33] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	2,  // 24: chorus.billing.v1.RefundDebitResponse.credits:type_name -> chorus.billing.v1.Credits
+	5,  // 25: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
+	7,  // 26: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
+	9,  // 27: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
+	11, // 28: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
+	14, // 29: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
+	16, // 30: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
+	18, // 31: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
+	21, // 32: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
+	23, // 33: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
+	25, // 34: chorus.billing.v1.BillingService.RefundDebit:input_type -> chorus.billing.v1.RefundDebitRequest
+	6,  // 35: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
+	8,  // 36: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
+	10, // 37: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
+	13, // 38: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
+	15, // 39: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
+	17, // 40: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
+	20, // 41: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
+	22, // 42: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
+	24, // 43: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
+	26, // 44: chorus.billing.v1.BillingService.RefundDebit:output_type -> chorus.billing.v1.RefundDebitResponse
+	35, // [35:45] is the sub-list for method output_type
+	25, // [25:35] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_billing_v1_billing_proto_init() }
@@ -1789,7 +1899,7 @@ func file_billing_v1_billing_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	BillingService_PlaceHold_FullMethodName        = "/chorus.billing.v1.BillingService/PlaceHold"
 	BillingService_PostHold_FullMethodName         = "/chorus.billing.v1.BillingService/PostHold"
 	BillingService_ReleaseHold_FullMethodName      = "/chorus.billing.v1.BillingService/ReleaseHold"
+	BillingService_RefundDebit_FullMethodName      = "/chorus.billing.v1.BillingService/RefundDebit"
 )
 
 // BillingServiceClient is the client API for BillingService service.
@@ -74,6 +75,11 @@ type BillingServiceClient interface {
 	PostHold(ctx context.Context, in *PostHoldRequest, opts ...grpc.CallOption) (*PostHoldResponse, error)
 	// ReleaseHold returns what the hold has left to the balance; releasing again changes nothing.
 	ReleaseHold(ctx context.Context, in *ReleaseHoldRequest, opts ...grpc.CallOption) (*ReleaseHoldResponse, error)
+	// RefundDebit gives back the credits debited for a message the carrier then failed, once per
+	// message id. A message never debited refunds nothing. Credits return as they were spent
+	// (included or purchased) for a direct charge, and as purchased credits for a debit posted
+	// against a hold (the hold may be released by then).
+	RefundDebit(ctx context.Context, in *RefundDebitRequest, opts ...grpc.CallOption) (*RefundDebitResponse, error)
 }
 
 type billingServiceClient struct {
@@ -174,6 +180,16 @@ func (c *billingServiceClient) ReleaseHold(ctx context.Context, in *ReleaseHoldR
 	return out, nil
 }
 
+func (c *billingServiceClient) RefundDebit(ctx context.Context, in *RefundDebitRequest, opts ...grpc.CallOption) (*RefundDebitResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RefundDebitResponse)
+	err := c.cc.Invoke(ctx, BillingService_RefundDebit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BillingServiceServer is the server API for BillingService service.
 // All implementations must embed UnimplementedBillingServiceServer
 // for forward compatibility.
@@ -218,6 +234,11 @@ type BillingServiceServer interface {
 	PostHold(context.Context, *PostHoldRequest) (*PostHoldResponse, error)
 	// ReleaseHold returns what the hold has left to the balance; releasing again changes nothing.
 	ReleaseHold(context.Context, *ReleaseHoldRequest) (*ReleaseHoldResponse, error)
+	// RefundDebit gives back the credits debited for a message the carrier then failed, once per
+	// message id. A message never debited refunds nothing. Credits return as they were spent
+	// (included or purchased) for a direct charge, and as purchased credits for a debit posted
+	// against a hold (the hold may be released by then).
+	RefundDebit(context.Context, *RefundDebitRequest) (*RefundDebitResponse, error)
 	mustEmbedUnimplementedBillingServiceServer()
 }
 
@@ -254,6 +275,9 @@ func (UnimplementedBillingServiceServer) PostHold(context.Context, *PostHoldRequ
 }
 func (UnimplementedBillingServiceServer) ReleaseHold(context.Context, *ReleaseHoldRequest) (*ReleaseHoldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReleaseHold not implemented")
+}
+func (UnimplementedBillingServiceServer) RefundDebit(context.Context, *RefundDebitRequest) (*RefundDebitResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RefundDebit not implemented")
 }
 func (UnimplementedBillingServiceServer) mustEmbedUnimplementedBillingServiceServer() {}
 func (UnimplementedBillingServiceServer) testEmbeddedByValue()                        {}
@@ -438,6 +462,24 @@ func _BillingService_ReleaseHold_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BillingService_RefundDebit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RefundDebitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).RefundDebit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_RefundDebit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).RefundDebit(ctx, req.(*RefundDebitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BillingService_ServiceDesc is the grpc.ServiceDesc for BillingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -480,6 +522,10 @@ var BillingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReleaseHold",
 			Handler:    _BillingService_ReleaseHold_Handler,
+		},
+		{
+			MethodName: "RefundDebit",
+			Handler:    _BillingService_RefundDebit_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
