@@ -56,7 +56,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
 	suite := flag.String("suite", "all", "contacts, messaging or all")
 	dispatchCount := flag.Int("dispatch", 100_000, "queued messages in the dispatch case")
-	numbers := flag.Int("numbers", 50, "sending numbers in the dispatch case")
+	numbers := flag.Int("numbers", 20, "sending numbers in the dispatch case")
 	rate := flag.Int("rate", 10, "messages per second per sending number in the dispatch case")
 	flag.Parse()
 	if *cpuProfile != "" {
