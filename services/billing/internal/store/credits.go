@@ -77,14 +77,14 @@ func (s *Store) Charge(ctx context.Context, org, message uuid.UUID, credits int3
 		d Debit
 		b Balance
 	)
-	err = s.pool.QueryRow(ctx, `
+	err = s.debitLocked(ctx, org, `
 		WITH `+debitCTEs(`NOT EXISTS (SELECT 1 FROM ledger WHERE organization_id = $1 AND kind = 'debit' AND key = $2)`)+`,
 		entry AS (
 			INSERT INTO ledger (organization_id, id, kind, key, available_delta, included_delta, held_delta, amount)
 			SELECT $1, $4, 'debit', $2, -($3::integer - from_included), -from_included, 0, $3::integer FROM debit
 		)
 		SELECT available, included, from_included FROM debit`,
-		org, message.String(), credits, id).Scan(&b.Available, &b.Included, &d.ChargedIncluded)
+		[]any{org, message.String(), credits, id}, &b.Available, &b.Included, &d.ChargedIncluded)
 	if err == nil {
 		d.Charged = credits
 		return d, b, nil

@@ -50,7 +50,7 @@ func (s *Store) PlaceHold(ctx context.Context, org, id uuid.UUID, credits int32)
 	}
 	var b Balance
 	var fromIncluded int32
-	err = s.pool.QueryRow(ctx, `
+	err = s.debitLocked(ctx, org, `
 		WITH `+debitCTEs(`NOT EXISTS (SELECT 1 FROM holds WHERE organization_id = $1 AND id = $2)`)+`,
 		placed AS (
 			INSERT INTO holds (organization_id, id, credits, metered, included_remaining, available_remaining, included_period)
@@ -60,7 +60,7 @@ func (s *Store) PlaceHold(ctx context.Context, org, id uuid.UUID, credits int32)
 			SELECT $1, $4, 'hold', $2::text, $2, -($3::integer - from_included), -from_included, $3::integer, $3::integer FROM debit
 		)
 		SELECT available, included, from_included FROM debit`,
-		org, id, credits, entryID).Scan(&b.Available, &b.Included, &fromIncluded)
+		[]any{org, id, credits, entryID}, &b.Available, &b.Included, &fromIncluded)
 	if err == nil {
 		return Hold{ID: id, Credits: credits, Metered: true, Remaining: credits}, b, nil
 	}

@@ -101,6 +101,20 @@ func debitCTEs(notYet string) string {
 	)`
 }
 
+// debitLocked runs a debitCTEs statement q after taking the organization's account row lock
+// in the same transaction, and scans its row into dest. The statement then starts once no
+// concurrent change (a period renewal) can be under way, so it computes from the account as it
+// is: left to wait for the lock inside the statement, its CTE and its UPDATE could see two
+// versions of the row (seen as a CHECK violation under concurrent renewals).
+func (s *Store) debitLocked(ctx context.Context, org uuid.UUID, q string, args []any, dest ...any) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE organization_id = $1 FOR UPDATE`, org); err != nil {
+			return fmt.Errorf("lock account: %w", err)
+		}
+		return tx.QueryRow(ctx, q, args...).Scan(dest...)
+	})
+}
+
 // isUnique reports whether err is a unique violation: a concurrent retry of the same key won.
 func isUnique(err error) bool {
 	var pgErr *pgconn.PgError
