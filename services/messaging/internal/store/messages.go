@@ -297,12 +297,13 @@ func (s *Store) MessageForCallback(ctx context.Context, provider string, id uuid
 }
 
 // Claim moves a queued message to sending, so one dispatcher sends it, recording when its
-// throttle let it go, and makes it part of its thread; false means another took it or it is no
-// longer queued.
+// throttle let it go, and makes it part of its thread as of now: a message that waited (quiet
+// hours, throttle) takes its place in the conversation when it is sent, not when it was
+// queued. False means another took it or it is no longer queued.
 func (s *Store) Claim(ctx context.Context, id uuid.UUID, dispatchedAt time.Time) (bool, error) {
 	var claimed bool
 	err := s.pool.QueryRow(ctx, `WITH claimed AS (
-			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2
+			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2, created_at = now()
 			WHERE id = $1 AND status = 'queued'
 			RETURNING organization_id, contact_phone, body, created_at
 		), thread AS (

@@ -169,6 +169,10 @@ func TestOutgoingBatchDeduplicatesAndMovesEachThreadOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, thread)
 
+	// A text from the contact arrives while the campaign's messages wait in the queue.
+	meanwhile := &store.Message{ID: uuid.Must(uuid.NewV7()), OrgID: org, Direction: store.Incoming, ContactPhone: "+12025550144",
+		OurNumber: "+12025550100", Body: "are you there?", Provider: "sandbox", ProviderMessageID: "SMin", CreatedAt: time.Now()}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertIncoming(ctx, tx, meanwhile); return err }))
 	for _, id := range []uuid.UUID{first.ID, b1.ID, c.ID} {
 		claimed, err := st.Claim(ctx, id, time.Now())
 		require.NoError(t, err)
@@ -179,14 +183,16 @@ func TestOutgoingBatchDeduplicatesAndMovesEachThreadOnce(t *testing.T) {
 	assert.False(t, claimed, "a message is claimed once")
 	thread, err = st.Thread(ctx, org, "+12025550144", nil, 10)
 	require.NoError(t, err)
-	assert.Len(t, thread, 2)
+	require.Len(t, thread, 3)
+	assert.Equal(t, []string{"b newest", "b first", "are you there?"}, []string{thread[0].Body, thread[1].Body, thread[2].Body},
+		"queued messages take their place in the thread when sent, after what arrived while they waited")
 	list, err = st.Conversations(ctx, org, store.ConversationFilter{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, list, 2)
-	last := map[string]string{}
+	last, unread := map[string]string{}, map[string]int32{}
 	for _, c := range list {
-		last[c.Phone] = c.LastMessage
-		assert.Zero(t, c.UnreadCount)
+		last[c.Phone], unread[c.Phone] = c.LastMessage, c.UnreadCount
 	}
 	assert.Equal(t, map[string]string{"+12025550143": "one", "+12025550144": "b newest"}, last)
+	assert.Equal(t, map[string]int32{"+12025550143": 0, "+12025550144": 1}, unread, "sending does not read a thread")
 }
