@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,9 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
@@ -56,7 +53,6 @@ func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
 	})
 	tn := e.newTenant("+12025550100", 10)
 	tn.contact("+12025550143", "Ada", true)
-	since := time.Now()
 
 	reply := func(body string) (id, status string) {
 		res := tn.do("POST", "/api/conversations/%2B12025550143/reply", map[string]any{"message": body})
@@ -84,7 +80,7 @@ func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
 	assert.Equal(t, "sent", statusOf(accepted), "a message the carrier took is not the sweep's")
 	assert.Equal(t, 9.0, tn.balance(), "the lost reply's hold is released; only the accepted reply is charged")
 
-	ev := statusEvent(t, rdb, since, lost)
+	ev := statusEvent(t, rdb, tn.org, lost)
 	assert.Equal(t, "failed", ev.GetStatus())
 	assert.Equal(t, "CARRIER_OUTCOME_UNKNOWN", ev.GetErrorCode())
 	assert.Zero(t, ev.GetCredits())
@@ -115,27 +111,18 @@ func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
 	assert.Zero(t, held, "no credits left held")
 }
 
-// statusEvent waits for the message.status_changed event of message on the messaging
-// service's stream, published since.
-func statusEvent(t *testing.T, rdb *redis.Client, since time.Time, message string) *eventsv1.MessageStatusChanged {
+// statusEvent waits for a message.status_changed event of message on the stack's stream and
+// returns the latest one.
+func statusEvent(t *testing.T, rdb *redis.Client, org, message string) *eventsv1.MessageStatusChanged {
 	t.Helper()
 	var found *eventsv1.MessageStatusChanged
 	eventually(t, 15*time.Second, "the status change of "+message+" to be published", func() bool {
-		entries, err := rdb.XRange(context.Background(), outbox.StreamName("messaging"), fmt.Sprintf("%d-0", since.UnixMilli()), "+").Result()
-		require.NoError(t, err)
-		for _, en := range entries {
-			if en.Values["type"] != "message.status_changed" {
-				continue
-			}
-			payload, _ := en.Values["payload"].(string)
-			var ev eventsv1.MessageStatusChanged
-			require.NoError(t, proto.Unmarshal([]byte(payload), &ev))
+		for _, ev := range decodeEvents[eventsv1.MessageStatusChanged](t, streamEvents(t, rdb, "messaging", "message.status_changed", org)) {
 			if ev.GetMessageId() == message {
-				found = &ev
-				return true
+				found = ev
 			}
 		}
-		return false
+		return found != nil
 	})
 	return found
 }

@@ -95,6 +95,19 @@ func scanMessage(row pgx.Row) (Message, error) {
 	return m, nil
 }
 
+// messages runs a query of messageColumns and collects its rows; what names it in errors.
+func (s *Store) messages(ctx context.Context, what, q string, args ...any) ([]Message, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) { return scanMessage(r) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return msgs, nil
+}
+
 func nullIfEmpty(s string) *string {
 	if s == "" {
 		return nil
@@ -389,15 +402,7 @@ func (s *Store) Thread(ctx context.Context, org uuid.UUID, phone string, after *
 		args = append(args, after.CreatedAt, after.ID)
 	}
 	q += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT %d`, limit)
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read thread: %w", err)
-	}
-	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) { return scanMessage(r) })
-	if err != nil {
-		return nil, fmt.Errorf("read thread: %w", err)
-	}
-	return msgs, nil
+	return s.messages(ctx, "read thread", q, args...)
 }
 
 // DeleteThread removes org's messages with phone created up to before, and the thread when

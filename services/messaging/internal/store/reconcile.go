@@ -32,15 +32,7 @@ func (s *Store) StuckSending(ctx context.Context, cutoff time.Time, after *Sendi
 		args = append(args, after.CreatedAt, after.ID)
 	}
 	q += fmt.Sprintf(` ORDER BY created_at, id LIMIT %d`, limit)
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read stuck sending messages: %w", err)
-	}
-	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) { return scanMessage(r) })
-	if err != nil {
-		return nil, fmt.Errorf("read stuck sending messages: %w", err)
-	}
-	return msgs, nil
+	return s.messages(ctx, "read stuck sending messages", q, args...)
 }
 
 // ExpireSending applies c (as AdvanceStatus does) to message id only if it is still "sending"
@@ -62,18 +54,10 @@ func (s *Store) ExpireSending(ctx context.Context, tx pgx.Tx, id uuid.UUID, cuto
 // Unsettled returns up to limit billable messages with a hold that left "sending" before
 // cutoff and whose credits were never settled (billing failed when they did), oldest first.
 func (s *Store) Unsettled(ctx context.Context, cutoff time.Time, limit int) ([]Message, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+messageColumns+` FROM messages
+	return s.messages(ctx, "read unsettled messages", `SELECT `+messageColumns+` FROM messages
 		WHERE settled_at IS NULL AND billable AND hold_id IS NOT NULL AND status NOT IN ('queued', 'sending')
 			AND status_at < $1
 		ORDER BY status_at LIMIT $2`, cutoff, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read unsettled messages: %w", err)
-	}
-	msgs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Message, error) { return scanMessage(r) })
-	if err != nil {
-		return nil, fmt.Errorf("read unsettled messages: %w", err)
-	}
-	return msgs, nil
 }
 
 // MarkSettled records that message id's credits were settled with billing.
