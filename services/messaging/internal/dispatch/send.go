@@ -87,7 +87,8 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 			return 0, err
 		}
 	}
-	if m.Billable {
+	// A message's own hold, placed by an earlier attempt, already reserves its credits.
+	if m.Billable && m.HoldID != m.ID.String() {
 		pay := d.postCampaignHold
 		if m.HoldID == "" {
 			pay = d.placeOwnHold
