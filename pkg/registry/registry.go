@@ -1,0 +1,76 @@
+// Package registry is the one table of Chorus's processes: each one's name, default address,
+// the variable that names that address, and the services it calls. The all-in-one stack starts
+// from it, the gateway, messaging and chorusctl take their default peer addresses from it, and
+// a test holds the Kubernetes manifests to it, so a port is written here and nowhere else.
+//
+// The constructors are not here: pkg is imported by the services, so it cannot import them.
+// cmd/stack keeps one constructor per row, keyed by Name, and tests that none is missing.
+package registry
+
+import "github.com/chorus-sms/chorus/pkg/envconfig"
+
+// Protocol is what a process serves on its listener.
+type Protocol string
+
+// The protocols of Chorus's processes; each is also the name of the listening port in the
+// process's Deployment.
+const (
+	GRPC Protocol = "grpc" // internal services
+	HTTP Protocol = "http" // the public REST gateway
+)
+
+// ListenVar is the variable a process of this protocol reads its listen address from when it
+// runs on its own: CHORUS_GRPC_ADDR or CHORUS_HTTP_ADDR.
+func (p Protocol) ListenVar() string {
+	if p == HTTP {
+		return "CHORUS_HTTP_ADDR"
+	}
+	return "CHORUS_GRPC_ADDR"
+}
+
+// Service is one row of the registry.
+type Service struct {
+	// Name is the Deployment, Service and container name, and the key of the stack's
+	// constructor.
+	Name     string
+	Protocol Protocol
+	// Addr is the default address, distinct per service so that every binary can run on one
+	// machine. In Kubernetes the host is the Service's name and the port is the same.
+	Addr string
+	// AddrVar names the address to the processes that call this one, and to the all-in-one
+	// stack, which listens on it.
+	AddrVar string
+	// OpsPort is where /healthz, /readyz and /metrics answer in Kubernetes (CHORUS_OPS_ADDR);
+	// zero when they are served on the main listener, as the gateway does.
+	OpsPort int
+	// Needs names the services this one calls; the stack starts them first and gives this one
+	// their addresses.
+	Needs []string
+}
+
+// The rows. A new service is one more row here, added to All after the services it needs.
+var (
+	Orgs      = Service{Name: "orgs", Protocol: GRPC, Addr: "127.0.0.1:9101", AddrVar: "CHORUS_ORGS_ADDR", OpsPort: 9464}
+	Contacts  = Service{Name: "contacts", Protocol: GRPC, Addr: "127.0.0.1:9102", AddrVar: "CHORUS_CONTACTS_ADDR", OpsPort: 9464}
+	Billing   = Service{Name: "billing", Protocol: GRPC, Addr: "127.0.0.1:9107", AddrVar: "CHORUS_BILLING_ADDR", OpsPort: 9464}
+	Messaging = Service{
+		Name: "messaging", Protocol: GRPC, Addr: "127.0.0.1:9103", AddrVar: "CHORUS_MESSAGING_ADDR", OpsPort: 9464,
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name},
+	}
+	Gateway = Service{
+		Name: "gateway", Protocol: HTTP, Addr: "127.0.0.1:8080", AddrVar: "CHORUS_HTTP_ADDR",
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
+	}
+)
+
+// All is every row in start order: each comes after the services it needs (TestStartOrder).
+var All = []Service{Orgs, Contacts, Billing, Messaging, Gateway}
+
+// AddrFrom is where callers reach the service: AddrVar, else the default.
+func (s Service) AddrFrom(r *envconfig.Reader) string { return r.String(s.AddrVar, s.Addr) }
+
+// ListenFrom is where the service's own binary listens: its protocol's ListenVar, else the
+// default.
+func (s Service) ListenFrom(r *envconfig.Reader) string {
+	return r.String(s.Protocol.ListenVar(), s.Addr)
+}
