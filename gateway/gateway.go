@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -61,11 +62,11 @@ const (
 // ConfigFromEnv reads the CHORUS_* variables of the gateway.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		HTTPAddr:       r.String("CHORUS_HTTP_ADDR", "127.0.0.1:8080"),
-		OrgsAddr:       r.String("CHORUS_ORGS_ADDR", "127.0.0.1:9101"),
-		ContactsAddr:   r.String("CHORUS_CONTACTS_ADDR", "127.0.0.1:9102"),
-		BillingAddr:    r.String("CHORUS_BILLING_ADDR", "127.0.0.1:9107"),
-		MessagingAddr:  r.String("CHORUS_MESSAGING_ADDR", "127.0.0.1:9103"),
+		HTTPAddr:       registry.Gateway.ListenFrom(r),
+		OrgsAddr:       registry.Orgs.AddrFrom(r),
+		ContactsAddr:   registry.Contacts.AddrFrom(r),
+		BillingAddr:    registry.Billing.AddrFrom(r),
+		MessagingAddr:  registry.Messaging.AddrFrom(r),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),

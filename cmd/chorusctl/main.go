@@ -18,16 +18,19 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/cmd/devauth"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
-const usage = `usage:
+// usage is printed on a bad command line; the services' addresses come from the registry.
+var usage = `usage:
   chorusctl org create --name NAME [--timezone TZ] [--sandbox] [--pricing MODEL] [--credits N]
                        [--number E164] [--help-text TEXT]
   chorusctl member add --org ID --user SUBJECT --access read|write|admin
@@ -38,10 +41,8 @@ const usage = `usage:
   chorusctl token --user SUBJECT [--ttl 1h]
 
 environment:
-  CHORUS_ORGS_ADDR           orgs service gRPC address (default 127.0.0.1:9101)
-  CHORUS_BILLING_ADDR        billing service gRPC address (default 127.0.0.1:9107)
-  CHORUS_MESSAGING_ADDR      messaging service gRPC address (default 127.0.0.1:9103)
-  CHORUS_PUBLIC_URL          the gateway's public URL (default http://127.0.0.1:8080)
+` + addrVars(registry.Orgs, registry.Billing, registry.Messaging) +
+	`  CHORUS_PUBLIC_URL          the gateway's public URL (default ` + defaultPublicURL + `)
   CHORUS_SANDBOX_AUTH_TOKEN  signs sandbox webhooks (default: the local stack's)
   CHORUS_DEV_KEY             dev signing key of the local stack (default .run/dev-key.pem)
 `
@@ -234,8 +235,24 @@ func setUpBilling(ctx context.Context, org, pricing string, credits int, out map
 	return err
 }
 
+// defaultPublicURL is the gateway of a local stack.
+var defaultPublicURL = "http://" + registry.Gateway.Addr
+
+func addrVars(svcs ...registry.Service) string {
+	var b strings.Builder
+	for _, s := range svcs {
+		fmt.Fprintf(&b, "  %-26s %s service gRPC address (default %s)\n", s.AddrVar, s.Name, s.Addr)
+	}
+	return b.String()
+}
+
+// dial connects to svc where its registry variable says, else at its default address.
+func dial(svc registry.Service) (*grpc.ClientConn, error) {
+	return rpcclient.Dial(svc.Name, env(svc.AddrVar, svc.Addr))
+}
+
 func withOrgs(ctx context.Context, f func(orgsv1.OrgsServiceClient) (any, error)) (any, error) {
-	conn, err := rpcclient.Dial("orgs", env("CHORUS_ORGS_ADDR", "127.0.0.1:9101"))
+	conn, err := dial(registry.Orgs)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +261,7 @@ func withOrgs(ctx context.Context, f func(orgsv1.OrgsServiceClient) (any, error)
 }
 
 func withBilling(ctx context.Context, f func(billingv1.BillingServiceClient) (any, error)) (any, error) {
-	conn, err := rpcclient.Dial("billing", env("CHORUS_BILLING_ADDR", "127.0.0.1:9107"))
+	conn, err := dial(registry.Billing)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/chorus-sms/chorus/pkg/rpcclient"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )
 
@@ -16,7 +16,7 @@ type addedNumber struct {
 
 // addNumber gives org a sending number through the messaging service.
 func addNumber(ctx context.Context, org, number string, isDefault bool) (*addedNumber, error) {
-	conn, err := rpcclient.Dial("messaging", env("CHORUS_MESSAGING_ADDR", "127.0.0.1:9103"))
+	conn, err := dial(registry.Messaging)
 	if err != nil {
 		return nil, err
 	}

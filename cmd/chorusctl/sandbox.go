@@ -58,7 +58,7 @@ func sandboxInbound(ctx context.Context, fs *flag.FlagSet, args []string, stderr
 	if err != nil {
 		return nil, err
 	}
-	res, err := sandbox.Post(ctx, http.DefaultClient, env("CHORUS_PUBLIC_URL", "http://127.0.0.1:8080"),
+	res, err := sandbox.Post(ctx, http.DefaultClient, env("CHORUS_PUBLIC_URL", defaultPublicURL),
 		env("CHORUS_SANDBOX_AUTH_TOKEN", messaging.DevSandboxToken), form)
 	if err != nil {
 		return nil, err

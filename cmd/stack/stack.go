@@ -17,6 +17,7 @@ import (
 	"github.com/chorus-sms/chorus/cmd/devauth"
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/services/billing"
 	"github.com/chorus-sms/chorus/services/contacts"
 	"github.com/chorus-sms/chorus/services/messaging"
@@ -31,6 +32,10 @@ type Config struct {
 	Billing   billing.Config
 	Messaging messaging.Config
 	Gateway   gateway.Config
+	// Addrs is where each registry service listens, by name, from its AddrVar (port 0 picks a
+	// free port). The gateway's and messaging's addresses of their peers are set from the
+	// actual listeners, so a config's own copies of them are not used.
+	Addrs map[string]string
 	// DevKeyPath is the PEM key of the local identity provider (CHORUS_DEV_KEY).
 	DevKeyPath string
 	// JWKSAddr is where the local identity provider publishes its JWKS (CHORUS_DEV_JWKS_ADDR).
@@ -56,6 +61,10 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		JWKSAddr:       r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
 		DevIdentity:    r.String("CHORUS_JWT_JWKS_URL", "") == "",
 		LocalPublicURL: r.String("CHORUS_PUBLIC_URL", "") == "",
+		Addrs:          make(map[string]string, len(registry.All)),
+	}
+	for _, svc := range registry.All {
+		c.Addrs[svc.Name] = svc.AddrFrom(r)
 	}
 	if c.DevIdentity {
 		r = r.WithDefaults(map[string]string{
@@ -74,14 +83,6 @@ func jwksURL(addr string) string { return "http://" + addr + "/.well-known/jwks.
 type Stack struct {
 	// HTTPURL is the gateway's base URL, e.g. http://127.0.0.1:8080.
 	HTTPURL string
-	// OrgsAddr is the orgs service's gRPC address (chorusctl and tests create orgs through it).
-	OrgsAddr string
-	// BillingAddr is the billing service's gRPC address (chorusctl and tests grant credits
-	// through it).
-	BillingAddr string
-	// MessagingAddr is the messaging service's gRPC address (chorusctl and tests add sending
-	// numbers through it).
-	MessagingAddr string
 	// PublicURL is the base URL carriers and link clicks reach the gateway at: HTTPURL unless
 	// CHORUS_PUBLIC_URL names another.
 	PublicURL string
@@ -89,14 +90,20 @@ type Stack struct {
 	// provider).
 	Key *devauth.Key
 
+	addrs  map[string]string // by registry name: where each service actually listens
 	cancel context.CancelFunc
 	group  *errgroup.Group
 	closes []func()
 }
 
-// Start migrates and starts every service, then the gateway, and returns once all of them
-// accept connections. Stop it with Close. The gateway's port is taken before messaging starts,
-// so messaging can be given the public URL it signs webhooks and builds links with.
+// Addr is where svc listens, e.g. st.Addr(registry.Orgs): chorusctl and tests create orgs,
+// grant credits and add sending numbers through the internal services.
+func (s *Stack) Addr(svc registry.Service) string { return s.addrs[svc.Name] }
+
+// Start starts every registry service in the registry's order, each given the addresses of the
+// services it needs, and returns once all of them accept connections. Stop it with Close.
+// Every listener is taken first, so messaging is given the gateway's URL as the public URL it
+// signs webhooks and builds links with before the gateway is built.
 func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	log := cfg.Logger
 	if log == nil {
@@ -104,7 +111,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(ctx)
-	s := &Stack{cancel: cancel, group: g}
+	s := &Stack{cancel: cancel, group: g, addrs: make(map[string]string, len(registry.All))}
 	st = s
 	defer func() {
 		if err != nil {
@@ -118,80 +125,35 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 	}
 
-	cfg.Orgs.Logger = log.With("service", "orgs")
-	orgsSvc, err := orgs.New(ctx, cfg.Orgs)
-	if err != nil {
-		return nil, err
+	listeners := make(map[string]net.Listener, len(registry.All))
+	for _, svc := range registry.All {
+		lis, err := net.Listen("tcp", cfg.Addrs[svc.Name])
+		if err != nil {
+			return nil, fmt.Errorf("stack: %s listen %s: %w", svc.Name, cfg.Addrs[svc.Name], err)
+		}
+		st.closes = append(st.closes, func() { _ = lis.Close() }) // until the service serves on it
+		listeners[svc.Name] = lis
+		st.addrs[svc.Name] = lis.Addr().String()
 	}
-	st.closes = append(st.closes, orgsSvc.Close)
-	orgsLis, err := net.Listen("tcp", cfg.Gateway.OrgsAddr)
-	if err != nil {
-		return nil, fmt.Errorf("stack: orgs listen %s: %w", cfg.Gateway.OrgsAddr, err)
-	}
-	g.Go(func() error { return orgsSvc.Serve(gctx, orgsLis) })
-	cfg.Gateway.OrgsAddr = orgsLis.Addr().String()
-	st.OrgsAddr = cfg.Gateway.OrgsAddr
-
-	cfg.Contacts.Logger = log.With("service", "contacts")
-	contactsSvc, err := contacts.New(ctx, cfg.Contacts)
-	if err != nil {
-		return nil, err
-	}
-	st.closes = append(st.closes, contactsSvc.Close)
-	contactsLis, err := net.Listen("tcp", cfg.Gateway.ContactsAddr)
-	if err != nil {
-		return nil, fmt.Errorf("stack: contacts listen %s: %w", cfg.Gateway.ContactsAddr, err)
-	}
-	g.Go(func() error { return contactsSvc.Serve(gctx, contactsLis) })
-	cfg.Gateway.ContactsAddr = contactsLis.Addr().String()
-
-	cfg.Billing.Logger = log.With("service", "billing")
-	billingSvc, err := billing.New(ctx, cfg.Billing)
-	if err != nil {
-		return nil, err
-	}
-	st.closes = append(st.closes, billingSvc.Close)
-	billingLis, err := net.Listen("tcp", cfg.Gateway.BillingAddr)
-	if err != nil {
-		return nil, fmt.Errorf("stack: billing listen %s: %w", cfg.Gateway.BillingAddr, err)
-	}
-	g.Go(func() error { return billingSvc.Serve(gctx, billingLis) })
-	cfg.Gateway.BillingAddr = billingLis.Addr().String()
-	st.BillingAddr = cfg.Gateway.BillingAddr
-
-	httpLis, err := net.Listen("tcp", cfg.Gateway.HTTPAddr)
-	if err != nil {
-		return nil, fmt.Errorf("stack: http listen %s: %w", cfg.Gateway.HTTPAddr, err)
-	}
-	st.closes = append(st.closes, func() { _ = httpLis.Close() }) // until the gateway serves on it
-	st.HTTPURL = "http://" + httpLis.Addr().String()
+	st.HTTPURL = "http://" + st.Addr(registry.Gateway)
 	if cfg.LocalPublicURL {
 		cfg.Messaging.PublicURL = st.HTTPURL
 	}
 	st.PublicURL = cfg.Messaging.PublicURL
 
-	cfg.Messaging.Logger = log.With("service", "messaging")
-	cfg.Messaging.OrgsAddr, cfg.Messaging.ContactsAddr, cfg.Messaging.BillingAddr = cfg.Gateway.OrgsAddr, cfg.Gateway.ContactsAddr, cfg.Gateway.BillingAddr
-	messagingSvc, err := messaging.New(ctx, cfg.Messaging)
-	if err != nil {
-		return nil, err
+	for _, svc := range registry.All {
+		peers := make(map[string]string, len(svc.Needs))
+		for _, need := range svc.Needs {
+			peers[need] = st.addrs[need]
+		}
+		srv, err := constructors[svc.Name](ctx, &cfg, peers, log.With("service", svc.Name))
+		if err != nil {
+			return nil, fmt.Errorf("stack: start %s: %w", svc.Name, err)
+		}
+		st.closes = append(st.closes, srv.Close)
+		lis := listeners[svc.Name]
+		g.Go(func() error { return srv.Serve(gctx, lis) })
 	}
-	st.closes = append(st.closes, messagingSvc.Close)
-	messagingLis, err := net.Listen("tcp", cfg.Gateway.MessagingAddr)
-	if err != nil {
-		return nil, fmt.Errorf("stack: messaging listen %s: %w", cfg.Gateway.MessagingAddr, err)
-	}
-	g.Go(func() error { return messagingSvc.Serve(gctx, messagingLis) })
-	cfg.Gateway.MessagingAddr = messagingLis.Addr().String()
-	st.MessagingAddr = cfg.Gateway.MessagingAddr
-
-	cfg.Gateway.Logger = log.With("service", "gateway")
-	gw, err := gateway.New(ctx, cfg.Gateway)
-	if err != nil {
-		return nil, err
-	}
-	st.closes = append(st.closes, gw.Close)
-	g.Go(func() error { return gw.Serve(gctx, httpLis) })
 	return st, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
@@ -90,10 +91,10 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
 		DatabaseURL:    r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		OrgsAddr:       r.String("CHORUS_ORGS_ADDR", "127.0.0.1:9101"),
-		ContactsAddr:   r.String("CHORUS_CONTACTS_ADDR", "127.0.0.1:9102"),
-		BillingAddr:    r.String("CHORUS_BILLING_ADDR", "127.0.0.1:9107"),
-		PublicURL:      r.URL("CHORUS_PUBLIC_URL", "http://127.0.0.1:8080"),
+		OrgsAddr:       registry.Orgs.AddrFrom(r),
+		ContactsAddr:   registry.Contacts.AddrFrom(r),
+		BillingAddr:    registry.Billing.AddrFrom(r),
+		PublicURL:      r.URL("CHORUS_PUBLIC_URL", "http://"+registry.Gateway.Addr),
 		CursorSecret:   r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		Provider:       r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
 		Twilio:         carrier.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_API_URL", "https://api.twilio.com")},

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/chorus-sms/chorus/pkg/registry"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 )
 
@@ -19,7 +20,7 @@ import (
 func newBillingEnv(t *testing.T) (*env, billingv1.BillingServiceClient) {
 	t.Helper()
 	e := newEnv(t, map[string]string{"CHORUS_BILLING_ADDR": "127.0.0.1:0"})
-	conn, err := grpc.NewClient(e.st.BillingAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(e.st.Addr(registry.Billing), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	return e, billingv1.NewBillingServiceClient(conn)

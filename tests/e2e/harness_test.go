@@ -26,6 +26,7 @@ import (
 	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
@@ -46,17 +47,15 @@ type env struct {
 func newEnv(t *testing.T, overrides map[string]string) *env {
 	t.Helper()
 	vars := map[string]string{
-		"CHORUS_DATABASE_URL":   pgtest.NewDatabase(t),
-		"CHORUS_HTTP_ADDR":      "127.0.0.1:0",
-		"CHORUS_ORGS_ADDR":      "127.0.0.1:0",
-		"CHORUS_CONTACTS_ADDR":  "127.0.0.1:0",
-		"CHORUS_BILLING_ADDR":   "127.0.0.1:0",
-		"CHORUS_MESSAGING_ADDR": "127.0.0.1:0",
-		"CHORUS_DEV_JWKS_ADDR":  "127.0.0.1:0",
-		"CHORUS_DEV_KEY":        filepath.Join(t.TempDir(), "dev-key.pem"),
-		"CHORUS_RATE_LIMIT":     "10000",
-		"CHORUS_RATE_BURST":     "10000",
-		"CHORUS_SANDBOX_DELAY":  "50ms", // sandbox delivery reports arrive quickly
+		"CHORUS_DATABASE_URL":  pgtest.NewDatabase(t),
+		"CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0",
+		"CHORUS_DEV_KEY":       filepath.Join(t.TempDir(), "dev-key.pem"),
+		"CHORUS_RATE_LIMIT":    "10000",
+		"CHORUS_RATE_BURST":    "10000",
+		"CHORUS_SANDBOX_DELAY": "50ms", // sandbox delivery reports arrive quickly
+	}
+	for _, svc := range registry.All {
+		vars[svc.AddrVar] = "127.0.0.1:0" // every service, the gateway too, on a free port
 	}
 	for k, v := range overrides {
 		vars[k] = v
@@ -72,8 +71,8 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
 	return &env{
-		t: t, st: st, orgs: orgsv1.NewOrgsServiceClient(dial(t, st.OrgsAddr)),
-		messaging:    messagingv1.NewMessagingServiceClient(dial(t, st.MessagingAddr)),
+		t: t, st: st, orgs: orgsv1.NewOrgsServiceClient(dial(t, st.Addr(registry.Orgs))),
+		messaging:    messagingv1.NewMessagingServiceClient(dial(t, st.Addr(registry.Messaging))),
 		http:         &http.Client{Timeout: 30 * time.Second},
 		sandboxToken: cfg.Messaging.SandboxToken,
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/twiliosig"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -36,7 +37,7 @@ func newMsgEnv(t *testing.T, overrides map[string]string) *msgEnv {
 	e := newEnv(t, vars)
 	return &msgEnv{
 		env:     e,
-		billing: billingv1.NewBillingServiceClient(dial(t, e.st.BillingAddr)),
+		billing: billingv1.NewBillingServiceClient(dial(t, e.st.Addr(registry.Billing))),
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
@@ -330,7 +331,7 @@ func seed(ctx context.Context, st *stack.Stack, pool *pgxpool.Pool, total, big i
 	if err == nil {
 		return org, nil
 	}
-	conn, err := grpc.NewClient(st.OrgsAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(st.Addr(registry.Orgs), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return "", err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -81,9 +82,9 @@ func startMsgStack(ctx context.Context, dbName, carrierURL string, vars map[stri
 	}
 	ms := &msgStack{
 		st: st, pool: pool,
-		orgs:      orgsv1.NewOrgsServiceClient(dial(st.OrgsAddr)),
-		billing:   billingv1.NewBillingServiceClient(dial(st.BillingAddr)),
-		messaging: messagingv1.NewMessagingServiceClient(dial(st.MessagingAddr)),
+		orgs:      orgsv1.NewOrgsServiceClient(dial(st.Addr(registry.Orgs))),
+		billing:   billingv1.NewBillingServiceClient(dial(st.Addr(registry.Billing))),
+		messaging: messagingv1.NewMessagingServiceClient(dial(st.Addr(registry.Messaging))),
 	}
 	ms.close = func() {
 		for _, c := range conns {

@@ -7,14 +7,15 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/services/billing"
 )
 
 func main() {
-	process.Main("billing", func(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	process.Main(registry.Billing.Name, func(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
 		cfg := billing.ConfigFromEnv(env)
 		cfg.Logger = log
-		return env.String("CHORUS_GRPC_ADDR", "127.0.0.1:9107"), func(ctx context.Context) (process.Server, error) {
+		return registry.Billing.ListenFrom(env), func(ctx context.Context) (process.Server, error) {
 			return billing.New(ctx, cfg)
 		}
 	})

@@ -8,14 +8,15 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/services/contacts"
 )
 
 func main() {
-	process.Main("contacts", func(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	process.Main(registry.Contacts.Name, func(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
 		cfg := contacts.ConfigFromEnv(env)
 		cfg.Logger = log
-		return env.String("CHORUS_GRPC_ADDR", "127.0.0.1:9102"), func(ctx context.Context) (process.Server, error) {
+		return registry.Contacts.ListenFrom(env), func(ctx context.Context) (process.Server, error) {
 			return contacts.New(ctx, cfg)
 		}
 	})

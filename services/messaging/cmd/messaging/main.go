@@ -8,14 +8,15 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/services/messaging"
 )
 
 func main() {
-	process.Main("messaging", func(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	process.Main(registry.Messaging.Name, func(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
 		cfg := messaging.ConfigFromEnv(env)
 		cfg.Logger = log
-		return env.String("CHORUS_GRPC_ADDR", "127.0.0.1:9103"), func(ctx context.Context) (process.Server, error) {
+		return registry.Messaging.ListenFrom(env), func(ctx context.Context) (process.Server, error) {
 			return messaging.New(ctx, cfg)
 		}
 	})

@@ -8,14 +8,15 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/services/orgs"
 )
 
 func main() {
-	process.Main("orgs", func(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	process.Main(registry.Orgs.Name, func(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
 		cfg := orgs.ConfigFromEnv(env)
 		cfg.Logger = log
-		return env.String("CHORUS_GRPC_ADDR", "127.0.0.1:9101"), func(ctx context.Context) (process.Server, error) {
+		return registry.Orgs.ListenFrom(env), func(ctx context.Context) (process.Server, error) {
 			return orgs.New(ctx, cfg)
 		}
 	})
