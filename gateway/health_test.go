@@ -13,6 +13,7 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/registry"
 )
 
 func TestNotReadyWhileAServiceIsDown(t *testing.T) {
@@ -101,10 +102,12 @@ func TestConfigFromEnv(t *testing.T) {
 	for _, name := range []string{"CHORUS_JWT_JWKS_URL", "CHORUS_JWT_ISSUER", "CHORUS_JWT_AUDIENCE"} {
 		assert.Contains(t, err.Error(), name)
 	}
-	assert.Equal(t, "127.0.0.1:8080", cfg.HTTPAddr)
-	assert.Equal(t, "127.0.0.1:9101", cfg.OrgsAddr)
-	assert.Equal(t, "127.0.0.1:9102", cfg.ContactsAddr)
-	assert.Equal(t, "127.0.0.1:9103", cfg.MessagingAddr)
+	// Addresses default to the registry's.
+	assert.Equal(t, registry.Gateway.Addr, cfg.HTTPAddr)
+	assert.Equal(t, registry.Orgs.Addr, cfg.OrgsAddr)
+	assert.Equal(t, registry.Contacts.Addr, cfg.ContactsAddr)
+	assert.Equal(t, registry.Billing.Addr, cfg.BillingAddr)
+	assert.Equal(t, registry.Messaging.Addr, cfg.MessagingAddr)
 	assert.Equal(t, 30*time.Second, cfg.JWTLeeway)
 	assert.Equal(t, 50, cfg.RateLimit)
 	assert.Equal(t, 100, cfg.RateBurst)
