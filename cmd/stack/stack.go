@@ -127,6 +127,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 
 	listeners := make(map[string]net.Listener, len(registry.All))
 	for _, svc := range registry.All {
+		if cfg.Addrs[svc.Name] == "" { // net.Listen would take a port on every interface
+			return nil, fmt.Errorf("stack: no address for %s (Config.Addrs comes from ConfigFromEnv)", svc.Name)
+		}
 		lis, err := net.Listen("tcp", cfg.Addrs[svc.Name])
 		if err != nil {
 			return nil, fmt.Errorf("stack: %s listen %s: %w", svc.Name, cfg.Addrs[svc.Name], err)
