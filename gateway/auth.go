@@ -66,6 +66,7 @@ func newAuthenticator(ctx context.Context, cfg Config, log *slog.Logger) (*authe
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(signingMethods),
 			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
 			jwt.WithIssuer(cfg.Issuer),
 			jwt.WithAudience(cfg.Audience),
 			jwt.WithLeeway(cfg.JWTLeeway),
@@ -75,15 +76,21 @@ func newAuthenticator(ctx context.Context, cfg Config, log *slog.Logger) (*authe
 }
 
 // verify validates raw and returns its subject, the user id memberships are keyed by.
+//
+// The claims are read as jwt.MapClaims, not jwt.RegisteredClaims: RegisteredClaims decodes a
+// NumericDate from a JSON string too ("exp": "1700000000"), while MapClaims refuses any exp,
+// nbf or iat that is not a JSON number (RFC 7519 section 2), and any sub, iss or aud that is
+// not a string. WithIssuedAt makes the validator read iat, so its type is checked as well.
 func (a *authenticator) verify(ctx context.Context, raw string) (string, error) {
-	var claims jwt.RegisteredClaims
-	if _, err := a.parser.ParseWithClaims(raw, &claims, a.keys.KeyfuncCtx(ctx)); err != nil {
+	claims := jwt.MapClaims{}
+	if _, err := a.parser.ParseWithClaims(raw, claims, a.keys.KeyfuncCtx(ctx)); err != nil {
 		return "", err
 	}
-	if !validSubject(claims.Subject) {
+	sub, err := claims.GetSubject()
+	if err != nil || !validSubject(sub) {
 		return "", errBadSubject
 	}
-	return claims.Subject, nil
+	return sub, nil
 }
 
 // validSubject keeps subjects the services can receive: gRPC metadata values must be

@@ -78,6 +78,21 @@ func TestJWTValidation(t *testing.T) {
 		{"nbf in the future beyond the leeway", func() string {
 			return sign(t, e.key, with(func(c jwt.MapClaims) { c["nbf"] = now.Add(2 * leeway).Unix() }))
 		}, false},
+		// RFC 7519 NumericDate is a JSON number: a string holding one is not a date.
+		{"exp as a string", func() string {
+			return sign(t, e.key, with(func(c jwt.MapClaims) { c["exp"] = itoa(now.Add(time.Hour).Unix()) }))
+		}, false},
+		{"nbf as a string", func() string {
+			return sign(t, e.key, with(func(c jwt.MapClaims) { c["nbf"] = itoa(now.Unix()) }))
+		}, false},
+		{"iat as a string", func() string {
+			return sign(t, e.key, with(func(c jwt.MapClaims) { c["iat"] = itoa(now.Unix()) }))
+		}, false},
+		{"exp as a boolean", func() string { return sign(t, e.key, with(func(c jwt.MapClaims) { c["exp"] = true })) }, false},
+		{"iat in the future beyond the leeway", func() string {
+			return sign(t, e.key, with(func(c jwt.MapClaims) { c["iat"] = now.Add(2 * leeway).Unix() }))
+		}, false},
+		{"sub as a number", func() string { return sign(t, e.key, with(func(c jwt.MapClaims) { c["sub"] = 42 })) }, false},
 		{"tampered payload", func() string {
 			parts := strings.Split(sign(t, e.key, claims("user-1")), ".")
 			parts[1] = base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"` + issuer + `","aud":"` + audience + `","sub":"admin","exp":` + itoa(now.Add(time.Hour).Unix()) + `}`))

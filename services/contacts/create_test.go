@@ -172,19 +172,102 @@ func TestCreateValidationNamesTheField(t *testing.T) {
 	assert.Empty(t, list.GetContacts(), "nothing was stored by a rejected request")
 }
 
-func TestMergeKeepsCustomFieldsWithinTheLimit(t *testing.T) {
+// tagRange returns n tags named prefix0, prefix1, ...
+func tagRange(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprint(prefix, i)
+	}
+	return out
+}
+
+// customStruct returns n custom fields named prefix0, prefix1, ...
+func customStruct(t *testing.T, prefix string, n int) *structpb.Struct {
+	t.Helper()
+	m := map[string]any{}
+	for i := range n {
+		m[fmt.Sprint(prefix, i)] = i
+	}
+	s, err := structpb.NewStruct(m)
+	require.NoError(t, err)
+	return s
+}
+
+func TestMergeKeepsEveryPerContactLimit(t *testing.T) {
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
-	first, second := map[string]any{}, map[string]any{}
-	for i := range 15 {
-		first[fmt.Sprintf("a%d", i)] = i
-		second[fmt.Sprintf("b%d", i)] = i
+	phone := str("2025550150")
+	c, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: phone, FirstName: str("Ada"),
+		Tags: tagRange("a", 50), CustomFields: customStruct(t, "a", 15)})
+
+	for _, tc := range []struct {
+		name string
+		req  *contactsv1.CreateContactRequest
+		want map[string]string
+	}{
+		{"50 new tags", &contactsv1.CreateContactRequest{Phone: phone, FirstName: str("Changed"), Tags: tagRange("b", 50)},
+			map[string]string{"tags": "a contact has at most 50 tags; this merge would make 100"}},
+		{"one new tag", &contactsv1.CreateContactRequest{Phone: phone, Tags: []string{"a0", "new"}},
+			map[string]string{"tags": "a contact has at most 50 tags; this merge would make 51"}},
+		{"15 + 15 custom fields", &contactsv1.CreateContactRequest{Phone: phone, CustomFields: customStruct(t, "b", 15)},
+			map[string]string{"customFields": "a contact has at most 20 custom fields; this merge would make 30"}},
+		{"both", &contactsv1.CreateContactRequest{Email: str("ada@example.com"), Phone: phone, Tags: tagRange("c", 3), CustomFields: customStruct(t, "c", 6)},
+			map[string]string{
+				"tags":         "a contact has at most 50 tags; this merge would make 53",
+				"customFields": "a contact has at most 20 custom fields; this merge would make 21",
+			}},
+	} {
+		_, err := e.c.CreateContact(ctx, tc.req)
+		assert.Len(t, badFields(t, err), len(tc.want), tc.name)
+		assert.Equal(t, tc.want, apierr.FieldViolations(err), tc.name)
 	}
-	s1, _ := structpb.NewStruct(first)
-	s2, _ := structpb.NewStruct(second)
-	create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550150"), CustomFields: s1})
-	_, err := e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: str("2025550150"), CustomFields: s2})
-	assert.Equal(t, []string{"customFields"}, badFields(t, err), "15 + 15 keys would exceed 20")
+
+	got := getContact(t, e, ctx, c.GetId())
+	assert.Equal(t, tagRange("a", 50), got.GetTags(), "a refused merge changes nothing")
+	assert.Len(t, got.GetCustomFields().GetFields(), 15)
+	assert.Equal(t, "Ada", got.GetFirstName())
+	assert.Nil(t, got.GetEmail())
+
+	// A merge that stays within the limits still applies: known tags and keys cost nothing.
+	res, err := e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: phone, FirstName: str("Augusta"),
+		Tags: []string{"a1", "a2"}, CustomFields: customStruct(t, "b", 5)})
+	require.NoError(t, err)
+	assert.Equal(t, "merged", res.GetContact().GetOutcome())
+	got = getContact(t, e, ctx, c.GetId())
+	assert.Len(t, got.GetTags(), 50)
+	assert.Len(t, got.GetCustomFields().GetFields(), 20)
+	assert.Equal(t, "Augusta", got.GetFirstName())
+}
+
+func TestConcurrentMergesCannotTogetherPassTheTagLimit(t *testing.T) {
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	c, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550151")})
+	const n = 8
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		oks  int
+		errs []error
+	)
+	for i := range n {
+		wg.Go(func() {
+			_, err := e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: str("2025550151"), Tags: tagRange(fmt.Sprint("m", i, "-"), 30)})
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				oks++
+			} else {
+				errs = append(errs, err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 1, oks, "30 new tags fit once; a second 30 would make 60")
+	for _, err := range errs {
+		assert.Equal(t, []string{"tags"}, badFields(t, err))
+	}
+	assert.Len(t, getContact(t, e, ctx, c.GetId()).GetTags(), 30)
 }
 
 func TestWritesNeedWriteAccess(t *testing.T) {

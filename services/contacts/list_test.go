@@ -233,6 +233,17 @@ func TestListRejectsBadParameters(t *testing.T) {
 	require.NotEmpty(t, cursor)
 	tampered := []byte(cursor)
 	tampered[len(tampered)/2] ^= 1
+	// Another organization's cursor, valid there, is no position in this organization's list.
+	other := as(tenant.AccessWrite)
+	for i := range 2 {
+		create(t, e, other, &contactsv1.CreateContactRequest{FirstName: str(fmt.Sprint("o", i))})
+	}
+	res, err = e.c.ListContacts(other, &contactsv1.ListContactsRequest{Limit: wrapperspb.Int32(1)})
+	require.NoError(t, err)
+	foreign := res.GetCursor().GetValue()
+	require.NotEmpty(t, foreign)
+	res, err = e.c.ListContacts(other, &contactsv1.ListContactsRequest{Limit: wrapperspb.Int32(1), Cursor: foreign})
+	require.NoError(t, err, "the cursor works in its own organization")
 
 	for _, tc := range []struct {
 		field string
@@ -246,6 +257,8 @@ func TestListRejectsBadParameters(t *testing.T) {
 		{"cursor", &contactsv1.ListContactsRequest{Cursor: cursor + "x"}},
 		{"cursor", &contactsv1.ListContactsRequest{Cursor: "not-a-cursor"}},
 		{"cursor", &contactsv1.ListContactsRequest{Cursor: cursor, SortBy: "created_at"}},
+		{"cursor", &contactsv1.ListContactsRequest{Cursor: foreign}},
+		{"cursor", &contactsv1.ListContactsRequest{Cursor: foreign, Limit: wrapperspb.Int32(200), Tags: "x"}},
 		{"tagsLogic", &contactsv1.ListContactsRequest{TagsLogic: "XOR"}},
 		{"state", &contactsv1.ListContactsRequest{State: "NY,ZZ"}},
 		{"zip", &contactsv1.ListContactsRequest{Zip: "abc"}},

@@ -275,3 +275,56 @@ func TestUnstorableInputIsRejectedNotA500(t *testing.T) {
 	}
 	assert.Empty(t, c.do("GET", "/api/contacts", nil).JSON(t)["contacts"], "nothing was stored")
 }
+
+// The reported attack: merges of 50 new tags each through POST on one phone grew a contact to
+// 150 tags, which PUT then refused to save. A merge past a limit is now refused whole.
+func TestContactMergePastTheTagLimitIsRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.newMember("write")
+	batch := func(prefix string) []string {
+		tags := make([]string, 50)
+		for i := range tags {
+			tags[i] = fmt.Sprint(prefix, i)
+		}
+		return tags
+	}
+	res := c.do("POST", "/api/contacts", map[string]any{"phone": "2025550190", "firstName": "Ada", "tags": batch("a")})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	id, _ := res.JSON(t)["id"].(string)
+	for _, prefix := range []string{"b", "c"} {
+		res = c.do("POST", "/api/contacts", map[string]any{"phone": "(202) 555-0190", "firstName": "Mallory", "tags": batch(prefix)})
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+		assert.Equal(t, "VALIDATION_FAILED", res.ErrCode(t))
+		assert.Equal(t, map[string]any{"tags": "a contact has at most 50 tags; this merge would make 100"}, res.ErrFields(t))
+	}
+	full := c.do("GET", "/api/contacts/"+id, nil).JSON(t)
+	assert.Len(t, full["tags"], 50)
+	assert.Equal(t, "Ada", full["firstName"], "a refused merge changes nothing")
+	res = c.do("PUT", "/api/contacts/"+id, map[string]any{"tags": full["tags"], "firstName": "Augusta"})
+	assert.Equal(t, http.StatusOK, res.Status, "the contact can still be saved: %s", res.Body)
+}
+
+// A cursor is bound to the organization that listed it: in another organization it is refused
+// as a forged one would be, never read as a position in that organization's list.
+func TestContactCursorOfAnotherOrganizationIsRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	a, b := e.newMember("write"), e.newMember("write")
+	for _, c := range []*client{a, b} {
+		for i := range 3 {
+			require.Equal(t, http.StatusCreated, c.do("POST", "/api/contacts", map[string]any{"firstName": fmt.Sprint("p", i)}).Status)
+		}
+	}
+	page := a.do("GET", "/api/contacts?limit=1", nil).JSON(t)
+	cursor, _ := page["cursor"].(string)
+	require.NotEmpty(t, cursor)
+	res := a.do("GET", "/api/contacts?limit=1&cursor="+url.QueryEscape(cursor), nil)
+	assert.Equal(t, http.StatusOK, res.Status, "the cursor pages its own organization: %s", res.Body)
+
+	res = b.do("GET", "/api/contacts?limit=1&cursor="+url.QueryEscape(cursor), nil)
+	assert.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+	assert.Equal(t, "VALIDATION_FAILED", res.ErrCode(t))
+	assert.Contains(t, res.ErrFields(t), "cursor")
+	res = a.do("GET", "/api/contacts?limit=1&sortBy=created_at&cursor="+url.QueryEscape(cursor), nil)
+	assert.Equal(t, http.StatusBadRequest, res.Status, "a cursor of the other sort: %s", res.Body)
+	assert.Contains(t, res.ErrFields(t), "cursor")
+}

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
 
-	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
@@ -29,9 +27,6 @@ func (s *Server) CreateContact(ctx context.Context, req *contactsv1.CreateContac
 		return nil, err
 	}
 	c, created, err := s.store.CreateOrMerge(ctx, org, ch, s.lookups)
-	if errors.Is(err, store.ErrTooManyCustomFields) {
-		return nil, apierr.Field("customFields", "merged with the existing contact's fields this would be more than 20")
-	}
 	if err != nil {
 		return nil, storeError(err, "contact")
 	}

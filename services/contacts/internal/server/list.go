@@ -19,12 +19,15 @@ const (
 	maxLimit     = 200
 )
 
-// cursorKey is what a list cursor holds: the sort it was made for, and the sort value
-// (microseconds, PostgreSQL's precision) and id of the last contact of its page.
+// cursorKey is what a list cursor holds: the organization and sort it was made for, and the
+// sort value (microseconds, PostgreSQL's precision) and id of the last contact of its page.
+// The organization binds it like messaging's thread cursors: another organization's cursor is
+// refused, never read as a position in the caller's list.
 type cursorKey struct {
-	Sort string `json:"s"`
-	At   int64  `json:"t"`
-	ID   string `json:"i"`
+	Org  uuid.UUID `json:"o"`
+	Sort string    `json:"s"`
+	At   int64     `json:"t"`
+	ID   string    `json:"i"`
 }
 
 // ListContacts pages through the organization's contacts, filtered ad hoc or by a segment.
@@ -54,7 +57,7 @@ func (s *Server) ListContacts(ctx context.Context, req *contactsv1.ListContactsR
 		if page.Sort == store.SortCreatedAt {
 			at = last.CreatedAt
 		}
-		next, err := s.cursors.Encode(cursorKey{Sort: string(page.Sort), At: at.UnixMicro(), ID: last.ID.String()})
+		next, err := s.cursors.Encode(cursorKey{Org: org, Sort: string(page.Sort), At: at.UnixMicro(), ID: last.ID.String()})
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +98,7 @@ func (s *Server) listPage(ctx context.Context, org uuid.UUID, req *contactsv1.Li
 		v.fields.Add("sortBy", "must be updated_at or created_at")
 	}
 	if req.GetCursor() != "" {
-		page.After = s.decodeCursor(v, req.GetCursor(), page.Sort)
+		page.After = s.decodeCursor(v, req.GetCursor(), org, page.Sort)
 	}
 	var segmentID *uuid.UUID
 	if req.GetSegmentId() != "" {
@@ -120,10 +123,11 @@ func (s *Server) listPage(ctx context.Context, org uuid.UUID, req *contactsv1.Li
 	return page, nil
 }
 
-// decodeCursor verifies a cursor and checks it was made for the requested sort.
-func (s *Server) decodeCursor(v *validator, raw string, sort store.Sort) *store.Key {
+// decodeCursor verifies a cursor and checks it was made for the caller's organization and the
+// requested sort. Another organization's cursor gets the same answer as a forged one.
+func (s *Server) decodeCursor(v *validator, raw string, org uuid.UUID, sort store.Sort) *store.Key {
 	var k cursorKey
-	if err := s.cursors.Decode(raw, &k); err != nil {
+	if err := s.cursors.Decode(raw, &k); err != nil || k.Org != org {
 		v.fields.Add("cursor", "is not a cursor from a previous response")
 		return nil
 	}

@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -43,7 +44,10 @@ func pathID(s, what string) (uuid.UUID, error) {
 
 // storeError maps the store's sentinel errors to API errors; others pass through to be masked.
 func storeError(err error, what string) error {
-	var dup *store.DuplicateError
+	var (
+		dup  *store.DuplicateError
+		over *store.LimitError
+	)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return apierr.NotFound(what + " not found")
@@ -54,6 +58,12 @@ func storeError(err error, what string) error {
 			"an organization keeps at most "+strconv.Itoa(store.MaxSegments)+" segments; delete one first")
 	case errors.As(err, &dup):
 		return apierr.Conflict("another " + what + " already has this " + dup.Field)
+	case errors.As(err, &over):
+		fields := apierr.Fields{}
+		for _, o := range over.Over {
+			fields.Add(o.Field, fmt.Sprintf("a contact has at most %d %s; this merge would make %d", o.Max, o.Noun, o.Would))
+		}
+		return fields.Err()
 	}
 	return err
 }

@@ -21,7 +21,6 @@ const (
 	maxNameLen        = 100 // first name, last name, city
 	maxAddressLen     = 200
 	maxEmailLen       = 254 // RFC 5321 path limit
-	maxTags           = 50
 	maxTagLen         = 64
 	maxCustomValueLen = 1000
 )
@@ -148,8 +147,8 @@ func (v *validator) tags(field string, in []string) []string {
 		seen[t] = true
 		out = append(out, t)
 	}
-	if len(out) > maxTags {
-		v.fields.Add(field, "at most "+strconv.Itoa(maxTags)+" tags")
+	if len(out) > store.MaxTags {
+		v.fields.Add(field, "at most "+strconv.Itoa(store.MaxTags)+" tags")
 		return nil
 	}
 	return out

@@ -1,16 +1,36 @@
 package store
 
 import (
-	"errors"
+	"fmt"
 	"slices"
+	"strings"
 )
 
-// MaxCustomFields is the spec's limit of custom fields per contact.
-const MaxCustomFields = 20
+// Per-contact limits of the spec. Every write keeps them, a merge included: the merged result
+// is checked under the row lock the merge holds, so concurrent merges cannot add up past them.
+const (
+	MaxTags         = 50
+	MaxCustomFields = 20
+)
 
-// ErrTooManyCustomFields is returned when a merge would leave a contact with more than
-// MaxCustomFields custom fields.
-var ErrTooManyCustomFields = errors.New("too many custom fields")
+// Overflow is one per-contact limit a merge would exceed: the API field, what it counts, the
+// limit and the count the merge would leave.
+type Overflow struct {
+	Field, Noun string
+	Max, Would  int
+}
+
+// LimitError is returned when a merge would leave a contact over one or more limits; nothing
+// is written.
+type LimitError struct{ Over []Overflow }
+
+func (e *LimitError) Error() string {
+	parts := make([]string, len(e.Over))
+	for i, o := range e.Over {
+		parts[i] = fmt.Sprintf("%d %s (at most %d)", o.Would, o.Noun, o.Max)
+	}
+	return "merge would make " + strings.Join(parts, " and ")
+}
 
 // Changes are validated contact fields from a create or an update. A nil field was not sent.
 // Tags and CustomFields are nil when not sent; when sent they are non-nil, even if empty.
@@ -62,7 +82,8 @@ func (ch Changes) setScalars(c *Contact) (phoneChanged bool) {
 }
 
 // mergeInto applies a create's fields to an existing contact: sent fields win, tags are
-// unioned (existing order first) and custom fields merged key by key, sent keys winning.
+// unioned (existing order first) and custom fields merged key by key, sent keys winning. A
+// result over MaxTags or MaxCustomFields is a *LimitError and leaves c unchanged.
 func (ch Changes) mergeInto(c *Contact) (phoneChanged bool, err error) {
 	fields := make(map[string]any, len(c.CustomFields)+len(ch.CustomFields))
 	for k, v := range c.CustomFields {
@@ -71,15 +92,23 @@ func (ch Changes) mergeInto(c *Contact) (phoneChanged bool, err error) {
 	for k, v := range ch.CustomFields {
 		fields[k] = v
 	}
-	if len(fields) > MaxCustomFields {
-		return false, ErrTooManyCustomFields
-	}
-	c.CustomFields = fields
+	tags := slices.Clip(c.Tags)
 	for _, t := range ch.Tags {
-		if !slices.Contains(c.Tags, t) {
-			c.Tags = append(c.Tags, t)
+		if !slices.Contains(tags, t) {
+			tags = append(tags, t)
 		}
 	}
+	var over []Overflow
+	if len(tags) > MaxTags {
+		over = append(over, Overflow{Field: "tags", Noun: "tags", Max: MaxTags, Would: len(tags)})
+	}
+	if len(fields) > MaxCustomFields {
+		over = append(over, Overflow{Field: "customFields", Noun: "custom fields", Max: MaxCustomFields, Would: len(fields)})
+	}
+	if over != nil {
+		return false, &LimitError{Over: over}
+	}
+	c.CustomFields, c.Tags = fields, tags
 	return ch.setScalars(c), nil
 }
 
