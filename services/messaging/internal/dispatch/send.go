@@ -22,14 +22,12 @@ import (
 
 // Error codes stored on messages that failed before or at the carrier.
 const (
-	CodeCarrierUnavailable  = "CARRIER_UNAVAILABLE"
-	CodeMisconfigured       = "CARRIER_MISCONFIGURED"
-	CodeNotSendable         = "NOT_SENDABLE"
-	CodeInsufficientCredits = apierr.ReasonInsufficientCredits
-	CodeBillingSuspended    = apierr.ReasonBillingSuspended
-	CodeHoldNotFound        = "HOLD_NOT_FOUND"
-	CodeHoldExhausted       = apierr.ReasonHoldExhausted
-	CodeHoldReleased        = apierr.ReasonHoldReleased
+	CodeCarrierUnavailable = "CARRIER_UNAVAILABLE"
+	CodeMisconfigured      = "CARRIER_MISCONFIGURED"
+	CodeNotSendable        = "NOT_SENDABLE"
+	CodeHoldNotFound       = "HOLD_NOT_FOUND"
+	CodeHoldExhausted      = apierr.ReasonHoldExhausted
+	CodeHoldReleased       = apierr.ReasonHoldReleased
 )
 
 // Outcome is what became of one send.
