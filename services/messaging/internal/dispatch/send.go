@@ -73,9 +73,9 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 	return o, nil
 }
 
-// dispatchQueued sends one queued message: quiet hours and credits are checked when it is
-// taken off the queue, consent when its number's throttle lets it go. A positive wait asks to
-// be called again after it.
+// dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
+// it is taken off the queue (a refused message touches no credits), and consent again when its
+// number's throttle lets it go. A positive wait asks to be called again after it.
 func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, lastAttempt bool) (time.Duration, error) {
 	m, err := d.store.Message(ctx, org, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -89,6 +89,9 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	}
 	if wait := untilSendable(m.QuietTimezone, time.Now()); wait > 0 {
 		return wait, nil
+	}
+	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
+		return 0, err
 	}
 	// A message's own hold, placed by an earlier attempt, already reserves its credits.
 	if m.Billable && m.HoldID != m.ID.String() {
@@ -108,12 +111,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	if err != nil {
 		return 0, err
 	}
-	refused, err := d.refusal(ctx, m)
-	if err != nil {
-		return 0, err
-	}
-	if refused != contactsv1.SendableReason_SENDABLE_REASON_OK {
-		_, err := d.fail(ctx, m, CodeNotSendable, nil) // returns what it paid
+	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
 		return 0, err
 	}
 	claimed, err := d.store.Claim(ctx, m.ID, granted)
@@ -160,6 +158,17 @@ func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.S
 		return contactsv1.SendableReason_SENDABLE_REASON_UNSPECIFIED, nil // not sendable, whatever it says
 	}
 	return r.GetReason(), nil
+}
+
+// stopIfRefused fails m (CodeNotSendable, with whatever it paid returned) when its recipient
+// may not be texted now, and reports whether it did.
+func (d *Dispatcher) stopIfRefused(ctx context.Context, m store.Message) (stopped bool, err error) {
+	refused, err := d.refusal(ctx, m)
+	if err != nil || refused == contactsv1.SendableReason_SENDABLE_REASON_OK {
+		return false, err
+	}
+	_, err = d.fail(ctx, m, CodeNotSendable, nil)
+	return true, err
 }
 
 // placeOwnHold reserves a queued message's credits under a hold of its own id. A refusal
