@@ -42,7 +42,6 @@ const (
 	bigOrgName = "bench-big"
 	benchUser  = "bench-user"
 	perSmall   = 20000
-	pageSize   = 50
 )
 
 // fuzzyTerms are 4-letter searches, some of them misspelt, rotated through the fuzzy case.

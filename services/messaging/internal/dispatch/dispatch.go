@@ -57,7 +57,7 @@ type Dispatcher struct {
 	peers     *peers.Peers
 	throttle  *throttle
 	live      carrier.Provider
-	sandbox   *carrier.Sandbox
+	sandbox   carrier.Sandbox
 	publicURL string
 	delay     time.Duration
 	log       *slog.Logger
@@ -77,10 +77,9 @@ func New(cfg Config) (*Dispatcher, error) {
 		delay:     cfg.SandboxDelay,
 		log:       cfg.Logger,
 	}
-	d.sandbox = carrier.NewSandbox(d.scheduleReport)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &sendWorker{d: d})
-	river.AddWorker(workers, &reportWorker{d: d, delay: cfg.SandboxDelay})
+	river.AddWorker(workers, &reportWorker{d: d})
 	river.AddWorker(workers, &reconcileWorker{d: d, timeout: cfg.SendingTimeout})
 	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
 		Schema: cfg.Schema,
@@ -133,16 +132,6 @@ func (d *Dispatcher) QueueTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids 
 	}
 	if _, err := d.river.InsertManyTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("queue dispatch: %w", err)
-	}
-	return nil
-}
-
-// scheduleReport queues the sandbox's outcome of a message in its own transaction, as a real
-// carrier's queue would be independent of ours.
-func (d *Dispatcher) scheduleReport(ctx context.Context, r carrier.SandboxReport) error {
-	_, err := d.river.Insert(ctx, reportArgs{SandboxReport: r, DueAt: time.Now().Add(d.delay)}, &river.InsertOpts{Queue: queueSandbox})
-	if err != nil {
-		return fmt.Errorf("queue sandbox report: %w", err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
 // sendArgs is the job of dispatching one queued message. It is unique per message, so
@@ -46,45 +47,50 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
 	return nil
 }
 
-// reportArgs is the sandbox carrier's queued outcome of one message.
+// reportArgs is one status the sandbox carrier reports about a message it accepted. It is
+// scheduled (ScheduledAt) in the transaction that records the acceptance, so it survives a
+// restart and is never lost nor queued for a send that was not recorded; it is unique per
+// (message, status), and applying it twice changes nothing since statuses only move forward.
 type reportArgs struct {
-	carrier.SandboxReport
-	DueAt time.Time `json:"due_at"`
+	MessageID         uuid.UUID `json:"message_id" river:"unique"`
+	ProviderMessageID string    `json:"provider_message_id"`
+	Status            string    `json:"status" river:"unique"`
 }
 
-func (reportArgs) Kind() string { return "messaging.sandbox_report" }
+func (reportArgs) Kind() string { return "messaging.sandbox_status" }
+
+func (reportArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queueSandbox, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// sandboxReports are the jobs of the sandbox's reports about m, accepted at now under
+// providerID: one status every delay, in the order SandboxOutcome gives.
+func sandboxReports(m store.Message, providerID string, now time.Time, delay time.Duration) []river.InsertManyParams {
+	statuses := carrier.SandboxOutcome(m.ContactPhone)
+	jobs := make([]river.InsertManyParams, len(statuses))
+	for i, s := range statuses {
+		jobs[i] = river.InsertManyParams{
+			Args:       reportArgs{MessageID: m.ID, ProviderMessageID: providerID, Status: s},
+			InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(time.Duration(i+1) * delay)},
+		}
+	}
+	return jobs
+}
 
 type reportWorker struct {
 	river.WorkerDefaults[reportArgs]
-	d     *Dispatcher
-	delay time.Duration
+	d *Dispatcher
 }
 
-// Work waits until the report is due, then delivers each status through ApplyStatus, the path
-// a real carrier's callbacks take after their signature is checked.
+// Work applies the status through ApplyStatus, the path a real carrier's callbacks take after
+// their signature is checked.
 func (w *reportWorker) Work(ctx context.Context, job *river.Job[reportArgs]) error {
-	if d := time.Until(job.Args.DueAt); d > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(d):
-		}
+	err := w.d.ApplyStatus(ctx, carrier.SandboxName, job.Args.MessageID, carrier.Status{ProviderMessageID: job.Args.ProviderMessageID, Status: job.Args.Status})
+	if errors.Is(err, ErrUnknownMessage) {
+		return river.JobCancel(err) // deleted with its contact
 	}
-	id, err := uuid.Parse(job.Args.MessageID)
 	if err != nil {
-		return river.JobCancel(fmt.Errorf("sandbox report of %q: %w", job.Args.MessageID, err))
-	}
-	for i, s := range job.Args.Statuses {
-		if i > 0 {
-			time.Sleep(w.delay)
-		}
-		err := w.d.ApplyStatus(ctx, carrier.SandboxName, id, carrier.Status{ProviderMessageID: job.Args.ProviderMessageID, Status: s})
-		if errors.Is(err, ErrUnknownMessage) {
-			return river.JobCancel(err)
-		}
-		if err != nil {
-			return fmt.Errorf("sandbox report of %s: %w", id, err)
-		}
+		return fmt.Errorf("sandbox report of %s: %w", job.Args.MessageID, err)
 	}
 	return nil
 }

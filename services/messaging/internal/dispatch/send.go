@@ -22,14 +22,12 @@ import (
 
 // Error codes stored on messages that failed before or at the carrier.
 const (
-	CodeCarrierUnavailable  = "CARRIER_UNAVAILABLE"
-	CodeMisconfigured       = "CARRIER_MISCONFIGURED"
-	CodeNotSendable         = "NOT_SENDABLE"
-	CodeInsufficientCredits = apierr.ReasonInsufficientCredits
-	CodeBillingSuspended    = apierr.ReasonBillingSuspended
-	CodeHoldNotFound        = "HOLD_NOT_FOUND"
-	CodeHoldExhausted       = apierr.ReasonHoldExhausted
-	CodeHoldReleased        = apierr.ReasonHoldReleased
+	CodeCarrierUnavailable = "CARRIER_UNAVAILABLE"
+	CodeMisconfigured      = "CARRIER_MISCONFIGURED"
+	CodeNotSendable        = "NOT_SENDABLE"
+	CodeHoldNotFound       = "HOLD_NOT_FOUND"
+	CodeHoldExhausted      = apierr.ReasonHoldExhausted
+	CodeHoldReleased       = apierr.ReasonHoldReleased
 )
 
 // Outcome is what became of one send.
@@ -38,19 +36,33 @@ type Outcome struct {
 	ProviderMessageID string
 	ErrorCode         string
 	Err               error // the carrier's error, for failed and sending
+	// Refused says why the recipient could not be texted when the message was to be handed to
+	// the carrier (it failed with CodeNotSendable); unspecified otherwise.
+	Refused contactsv1.SendableReason
 	// unsent is set when the carrier did not take the message and nothing is recorded yet:
 	// the caller either retries later or fails it.
 	unsent bool
 }
 
 // SendNow sends a stored message that is already "sending" (a reply) through its carrier,
-// paced by its number's throttle, and settles its status and credits.
+// paced by its number's throttle, and settles its status and credits. A recipient who can no
+// longer be texted once the throttle lets the message go (a STOP came while it waited) fails
+// it, with nothing charged, and Outcome.Refused says why.
 func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, error) {
 	granted, err := d.throttle.wait(ctx, m.OurNumber)
 	if err != nil {
 		return d.fail(ctx, m, CodeCarrierUnavailable, err)
 	}
 	m.DispatchedAt = &granted
+	refused, err := d.refusal(ctx, m)
+	if err != nil {
+		return d.fail(ctx, m, CodeCarrierUnavailable, err) // nothing sent; the caller may retry
+	}
+	if refused != contactsv1.SendableReason_SENDABLE_REASON_OK {
+		o, err := d.fail(ctx, m, CodeNotSendable, nil)
+		o.Refused = refused
+		return o, err
+	}
 	o, err := d.transmit(ctx, m)
 	if err != nil {
 		return o, err
@@ -62,7 +74,8 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 }
 
 // dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
-// it is taken off the queue. A positive wait asks to be called again after it.
+// it is taken off the queue (a refused message touches no credits), and consent again when its
+// number's throttle lets it go. A positive wait asks to be called again after it.
 func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, lastAttempt bool) (time.Duration, error) {
 	m, err := d.store.Message(ctx, org, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -77,15 +90,8 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	if wait := untilSendable(m.QuietTimezone, time.Now()); wait > 0 {
 		return wait, nil
 	}
-	if m.SourceKind != store.SourceSystem {
-		ok, err := d.sendable(ctx, m)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			_, err := d.fail(ctx, m, CodeNotSendable, nil)
-			return 0, err
-		}
+	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
+		return 0, err
 	}
 	// A message's own hold, placed by an earlier attempt, already reserves its credits.
 	if m.Billable && m.HoldID != m.ID.String() {
@@ -103,6 +109,9 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	}
 	granted, err := d.throttle.wait(ctx, m.OurNumber)
 	if err != nil {
+		return 0, err
+	}
+	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
 		return 0, err
 	}
 	claimed, err := d.store.Claim(ctx, m.ID, granted)
@@ -126,13 +135,40 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	return 0, nil
 }
 
-// sendable asks contacts whether the recipient is opted in and textable now.
-func (d *Dispatcher) sendable(ctx context.Context, m store.Message) (bool, error) {
+// refusal asks contacts whether m's recipient may be texted now, the moment before m is handed
+// to the carrier, so that a STOP recorded while m waited (throttle, quiet hours, queue) stops
+// it: SENDABLE_REASON_OK means send, anything else is why not. System messages (keyword
+// confirmations such as the opt-out's own) go out whatever the consent.
+func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.SendableReason, error) {
+	if m.SourceKind == store.SourceSystem {
+		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
+	}
 	resp, err := d.peers.Contacts.CheckSendable(peers.For(ctx, m.OrgID), &contactsv1.CheckSendableRequest{Phones: []string{m.ContactPhone}})
 	if err != nil {
-		return false, fmt.Errorf("check sendable: %w", err)
+		return 0, fmt.Errorf("check sendable: %w", err)
 	}
-	return len(resp.GetResults()) == 1 && resp.GetResults()[0].GetSendable(), nil
+	if len(resp.GetResults()) != 1 {
+		return contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT, nil
+	}
+	r := resp.GetResults()[0]
+	if r.GetSendable() {
+		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
+	}
+	if r.GetReason() == contactsv1.SendableReason_SENDABLE_REASON_OK {
+		return contactsv1.SendableReason_SENDABLE_REASON_UNSPECIFIED, nil // not sendable, whatever it says
+	}
+	return r.GetReason(), nil
+}
+
+// stopIfRefused fails m (CodeNotSendable, with whatever it paid returned) when its recipient
+// may not be texted now, and reports whether it did.
+func (d *Dispatcher) stopIfRefused(ctx context.Context, m store.Message) (stopped bool, err error) {
+	refused, err := d.refusal(ctx, m)
+	if err != nil || refused == contactsv1.SendableReason_SENDABLE_REASON_OK {
+		return false, err
+	}
+	_, err = d.fail(ctx, m, CodeNotSendable, nil)
+	return true, err
 }
 
 // placeOwnHold reserves a queued message's credits under a hold of its own id. A refusal
@@ -189,7 +225,7 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 		// The carrier has it: record that before anything else, on a context that outlives
 		// the caller's, since a lost record here is what the status callback must repair.
 		ctx = context.WithoutCancel(ctx)
-		if err := d.advanceDispatched(ctx, m, carrier.Status{ProviderMessageID: acc.ProviderMessageID, Status: carrier.StatusSent}); err != nil {
+		if err := d.recordAccepted(ctx, m, p, acc); err != nil {
 			return Outcome{}, err
 		}
 		return Outcome{Status: store.StatusSent, ProviderMessageID: acc.ProviderMessageID}, nil
@@ -207,6 +243,24 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 	default:
 		return d.fail(ctx, m, CodeMisconfigured, sendErr)
 	}
+}
+
+// recordAccepted moves m to "sent" under the carrier's id and, for the sandbox, schedules its
+// reports in the same transaction: a report exists exactly when the acceptance is recorded.
+func (d *Dispatcher) recordAccepted(ctx context.Context, m store.Message, p carrier.Provider, acc carrier.Accepted) error {
+	s := carrier.Status{ProviderMessageID: acc.ProviderMessageID, Status: carrier.StatusSent}
+	_, err := d.advanceWith(ctx, s, func(tx pgx.Tx, c store.StatusChange) (store.Message, bool, error) {
+		c.DispatchedAt = m.DispatchedAt
+		before, changed, err := d.store.AdvanceStatus(ctx, tx, m.ID, c)
+		if err != nil || p.Name() != carrier.SandboxName {
+			return before, changed, err
+		}
+		if _, err := d.river.InsertManyTx(ctx, tx, sandboxReports(m, acc.ProviderMessageID, time.Now(), d.delay)); err != nil {
+			return before, changed, fmt.Errorf("schedule sandbox reports: %w", err)
+		}
+		return before, changed, nil
+	})
+	return err
 }
 
 // recordCarrierOptOut records in contacts that the carrier says the recipient unsubscribed.
@@ -273,6 +327,10 @@ type statusMove func(tx pgx.Tx, c store.StatusChange) (before store.Message, cha
 
 // advanceWith moves a message's status with move, publishes the change in the same
 // transaction, and settles its credits (settle). It reports whether the status changed.
+//
+// A settle that fails (billing down or refusing) is not an error of the move: the status is
+// recorded and stays true (a message the carrier took is sent, whatever billing says), the
+// message stays unsettled, and the reconciler's sweep repeats the settle (settleMissed).
 func (d *Dispatcher) advanceWith(ctx context.Context, s carrier.Status, move statusMove) (changed bool, err error) {
 	var before store.Message
 	err = d.store.InTx(ctx, func(tx pgx.Tx) error {
@@ -293,7 +351,9 @@ func (d *Dispatcher) advanceWith(ctx context.Context, s carrier.Status, move sta
 	}
 	leaving := before.Status == store.StatusQueued || before.Status == store.StatusSending
 	if leaving || s.Status == carrier.StatusFailed {
-		return true, d.settle(ctx, before, s.Status)
+		if err := d.settle(ctx, before, s.Status); err != nil {
+			d.log.WarnContext(ctx, "settle credits failed; the reconciler repeats it", "message", before.ID, "status", s.Status, "err", err)
+		}
 	}
 	return true, nil
 }

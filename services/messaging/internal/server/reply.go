@@ -132,6 +132,11 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 	if err != nil {
 		return nil, err
 	}
+	if out.ErrorCode == dispatch.CodeNotSendable {
+		// The contact opted out (or became unreachable) while the reply waited for its number:
+		// it is recorded failed, costs nothing, and the caller gets the answer it would get now.
+		return nil, recipientError(out.Refused)
+	}
 	if out.ErrorCode == dispatch.CodeCarrierUnavailable {
 		return nil, apierr.New(codes.Unavailable, ReasonCarrierUnavailable, "the carrier did not take the message; nothing was sent or charged, try again")
 	}
@@ -213,7 +218,13 @@ func (s *Server) checkRecipient(ctx context.Context, org uuid.UUID, to string) e
 	if err != nil {
 		return err
 	}
-	switch known[to].GetReason() {
+	return recipientError(known[to].GetReason())
+}
+
+// recipientError is the spec's answer to a reply whose recipient contacts refuses for reason;
+// nil when reason is OK.
+func recipientError(reason contactsv1.SendableReason) error {
+	switch reason {
 	case contactsv1.SendableReason_SENDABLE_REASON_OK:
 		return nil
 	case contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT:

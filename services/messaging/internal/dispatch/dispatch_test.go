@@ -1,0 +1,304 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+	"github.com/chorus-sms/chorus/services/messaging/migrations"
+)
+
+// fixture is a migrated messaging schema of its own and a Redis client; dispatchers built on
+// it share the database, as replicas (or a restarted process) do.
+type fixture struct {
+	t     *testing.T
+	pool  *pgxpool.Pool
+	store *store.Store
+	rdb   *redis.Client
+	org   uuid.UUID
+	// number is a sending number no other test uses, so throttles do not meet in Redis.
+	number string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "messaging")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS))
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return &fixture{t: t, pool: pool, store: store.New(pool), rdb: rdb, org: uuid.New(),
+		number: fmt.Sprintf("+1999%07d", rand.IntN(10_000_000))}
+}
+
+// dispatcher builds a dispatcher on the fixture; live is the carrier of non-sandbox messages.
+// Its peers are nil: the messages of these tests are system messages of a sandbox
+// organization, which need neither consent nor credits (the e2e tests cover those).
+func (f *fixture) dispatcher(live carrier.Provider, rate int, sandboxDelay time.Duration) *Dispatcher {
+	f.t.Helper()
+	d, err := New(Config{
+		Pool: f.pool, Schema: "messaging", Store: f.store, Redis: f.rdb, Live: live,
+		PublicURL: "http://chorus.test", NumberRate: rate, Workers: 4, SandboxDelay: sandboxDelay,
+		SendingTimeout: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	require.NoError(f.t, err)
+	return d
+}
+
+// queue stores a queued system message to `to` through provider and queues its dispatch on d.
+func (f *fixture) queue(d *Dispatcher, provider, to string) uuid.UUID {
+	f.t.Helper()
+	ctx := context.Background()
+	m := &store.Message{
+		ID: uuid.Must(uuid.NewV7()), OrgID: f.org, Direction: store.Outgoing, ContactPhone: to, OurNumber: f.number,
+		Body: "You are unsubscribed.", Status: store.StatusQueued, Provider: provider, SourceKind: store.SourceSystem,
+		CreatedAt: time.Now(),
+	}
+	require.NoError(f.t, f.store.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := f.store.InsertOutgoing(ctx, tx, m); err != nil {
+			return err
+		}
+		return d.QueueTx(ctx, tx, f.org, m.ID)
+	}))
+	return m.ID
+}
+
+func (f *fixture) message(id uuid.UUID) store.Message {
+	f.t.Helper()
+	m, err := f.store.Message(context.Background(), f.org, id)
+	require.NoError(f.t, err)
+	return m
+}
+
+func (f *fixture) awaitStatus(id uuid.UUID, status string) store.Message {
+	f.t.Helper()
+	var m store.Message
+	require.Eventually(f.t, func() bool { m = f.message(id); return m.Status == status },
+		20*time.Second, 50*time.Millisecond, "message %s to be %s", id, status)
+	return m
+}
+
+func start(t *testing.T, d *Dispatcher) (stop func()) {
+	t.Helper()
+	require.NoError(t, d.Start(context.Background()))
+	var once sync.Once
+	stop = func() { once.Do(func() { require.NoError(t, d.Stop(context.Background())) }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// The sandbox's reports are jobs scheduled when the acceptance is recorded: a process that
+// stops before they are due leaves them in the database, and the next process applies them,
+// in order.
+func TestSandboxReportsSurviveARestart(t *testing.T) {
+	f := newFixture(t)
+	first := f.dispatcher(nil, 100, 2*time.Second)
+	stop := start(t, first)
+	id := f.queue(first, carrier.SandboxName, "+12025550007") // sent, then undelivered
+	sent := f.awaitStatus(id, store.StatusSent)
+	assert.NotEmpty(t, sent.ProviderMessageID)
+	stop() // before the first report is due
+
+	var scheduled int
+	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
+		WHERE kind = $1 AND state = 'scheduled' AND args->>'message_id' = $2`, reportArgs{}.Kind(), id.String()).Scan(&scheduled))
+	assert.Equal(t, 2, scheduled, "both reports wait in the database")
+
+	start(t, f.dispatcher(nil, 100, 2*time.Second))
+	final := f.awaitStatus(id, store.StatusUndelivered)
+	assert.Equal(t, sent.ProviderMessageID, final.ProviderMessageID)
+}
+
+// A report applied again, or scheduled again, changes nothing: statuses only move forward and
+// the jobs are unique per message and status.
+func TestSandboxReportTwiceChangesNothing(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 10*time.Millisecond)
+	start(t, d)
+	id := f.queue(d, carrier.SandboxName, "+12025550143")
+	delivered := f.awaitStatus(id, store.StatusDelivered)
+	events := func() (n int) {
+		require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE event_type = $1`, EventStatusChanged).Scan(&n))
+		return n
+	}
+	before := events()
+
+	w := &reportWorker{d: d}
+	for _, s := range []string{carrier.StatusSent, carrier.StatusDelivered} {
+		job := &river.Job[reportArgs]{Args: reportArgs{MessageID: id, ProviderMessageID: delivered.ProviderMessageID, Status: s}}
+		require.NoError(t, w.Work(ctx, job))
+	}
+	var inserted int
+	require.NoError(t, f.store.InTx(ctx, func(tx pgx.Tx) error {
+		res, err := d.river.InsertManyTx(ctx, tx, sandboxReports(delivered, delivered.ProviderMessageID, time.Now(), 0))
+		for _, r := range res {
+			if !r.UniqueSkippedAsDuplicate {
+				inserted++
+			}
+		}
+		return err
+	}))
+	assert.Zero(t, inserted, "the report is scheduled once")
+	time.Sleep(300 * time.Millisecond)
+	after := f.message(id)
+	assert.Equal(t, store.StatusDelivered, after.Status)
+	assert.Equal(t, delivered.StatusAt, after.StatusAt)
+	assert.Equal(t, before, events(), "no status change is published again")
+}
+
+// twilio is an httptest Twilio Messages API; fail makes it answer 503 (nothing taken).
+type twilio struct {
+	*httptest.Server
+	sends atomic.Int32
+	fail  atomic.Bool
+	at    []time.Time
+	mu    sync.Mutex
+}
+
+func newTwilio(t *testing.T) (*twilio, carrier.Provider) {
+	tw := &twilio{}
+	tw.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tw.fail.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		tw.sends.Add(1)
+		tw.mu.Lock()
+		tw.at = append(tw.at, time.Now())
+		tw.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"sid": "SM`+uuid.NewString()[:8]+`", "status": "queued"}`)
+	}))
+	t.Cleanup(tw.Close)
+	p, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: "token", BaseURL: tw.URL, MaxAttempts: 1})
+	require.NoError(t, err)
+	return tw, p
+}
+
+// Two workers taking the same queued message (a retried job running beside its first run)
+// hand it to the carrier once.
+func TestQueuedMessageIsHandedToTheCarrierOnce(t *testing.T) {
+	f := newFixture(t)
+	tw, live := newTwilio(t)
+	d := f.dispatcher(live, 100, 0) // not started: the test is both workers
+	id := f.queue(d, "twilio", "+12025550143")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := d.dispatchQueued(context.Background(), f.org, id, false)
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, 1, tw.sends.Load())
+	m := f.message(id)
+	assert.Equal(t, store.StatusSent, m.Status)
+	assert.NotNil(t, m.DispatchedAt)
+}
+
+// A carrier that does not take the message puts it back in the queue for River's retry; on
+// the last attempt the message fails CARRIER_UNAVAILABLE.
+func TestUnavailableCarrierRequeuesThenFails(t *testing.T) {
+	f := newFixture(t)
+	tw, live := newTwilio(t)
+	tw.fail.Store(true)
+	d := f.dispatcher(live, 100, 0)
+	id := f.queue(d, "twilio", "+12025550143")
+	_, err := d.dispatchQueued(context.Background(), f.org, id, false)
+	require.ErrorIs(t, err, carrier.ErrUnavailable)
+	assert.Equal(t, store.StatusQueued, f.message(id).Status, "back in the queue")
+
+	_, err = d.dispatchQueued(context.Background(), f.org, id, true)
+	require.NoError(t, err)
+	m := f.message(id)
+	assert.Equal(t, store.StatusFailed, m.Status)
+	assert.Equal(t, CodeCarrierUnavailable, m.ErrorCode)
+	assert.Zero(t, tw.sends.Load())
+}
+
+// One number sends at most its rate, however many workers dispatch its messages.
+func TestNumberIsPacedAtItsRate(t *testing.T) {
+	f := newFixture(t)
+	tw, live := newTwilio(t)
+	d := f.dispatcher(live, 4, 0)
+	start(t, d)
+	var ids []uuid.UUID
+	for i := range 6 {
+		ids = append(ids, f.queue(d, "twilio", fmt.Sprintf("+1202555%04d", 100+i)))
+	}
+	for _, id := range ids {
+		f.awaitStatus(id, store.StatusSent)
+	}
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	require.Len(t, tw.at, 6)
+	first, last := tw.at[0], tw.at[0]
+	for _, at := range tw.at {
+		first, last = minTime(first, at), maxTime(last, at)
+	}
+	assert.GreaterOrEqual(t, last.Sub(first), 5*250*time.Millisecond-50*time.Millisecond, "6 sends at 4/s span at least 5 intervals")
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// A message with quiet hours is not sent outside 08:00-21:00 in its zone: the job is snoozed
+// until the window opens.
+func TestQuietHoursSnoozeUntilTheWindow(t *testing.T) {
+	at := func(zone string, hour, minute int) time.Time {
+		loc, err := time.LoadLocation(zone)
+		require.NoError(t, err)
+		return time.Date(2025, 3, 4, hour, minute, 0, 0, loc)
+	}
+	cases := []struct {
+		zone string
+		now  time.Time
+		want time.Duration
+	}{
+		{"America/Chicago", at("America/Chicago", 12, 0), 0},
+		{"America/Chicago", at("America/Chicago", 21, 0), 11 * time.Hour},
+		{"America/Chicago", at("America/Chicago", 7, 30), 30 * time.Minute},
+		{"Asia/Tokyo", at("America/Chicago", 12, 0), 5 * time.Hour}, // 03:00 in Tokyo
+		{"", at("UTC", 3, 0), 0},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, untilSendable(c.zone, c.now), "%s at %s", c.zone, c.now)
+	}
+}
