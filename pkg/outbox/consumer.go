@@ -52,9 +52,9 @@ func MemberName() string {
 }
 
 // NewConsumer returns the member consumerName of group on stream; handle runs in transactions
-// on pool, whose schema must hold processed_events (ProcessedDDL). The group name is what
-// processed_events records, so every member of a group shares one record of what it handled;
-// consumerName must be unique among the group's running members (host name and pid, say).
+// on pool, whose schema must hold processed_events (pgdb.WithProcessedEvents). The group name
+// is what processed_events records, so every member of a group shares one record of what it
+// handled; consumerName must be unique among the group's running members (host name and pid, say).
 // Options: WithBatchSize, WithRetryBackoff, WithClaimIdle, WithMaxDeliveries, WithMaxLen
 // (of the dead-letter stream), WithRetention, WithLogger.
 func NewConsumer(pool *pgxpool.Pool, rdb *redis.Client, stream, group, consumerName string, handle Handler, opts ...Option) *Consumer {

@@ -48,8 +48,8 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := newBareEnv(t)
-	_, err := e.db.Exec(e.ctx, outbox.OutboxDDL+outbox.ProcessedDDL+
-		`CREATE TABLE handled (event_id uuid NOT NULL, member text NOT NULL, type text NOT NULL);`)
+	require.NoError(t, pgdb.Migrate(e.ctx, e.db, schema, nil, pgdb.WithOutbox(), pgdb.WithProcessedEvents()))
+	_, err := e.db.Exec(e.ctx, `CREATE TABLE handled (event_id uuid NOT NULL, member text NOT NULL, type text NOT NULL);`)
 	require.NoError(t, err)
 	return e
 }

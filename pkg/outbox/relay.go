@@ -22,9 +22,9 @@ type Relay struct {
 	log    *slog.Logger
 }
 
-// NewRelay returns a relay from the outbox table of pool's schema to stream (see StreamName).
-// Options: WithBatchSize, WithPollInterval, WithMaxLen, WithRetention, WithRetryBackoff,
-// WithLogger.
+// NewRelay returns a relay from the outbox table of pool's schema (pgdb.WithOutbox) to stream
+// (see StreamName). Options: WithBatchSize, WithPollInterval, WithMaxLen, WithRetention,
+// WithRetryBackoff, WithLogger.
 func NewRelay(pool *pgxpool.Pool, rdb *redis.Client, stream string, opts ...Option) *Relay {
 	cfg := newSettings(opts)
 	return &Relay{pool: pool, rdb: rdb, stream: stream, cfg: cfg, log: cfg.log.With("stream", stream)}

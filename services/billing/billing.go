@@ -5,6 +5,7 @@
 package billing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+	"github.com/chorus-sms/chorus/services/billing/internal/renewal"
 	"github.com/chorus-sms/chorus/services/billing/internal/server"
 	"github.com/chorus-sms/chorus/services/billing/internal/store"
 	"github.com/chorus-sms/chorus/services/billing/migrations"
@@ -31,10 +33,18 @@ const Schema = "billing"
 // billing status) before they expire and the new period's are granted.
 const DefaultRenewalInterval = time.Minute
 
+// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC calls (charges and holds of
+// every dispatched message), River's own connections and the renewal sweep.
+const DefaultDBMaxConns = 12
+
+// stopTimeout bounds how long Close waits for a running renewal sweep.
+const stopTimeout = 15 * time.Second
+
 // Config is the billing process configuration.
 type Config struct {
 	DatabaseURL     string        // CHORUS_DATABASE_URL
 	RenewalInterval time.Duration // CHORUS_RENEWAL_INTERVAL; 0 means DefaultRenewalInterval
+	DBMaxConns      int           // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
 	Logger          *slog.Logger
 }
 
@@ -43,29 +53,29 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
 		DatabaseURL:     r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RenewalInterval: r.Duration("CHORUS_RENEWAL_INTERVAL", DefaultRenewalInterval),
+		DBMaxConns:      r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, 1),
 	}
 }
 
 // Service is a running billing service.
 type Service struct {
-	pool  *pgxpool.Pool
-	grpc  *grpc.Server
-	store *store.Store
-	log   *slog.Logger
-	every time.Duration // between renewal sweeps
+	pool    *pgxpool.Pool
+	grpc    *grpc.Server
+	renewal *renewal.Jobs
+	log     *slog.Logger
 }
 
-// New connects, migrates and builds the gRPC server.
+// New connects, migrates and builds the gRPC server and the renewal sweep.
 func New(ctx context.Context, cfg Config) (*Service, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema)
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
 	if err != nil {
 		return nil, fmt.Errorf("billing: %w", err)
 	}
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS); err != nil {
+	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("billing: %w", err)
 	}
@@ -76,45 +86,25 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if every <= 0 {
 		every = DefaultRenewalInterval
 	}
-	return &Service{pool: pool, grpc: srv, store: st, log: log, every: every}, nil
+	jobs, err := renewal.New(pool, Schema, st, every, log)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("billing: %w", err)
+	}
+	return &Service{pool: pool, grpc: srv, renewal: jobs, log: log}, nil
 }
 
-// Serve renews ended full_service periods and answers gRPC on lis until ctx is done, then
-// drains in-flight calls.
+// Serve renews ended full_service periods (River's leader schedules the sweeps) and answers
+// gRPC on lis until ctx is done, then drains in-flight calls. A running sweep is left to Close,
+// which lets it finish.
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		s.renewLoop(ctx)
-	}()
-	err := rpcserver.Serve(ctx, s.grpc, lis)
-	cancel()
-	<-swept
-	if err != nil {
+	if err := s.renewal.Start(ctx); err != nil {
+		return fmt.Errorf("billing: %w", err)
+	}
+	if err := rpcserver.Serve(ctx, s.grpc, lis); err != nil {
 		return fmt.Errorf("billing: %w", err)
 	}
 	return nil
-}
-
-// renewLoop sweeps now, so a restart catches up at once, and then every s.every until ctx is
-// done. A failed sweep is logged and retried at the next tick; renewals are idempotent.
-func (s *Service) renewLoop(ctx context.Context) {
-	t := time.NewTicker(s.every)
-	defer t.Stop()
-	for {
-		n, err := s.store.RenewDue(ctx, time.Now())
-		if err != nil && ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "billing: renewing periods failed", "err", err, "renewed", n)
-		} else if n > 0 {
-			s.log.InfoContext(ctx, "billing: renewed periods", "renewed", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // Ready reports whether the service's database answers (the ops /readyz endpoint).
@@ -125,8 +115,14 @@ func (s *Service) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the gRPC server and releases the pool.
+// Close stops the gRPC server, lets a running renewal sweep finish (bounded), and releases
+// the pool.
 func (s *Service) Close() {
 	s.grpc.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	if err := s.renewal.Stop(ctx); err != nil {
+		s.log.Warn("billing: renewal sweeps did not stop cleanly", "err", err)
+	}
 	s.pool.Close()
 }

@@ -34,11 +34,14 @@ func start(t *testing.T) *env {
 	return startConfig(t, billing.Config{})
 }
 
-// startConfig starts the service with cfg, on its own database.
+// startConfig starts the service with cfg, on its own database unless cfg names one.
 func startConfig(t *testing.T, cfg billing.Config) *env {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
-	cfg.DatabaseURL, cfg.Logger = dsn, slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.DatabaseURL == "" {
+		cfg.DatabaseURL = pgtest.NewDatabase(t)
+	}
+	dsn := cfg.DatabaseURL
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc, err := billing.New(context.Background(), cfg)
 	require.NoError(t, err)
 	conn := servetest.Serve(t, svc)

@@ -2,14 +2,22 @@ package billing_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	"github.com/chorus-sms/chorus/services/billing"
@@ -389,4 +397,46 @@ func TestSetPlanValidation(t *testing.T) {
 		Subscription: &billingv1.Subscription{Id: "s", PlanType: "p", BillingInterval: "month", Status: "active"},
 	})
 	assert.Equal(t, []string{"subscription.currentPeriodEnd"}, badFields(t, err))
+}
+
+// A period that ended while the service was down is renewed as soon as it starts again, not
+// a renewal interval later.
+func TestAStartRenewsPeriodsThatEndedWhileDown(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	cfg := billing.Config{DatabaseURL: dsn, RenewalInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+
+	// The first run sets the plan, then stops.
+	first, err := billing.New(ctx, cfg)
+	require.NoError(t, err)
+	serveCtx, stop := context.WithCancel(ctx)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- first.Serve(serveCtx, lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	org := uuid.New()
+	(&env{c: billingv1.NewBillingServiceClient(conn)}).setPlan(t, org, 100, "month", utc("2099-01-01T00:00:00Z"))
+	require.NoError(t, conn.Close())
+	stop()
+	require.NoError(t, <-served)
+	first.Close()
+
+	// The period ends while no replica runs; the next start renews it within seconds.
+	db, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	_, err = db.Exec(ctx, `UPDATE billing.accounts SET current_period_end = now() - interval '1 second' WHERE organization_id = $1`, org)
+	require.NoError(t, err)
+	require.NoError(t, db.Close(ctx))
+	e := startConfig(t, cfg)
+	assert.Eventually(t, func() bool { return e.credits(t, org).GetIncluded() == 100 }, 10*time.Second, 50*time.Millisecond)
+}
+
+// Billing runs its renewal sweeps on River, in its own schema.
+func TestBillingSchemaHoldsRiverTables(t *testing.T) {
+	e := start(t)
+	var riverJob *string
+	require.NoError(t, e.db.QueryRow(context.Background(), `SELECT to_regclass('billing.river_job')::text`).Scan(&riverJob))
+	assert.NotNil(t, riverJob)
 }

@@ -3,6 +3,7 @@
 package contacts
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,11 @@ const DevCursorSecret = "chorus-dev-cursor-secret"
 // stopTimeout bounds how long Close waits for running lookups.
 const stopTimeout = 15 * time.Second
 
+// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC calls (audience streams hold
+// one for a while), the lookup workers' short writes (they mostly wait on the provider), River's
+// own connections and the outbox relay.
+const DefaultDBMaxConns = 16
+
 // Config is the contacts process configuration.
 type Config struct {
 	DatabaseURL    string // CHORUS_DATABASE_URL
@@ -45,8 +51,9 @@ type Config struct {
 	LookupProvider string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
 	// with the twilio provider) and CHORUS_TWILIO_LOOKUP_URL (default the Twilio Lookup host).
-	Twilio lookup.TwilioConfig
-	Logger *slog.Logger
+	Twilio     lookup.TwilioConfig
+	DBMaxConns int // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	Logger     *slog.Logger
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the contacts service.
@@ -57,6 +64,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		CursorSecret:   r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         lookup.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", lookup.TwilioDefaultBaseURL)},
+		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, 1),
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")
@@ -92,11 +100,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contacts: CHORUS_REDIS_URL: %w", err)
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema)
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
 	if err != nil {
 		return nil, fmt.Errorf("contacts: %w", err)
 	}
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS); err != nil {
+	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("contacts: %w", err)
 	}

@@ -51,6 +51,12 @@ const (
 
 const stopTimeout = 15 * time.Second
 
+// dbConnsBesideDispatch is what the pool holds beyond one connection per dispatch worker, when
+// CHORUS_DB_MAX_CONNS is not set: River's own (its LISTEN connection, fetching, completing,
+// leader election), sandbox reports and the reconcile sweep, the outbox relay and consumer,
+// and headroom for gRPC calls.
+const dbConnsBesideDispatch = 16
+
 // Config is the messaging process configuration.
 type Config struct {
 	DatabaseURL  string // CHORUS_DATABASE_URL
@@ -83,7 +89,18 @@ type Config struct {
 	// CARRIER_OUTCOME_UNKNOWN and its credits returned (CHORUS_SENDING_TIMEOUT). It must be
 	// well above the longest carrier call, or a send still under way would be failed.
 	SendingTimeout time.Duration
-	Logger         *slog.Logger
+	// DBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS); 0 means Workers plus what River, the
+	// outbox and gRPC calls need.
+	DBMaxConns int
+	Logger     *slog.Logger
+}
+
+// dbMaxConns is DBMaxConns or its default.
+func (c Config) dbMaxConns() int {
+	if c.DBMaxConns > 0 {
+		return c.DBMaxConns
+	}
+	return c.Workers + dbConnsBesideDispatch
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the messaging service.
@@ -104,6 +121,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		SandboxDelay:   r.DurationOrZero("CHORUS_SANDBOX_DELAY", 300*time.Millisecond),
 		SendingTimeout: r.Duration("CHORUS_SENDING_TIMEOUT", time.Hour),
 	}
+	cfg.DBMaxConns = r.Int("CHORUS_DB_MAX_CONNS", cfg.dbMaxConns(), 1)
 	if cfg.Provider == ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")
 		cfg.Twilio.AuthToken = r.Required("CHORUS_TWILIO_AUTH_TOKEN")
@@ -138,7 +156,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("messaging: CHORUS_REDIS_URL: %w", err)
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema)
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cfg.dbMaxConns()))
 	if err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
@@ -148,7 +166,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 			s.Close()
 		}
 	}()
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS); err != nil {
+	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
 	s.peers, err = peers.Dial(cfg.OrgsAddr, cfg.ContactsAddr, cfg.BillingAddr)

@@ -3,6 +3,7 @@
 package orgs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -25,11 +26,16 @@ import (
 // Schema is the PostgreSQL schema the service owns.
 const Schema = "orgs"
 
+// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): orgs only answers short gRPC
+// reads and writes, and membership checks are mostly served from Redis.
+const DefaultDBMaxConns = 4
+
 // Config is the orgs process configuration.
 type Config struct {
 	DatabaseURL string        // CHORUS_DATABASE_URL
 	RedisURL    string        // CHORUS_REDIS_URL
 	CacheTTL    time.Duration // CHORUS_ACCESS_CACHE_TTL: how long a membership answer may be cached
+	DBMaxConns  int           // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
 	Logger      *slog.Logger
 }
 
@@ -39,6 +45,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		DatabaseURL: r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		CacheTTL:    r.Duration("CHORUS_ACCESS_CACHE_TTL", 30*time.Second),
+		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, 1),
 	}
 }
 
@@ -60,7 +67,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orgs: CHORUS_REDIS_URL: %w", err)
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema)
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
 	if err != nil {
 		return nil, fmt.Errorf("orgs: %w", err)
 	}

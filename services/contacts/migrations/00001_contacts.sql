@@ -59,20 +59,6 @@ CREATE TABLE segments (
 CREATE UNIQUE INDEX segments_org_name_key ON segments (organization_id, lower(name));
 CREATE INDEX segments_org_created ON segments (organization_id, created_at DESC, id DESC);
 
--- Transactional outbox: events written in the same transaction as the change they describe,
--- published by the relay (pkg/outbox).
-CREATE TABLE outbox (
-    id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    event_id        uuid NOT NULL UNIQUE,
-    event_type      text NOT NULL,
-    organization_id uuid NOT NULL,
-    payload         bytea NOT NULL,
-    created_at      timestamptz NOT NULL DEFAULT now(),
-    published_at    timestamptz
-);
-CREATE INDEX outbox_unpublished ON outbox (id) WHERE published_at IS NULL;
-
 -- +goose Down
-DROP TABLE outbox;
 DROP TABLE segments;
 DROP TABLE contacts;

@@ -89,30 +89,7 @@ CREATE TABLE link_clicks (
 );
 CREATE INDEX link_clicks_code ON link_clicks (code, clicked_at);
 
--- Transactional outbox: events written in the same transaction as the change they describe,
--- published by the relay (pkg/outbox).
-CREATE TABLE outbox (
-    id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    event_id        uuid NOT NULL UNIQUE,
-    event_type      text NOT NULL,
-    organization_id uuid NOT NULL,
-    payload         bytea NOT NULL,
-    created_at      timestamptz NOT NULL DEFAULT now(),
-    published_at    timestamptz
-);
-CREATE INDEX outbox_unpublished ON outbox (id) WHERE published_at IS NULL;
-
--- Events this service has consumed (pkg/outbox consumers).
-CREATE TABLE processed_events (
-    consumer     text NOT NULL,
-    event_id     uuid NOT NULL,
-    processed_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (consumer, event_id)
-);
-
 -- +goose Down
-DROP TABLE processed_events;
-DROP TABLE outbox;
 DROP TABLE link_clicks;
 DROP TABLE short_links;
 DROP TABLE conversations;

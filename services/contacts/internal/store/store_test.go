@@ -20,7 +20,7 @@ func TestSetTextableOnlyFillsAnUnknownValueForTheCurrentPhone(t *testing.T) {
 	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "contacts")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "contacts", migrations.FS))
+	require.NoError(t, pgdb.Migrate(ctx, pool, "contacts", migrations.FS, migrations.With...))
 	st := store.New(pool)
 	org, id := uuid.New(), uuid.New()
 	_, err = pool.Exec(ctx, `INSERT INTO contacts (id, organization_id, phone) VALUES ($1, $2, '+12025550143')`, id, org)

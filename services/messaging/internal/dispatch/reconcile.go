@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
@@ -37,12 +37,9 @@ func reconcileInterval(timeout time.Duration) time.Duration {
 	return min(time.Minute, timeout/2)
 }
 
-// reconcilePeriodicJob schedules the sweep. River inserts periodic jobs from its elected
-// leader only, so whatever the number of replicas, one of them works each sweep.
+// reconcilePeriodicJob schedules the sweep, one replica working each.
 func reconcilePeriodicJob(timeout time.Duration) *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(reconcileInterval(timeout)),
-		func() (river.JobArgs, *river.InsertOpts) { return reconcileArgs{}, nil },
-		&river.PeriodicJobOpts{ID: reconcileArgs{}.Kind(), RunOnStart: true})
+	return jobs.Sweep(reconcileInterval(timeout), reconcileArgs{})
 }
 
 // reconcileArgs is one sweep of messages stuck in "sending" or left unsettled.
@@ -50,17 +47,8 @@ type reconcileArgs struct{}
 
 func (reconcileArgs) Kind() string { return "messaging.reconcile_sending" }
 
-// InsertOpts skips a sweep while another is still waiting or running, and never retries one
-// that failed: the next sweep does its work.
-func (reconcileArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{
-		Queue:       queueReconcile,
-		MaxAttempts: 1,
-		UniqueOpts: river.UniqueOpts{ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled,
-		}},
-	}
-}
+// InsertOpts makes it a sweep: one at a time, never retried (the next one does its work).
+func (reconcileArgs) InsertOpts() river.InsertOpts { return jobs.SweepInsertOpts(queueReconcile) }
 
 type reconcileWorker struct {
 	river.WorkerDefaults[reconcileArgs]

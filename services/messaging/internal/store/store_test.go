@@ -22,7 +22,7 @@ func newStore(t *testing.T) *store.Store {
 	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "messaging")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS))
+	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS, migrations.With...))
 	return store.New(pool)
 }
 
