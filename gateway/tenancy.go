@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
@@ -16,7 +17,7 @@ import (
 const orgHeader = "X-Organization-Id"
 
 func forbidden(msg string) apiError {
-	return apiError{Status: http.StatusForbidden, Code: codeForbidden, Message: msg}
+	return apiError{Status: http.StatusForbidden, Code: apierr.ReasonForbidden, Message: msg}
 }
 
 // accessChecker asks the orgs service for a user's level in an organization; the service

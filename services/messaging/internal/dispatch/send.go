@@ -22,12 +22,12 @@ import (
 
 // Error codes stored on messages that failed before or at the carrier.
 const (
-	CodeCarrierUnavailable  = "CARRIER_UNAVAILABLE"
-	CodeMisconfigured       = "CARRIER_MISCONFIGURED"
-	CodeNotSendable         = "NOT_SENDABLE"
+	CodeCarrierUnavailable  = apierr.ReasonCarrierUnavailable
+	CodeMisconfigured       = apierr.ReasonCarrierMisconfigured
+	CodeNotSendable         = apierr.ReasonNotSendable
 	CodeInsufficientCredits = apierr.ReasonInsufficientCredits
 	CodeBillingSuspended    = apierr.ReasonBillingSuspended
-	CodeHoldNotFound        = "HOLD_NOT_FOUND"
+	CodeHoldNotFound        = apierr.ReasonHoldNotFound
 	CodeHoldExhausted       = apierr.ReasonHoldExhausted
 	CodeHoldReleased        = apierr.ReasonHoldReleased
 )

@@ -39,16 +39,6 @@ const (
 	routeMMS  = "MMS"
 )
 
-// Reply codes of the spec (section 7) and ours.
-const (
-	ReasonContactNotFound      = "CONTACT_NOT_FOUND"
-	ReasonContactOptedOut      = "CONTACT_OPTED_OUT"
-	ReasonContactNonTextable   = "CONTACT_NON_TEXTABLE"
-	ReasonContactLookupPending = "CONTACT_LOOKUP_PENDING"
-	ReasonNoFromNumber         = "NO_FROM_NUMBER"
-	ReasonCarrierUnavailable   = "CARRIER_UNAVAILABLE"
-)
-
 // Reply sends one message into a thread now, whatever the quiet hours.
 func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*messagingv1.ReplyResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
@@ -133,7 +123,7 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 		return nil, err
 	}
 	if out.ErrorCode == dispatch.CodeCarrierUnavailable {
-		return nil, apierr.New(codes.Unavailable, ReasonCarrierUnavailable, "the carrier did not take the message; nothing was sent or charged, try again")
+		return nil, apierr.New(codes.Unavailable, apierr.ReasonCarrierUnavailable, "the carrier did not take the message; nothing was sent or charged, try again")
 	}
 	log := &messagingv1.MessageLog{Id: id.String(), PhoneNumber: to, Message: text, Status: apiStatus(out.Status)}
 	if log.Status == store.StatusSent {
@@ -201,7 +191,7 @@ func (s *Server) fromNumber(ctx context.Context, org uuid.UUID, id string, useDe
 	}
 	n, err := s.cfg.Store.DefaultNumber(ctx, org)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.New(codes.InvalidArgument, ReasonNoFromNumber, "the organization has no default phone number")
+		return nil, apierr.New(codes.InvalidArgument, apierr.ReasonNoFromNumber, "the organization has no default phone number")
 	}
 	return &n, err
 }
@@ -217,13 +207,13 @@ func (s *Server) checkRecipient(ctx context.Context, org uuid.UUID, to string) e
 	case contactsv1.SendableReason_SENDABLE_REASON_OK:
 		return nil
 	case contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT:
-		return apierr.New(codes.InvalidArgument, ReasonContactOptedOut, "the contact opted out")
+		return apierr.New(codes.InvalidArgument, apierr.ReasonContactOptedOut, "the contact opted out")
 	case contactsv1.SendableReason_SENDABLE_REASON_NOT_TEXTABLE:
-		return apierr.New(codes.InvalidArgument, ReasonContactNonTextable, "the contact's number cannot receive texts")
+		return apierr.New(codes.InvalidArgument, apierr.ReasonContactNonTextable, "the contact's number cannot receive texts")
 	case contactsv1.SendableReason_SENDABLE_REASON_LOOKUP_PENDING:
-		return apierr.New(codes.InvalidArgument, ReasonContactLookupPending, "the contact's phone lookup has not completed; try again shortly")
+		return apierr.New(codes.InvalidArgument, apierr.ReasonContactLookupPending, "the contact's phone lookup has not completed; try again shortly")
 	default:
-		return apierr.New(codes.InvalidArgument, ReasonContactNotFound, "no contact has this phone number; create the contact first")
+		return apierr.New(codes.InvalidArgument, apierr.ReasonContactNotFound, "no contact has this phone number; create the contact first")
 	}
 }
 

@@ -93,4 +93,6 @@ func notFound(err error, msg string) error {
 }
 
 // forbidden is the spec's 403 for a sending number of another organization.
-func forbidden(msg string) error { return apierr.New(codes.PermissionDenied, "FORBIDDEN", msg) }
+func forbidden(msg string) error {
+	return apierr.New(codes.PermissionDenied, apierr.ReasonForbidden, msg)
+}
