@@ -200,7 +200,9 @@ func TestEachAttemptHasADeadline(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
-type stall struct{ contactsv1.UnimplementedContactsServiceServer }
+type stall struct {
+	contactsv1.UnimplementedContactsServiceServer
+}
 
 func (stall) RecordInbound(ctx context.Context, _ *contactsv1.RecordInboundRequest) (*contactsv1.RecordInboundResponse, error) {
 	<-ctx.Done()
