@@ -13,7 +13,6 @@ import (
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -75,7 +74,7 @@ func (s *Server) searchFilter(ctx context.Context, org uuid.UUID, q string, f *s
 	if !strings.ContainsFunc(q, unicode.IsLetter) {
 		return nil
 	}
-	resp, err := s.cfg.Peers.Contacts.ListContacts(peers.For(ctx, org), &contactsv1.ListContactsRequest{
+	resp, err := s.cfg.Contacts.ListContacts(ctx, org, &contactsv1.ListContactsRequest{
 		Search: q, HasPhone: wrapperspb.Bool(true), Limit: wrapperspb.Int32(nameMatches),
 	})
 	if err != nil {
@@ -116,7 +115,7 @@ func (s *Server) ListMessages(ctx context.Context, req *messagingv1.ListMessages
 		}
 		after = &k.ThreadKey
 	}
-	o, err := s.cfg.Peers.Org(ctx, org)
+	o, err := s.cfg.Orgs.Organization(ctx, org)
 	if err != nil {
 		return nil, err
 	}

@@ -18,13 +18,11 @@ import (
 	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/smstext"
 	"github.com/chorus-sms/chorus/pkg/tenant"
-	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
 	"github.com/chorus-sms/chorus/services/messaging/internal/links"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -61,7 +59,7 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 			return nil, err
 		}
 	}
-	o, err := s.cfg.Peers.Org(ctx, org)
+	o, err := s.cfg.Orgs.Organization(ctx, org)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +240,7 @@ func (s *Server) shorten(o *orgsv1.Organization, text string) (string, map[strin
 // hold reserves the reply's credits under a hold of its own id; a refusal is the 402 of the
 // spec (INSUFFICIENT_CREDITS or BILLING_SUSPENDED).
 func (s *Server) hold(ctx context.Context, m *store.Message) error {
-	reason, err := dispatch.PlaceHold(ctx, s.cfg.Peers, m.OrgID, m.ID, m.Credits)
+	reason, err := dispatch.PlaceHold(ctx, s.cfg.Billing, m.OrgID, m.ID, m.Credits)
 	if err != nil {
 		return err
 	}
@@ -262,5 +260,5 @@ func (s *Server) releaseHold(ctx context.Context, m store.Message) {
 	if m.HoldID == "" {
 		return
 	}
-	_, _ = s.cfg.Peers.Billing.ReleaseHold(peers.For(context.WithoutCancel(ctx), m.OrgID), &billingv1.ReleaseHoldRequest{HoldId: m.HoldID})
+	_ = s.cfg.Billing.ReleaseHold(context.WithoutCancel(ctx), m.OrgID, m.HoldID)
 }
