@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
 )
 
 // Reasons that answer 402 whatever gRPC code carries them: the caller must pay, not retry.
@@ -96,6 +97,11 @@ var (
 // apierr error (gRPC itself, a dial failure, the gateway), so its text is replaced by the
 // default message: it may name internal addresses. 500s never carry the original text.
 func fromStatus(err error) apiError {
+	// A typed client's error: the service's own answer, which the gateway serves like the
+	// mux's (its reason and message are the service's API).
+	if pe := (*clients.Error)(nil); errors.As(err, &pe) {
+		err = pe.Status().Err()
+	}
 	st := status.Convert(err)
 	reason, fields := apierr.Reason(err), apierr.FieldViolations(err)
 	var retry time.Duration

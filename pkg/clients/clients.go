@@ -53,8 +53,14 @@ func Dial(peer, addr, caller string) (*Conn, error) {
 }
 
 // ClientConn is the underlying connection, for a generated stub the caller registers as a
-// whole (the gateway's REST routes) and health checks.
-func (c *Conn) ClientConn() *grpc.ClientConn { return c.cc }
+// whole (the gateway's REST routes) and health checks; nil for a nil Conn (a backend that is
+// not configured).
+func (c *Conn) ClientConn() *grpc.ClientConn {
+	if c == nil {
+		return nil
+	}
+	return c.cc
+}
 
 // Peer is the name of the service at the other end.
 func (c *Conn) Peer() string { return c.peer }
@@ -121,15 +127,15 @@ func transient(err error) bool { return status.Code(err) == codes.Unavailable }
 
 // Error is a peer's failed answer: its code, reason and field names, which the caller tests
 // (errors.Is with the sentinels below, errors.As, Reason) and then says what its own client
-// sees in its own words. Its text, for logs, includes the peer's message; the apierr
-// interceptor never forwards it.
+// sees in its own words. It is not an *apierr.Error, so the apierr interceptor never forwards
+// it; its text, for logs, includes the peer's message.
 type Error struct {
 	Peer   string
 	Method string
 	Code   codes.Code
 	Reason string
 	Fields map[string]string
-	msg    string
+	st     *status.Status
 }
 
 func (e *Error) Error() string {
@@ -137,7 +143,7 @@ func (e *Error) Error() string {
 	if e.Reason != "" {
 		s += " " + e.Reason
 	}
-	return s + ": " + e.msg
+	return s + ": " + e.st.Message()
 }
 
 // Sentinels an *Error matches by its code.
@@ -192,6 +198,11 @@ func (c *Conn) translate(method string, err error) error {
 	}
 	return &Error{
 		Peer: c.peer, Method: method, Code: st.Code(),
-		Reason: apierr.Reason(err), Fields: apierr.FieldViolations(err), msg: st.Message(),
+		Reason: apierr.Reason(err), Fields: apierr.FieldViolations(err), st: st,
 	}
 }
+
+// Status is the peer's status as it answered, for the one place that serves a peer's own API
+// to REST clients (the gateway, which maps services' statuses for every route). A service
+// never returns it: the apierr interceptor would mask it anyway.
+func (e *Error) Status() *status.Status { return e.st }
