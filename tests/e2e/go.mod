@@ -9,13 +9,16 @@ replace (
 	github.com/chorus-sms/chorus/proto/gen/go => ../../proto/gen/go
 	github.com/chorus-sms/chorus/services/billing => ../../services/billing
 	github.com/chorus-sms/chorus/services/contacts => ../../services/contacts
+	github.com/chorus-sms/chorus/services/messaging => ../../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../../services/orgs
 )
 
 require (
 	github.com/chorus-sms/chorus/cmd v0.0.0-00010101000000-000000000000
+	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/pkg v0.0.0
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
+	github.com/chorus-sms/chorus/services/messaging v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
@@ -31,7 +34,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/billing v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/orgs v0.0.0 // indirect

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -9,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -77,8 +80,11 @@ func (s *Server) searchFilter(ctx context.Context, org uuid.UUID, q string, f *s
 	resp, err := s.cfg.Contacts.ListContacts(ctx, org, &contactsv1.ListContactsRequest{
 		Search: q, HasPhone: wrapperspb.Bool(true), Limit: wrapperspb.Int32(nameMatches),
 	})
+	if errors.Is(err, clients.ErrInvalid) {
+		return apierr.Field("search", "is too long to match names: at most 200 characters and 8 words")
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("search contacts: %w", err)
 	}
 	for _, c := range resp.GetContacts() {
 		f.SearchPhones = append(f.SearchPhones, c.GetPhone().GetValue())
