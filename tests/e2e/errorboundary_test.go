@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,7 @@ import (
 	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	caller "github.com/chorus-sms/chorus/pkg/tenant"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging"
 )
@@ -84,6 +86,14 @@ func TestPeerErrorsCrossMessagingInItsOwnWords(t *testing.T) {
 	t.Run("internal failure in billing", func(t *testing.T) {
 		breakBilling(t, e.env)
 		assertError(t, reply(tn.client), http.StatusInternalServerError, errorBody{Code: "INTERNAL", Message: "internal error"})
+		// The gateway masks any 500; messaging's own gRPC callers (campaigns, polls) must get
+		// the same mask from messaging itself.
+		org, err := uuid.Parse(tn.org)
+		require.NoError(t, err)
+		ctx := caller.AppendToOutgoing(context.Background(), caller.Principal{OrgID: org, User: "service:campaigns", Access: caller.AccessWrite})
+		_, err = e.messaging.Reply(ctx, &messagingv1.ReplyRequest{PhoneNumber: "+12025550143", Message: "hello"})
+		assert.Equal(t, codes.Internal, status.Code(err))
+		assert.Equal(t, "internal error", status.Convert(err).Message())
 	})
 	t.Run("billing stopped", func(t *testing.T) {
 		// A second messaging and gateway over the same stack, whose billing address answers
