@@ -12,6 +12,8 @@ import (
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
 )
 
 // wwwAuthInvalidToken is the WWW-Authenticate challenge of every 401: a missing token as well
@@ -125,7 +127,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 		raw, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			w.Header().Set("WWW-Authenticate", wwwAuthInvalidToken)
-			writeError(w, r, apiError{Status: http.StatusUnauthorized, Code: codeUnauthenticated, Message: "a bearer token is required"})
+			writeError(w, r, apiError{Status: http.StatusUnauthorized, Code: apierr.ReasonUnauthenticated, Message: "a bearer token is required"})
 			return
 		}
 		user, err := a.verify(r.Context(), raw)
@@ -136,7 +138,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 				msg = "the token has expired"
 			}
 			w.Header().Set("WWW-Authenticate", wwwAuthInvalidToken)
-			writeError(w, r, apiError{Status: http.StatusUnauthorized, Code: codeUnauthenticated, Message: msg})
+			writeError(w, r, apiError{Status: http.StatusUnauthorized, Code: apierr.ReasonUnauthenticated, Message: msg})
 			return
 		}
 		infoFrom(r.Context()).user = user

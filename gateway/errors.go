@@ -16,15 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-)
-
-// Error codes the gateway produces itself; services add their own through ErrorInfo.Reason.
-const (
-	codeUnauthenticated  = "UNAUTHENTICATED"
-	codeForbidden        = "FORBIDDEN"
-	codeRateLimited      = "RATE_LIMITED"
-	codePayloadTooLarge  = "PAYLOAD_TOO_LARGE"
-	codeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	"github.com/chorus-sms/chorus/pkg/clients"
 )
 
 // Reasons that answer 402 whatever gRPC code carries them: the caller must pay, not retry.
@@ -80,24 +72,24 @@ func ceilSeconds(d time.Duration) int {
 var statusDefaults = map[codes.Code]apiError{
 	codes.InvalidArgument:    {Status: http.StatusBadRequest, Code: apierr.ReasonValidation, Message: "invalid request"},
 	codes.OutOfRange:         {Status: http.StatusBadRequest, Code: apierr.ReasonValidation, Message: "invalid request"},
-	codes.FailedPrecondition: {Status: http.StatusBadRequest, Code: "FAILED_PRECONDITION", Message: "the request cannot be carried out in the current state"},
-	codes.Unauthenticated:    {Status: http.StatusUnauthorized, Code: codeUnauthenticated, Message: "authentication required"},
-	codes.PermissionDenied:   {Status: http.StatusForbidden, Code: codeForbidden, Message: "forbidden"},
+	codes.FailedPrecondition: {Status: http.StatusBadRequest, Code: apierr.ReasonFailedPrecondition, Message: "the request cannot be carried out in the current state"},
+	codes.Unauthenticated:    {Status: http.StatusUnauthorized, Code: apierr.ReasonUnauthenticated, Message: "authentication required"},
+	codes.PermissionDenied:   {Status: http.StatusForbidden, Code: apierr.ReasonForbidden, Message: "forbidden"},
 	codes.NotFound:           {Status: http.StatusNotFound, Code: apierr.ReasonNotFound, Message: "not found"},
 	codes.AlreadyExists:      {Status: http.StatusConflict, Code: apierr.ReasonConflict, Message: "conflict"},
 	codes.Aborted:            {Status: http.StatusConflict, Code: apierr.ReasonConflict, Message: "conflict"},
-	codes.ResourceExhausted:  {Status: http.StatusTooManyRequests, Code: codeRateLimited, Message: "rate limit exceeded"},
+	codes.ResourceExhausted:  {Status: http.StatusTooManyRequests, Code: apierr.ReasonRateLimited, Message: "rate limit exceeded"},
 	// 499 (client closed request): the caller went away, so nothing reads it, but it keeps
 	// cancellations out of the 5xx numbers.
-	codes.Canceled:         {Status: 499, Code: "CANCELED", Message: "request canceled"},
-	codes.Unavailable:      {Status: http.StatusServiceUnavailable, Code: "UNAVAILABLE", Message: "service unavailable, retry later"},
-	codes.DeadlineExceeded: {Status: http.StatusGatewayTimeout, Code: "DEADLINE_EXCEEDED", Message: "request timed out"},
+	codes.Canceled:         {Status: 499, Code: apierr.ReasonCanceled, Message: "request canceled"},
+	codes.Unavailable:      {Status: http.StatusServiceUnavailable, Code: apierr.ReasonUnavailable, Message: "service unavailable, retry later"},
+	codes.DeadlineExceeded: {Status: http.StatusGatewayTimeout, Code: apierr.ReasonDeadlineExceeded, Message: "request timed out"},
 }
 
 var (
 	internalError   = apiError{Status: http.StatusInternalServerError, Code: apierr.ReasonInternal, Message: "internal error"}
 	malformedPath   = apiError{Status: http.StatusBadRequest, Code: apierr.ReasonValidation, Message: "malformed request path"}
-	payloadTooLarge = apiError{Status: http.StatusRequestEntityTooLarge, Code: codePayloadTooLarge, Message: "request body too large"}
+	payloadTooLarge = apiError{Status: http.StatusRequestEntityTooLarge, Code: apierr.ReasonPayloadTooLarge, Message: "request body too large"}
 )
 
 // fromStatus maps a gRPC error to its REST error. The code is the ErrorInfo reason when the
@@ -105,6 +97,11 @@ var (
 // apierr error (gRPC itself, a dial failure, the gateway), so its text is replaced by the
 // default message: it may name internal addresses. 500s never carry the original text.
 func fromStatus(err error) apiError {
+	// A typed client's error: the service's own answer, which the gateway serves like the
+	// mux's (its reason and message are the service's API).
+	if pe := (*clients.Error)(nil); errors.As(err, &pe) {
+		err = pe.Status().Err()
+	}
 	st := status.Convert(err)
 	reason, fields := apierr.Reason(err), apierr.FieldViolations(err)
 	var retry time.Duration
@@ -155,7 +152,7 @@ func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 }
 
 func methodNotAllowed(method string) apiError {
-	return apiError{Status: http.StatusMethodNotAllowed, Code: codeMethodNotAllowed, Message: "method " + method + " is not allowed on this route"}
+	return apiError{Status: http.StatusMethodNotAllowed, Code: apierr.ReasonMethodNotAllowed, Message: "method " + method + " is not allowed on this route"}
 }
 
 // routingErrorHandler answers requests no route matches in the shared error body.

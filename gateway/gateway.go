@@ -17,11 +17,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 
+	"github.com/chorus-sms/chorus/pkg/clients"
+	messagingclient "github.com/chorus-sms/chorus/pkg/clients/messaging"
+	orgsclient "github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/registry"
-	"github.com/chorus-sms/chorus/pkg/rpcclient"
-	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
-	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
 // Config is the gateway process configuration. Zero durations and sizes take the defaults
@@ -170,14 +170,14 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 
-	var billingConn *grpc.ClientConn
+	var billingConn *clients.Conn
 	if cfg.BillingAddr != "" {
 		if billingConn, err = g.dial("billing", cfg.BillingAddr); err != nil {
 			return nil, err
 		}
 	}
 
-	var messagingConn *grpc.ClientConn
+	var messagingConn *clients.Conn
 	if cfg.MessagingAddr != "" {
 		if messagingConn, err = g.dial("messaging", cfg.MessagingAddr); err != nil {
 			return nil, err
@@ -187,14 +187,14 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.rdb = redis.NewClient(rateLimitRedisOptions(ropts))
 	metrics := newMetrics()
 	limiter := newRateLimiter(g.rdb, cfg.RateLimit, cfg.RateBurst, metrics, g.log)
-	access := &accessChecker{orgs: orgsv1.NewOrgsServiceClient(orgsConn)}
-	api, err := newAPIMux(ctx, contactsConn, billingConn, messagingConn, g.log)
+	access := &accessChecker{orgs: orgsclient.New(orgsConn)}
+	api, err := newAPIMux(ctx, contactsConn.ClientConn(), billingConn.ClientConn(), messagingConn.ClientConn(), g.log)
 	if err != nil {
 		return nil, err
 	}
 	var public *publicRoutes
 	if messagingConn != nil {
-		public = &publicRoutes{messaging: messagingv1.NewMessagingServiceClient(messagingConn), log: g.log}
+		public = &publicRoutes{messaging: messagingclient.New(messagingConn), log: g.log}
 	}
 	g.handler = g.routes(api, public, auth, access, limiter, metrics)
 	ok = true
@@ -202,12 +202,12 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 }
 
 // dial makes a lazy client connection to a backend service and registers it for /readyz.
-func (g *Gateway) dial(name, addr string) (*grpc.ClientConn, error) {
-	conn, err := rpcclient.Dial(name, addr)
+func (g *Gateway) dial(name, addr string) (*clients.Conn, error) {
+	conn, err := clients.Dial(name, addr, "gateway")
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g.backends = append(g.backends, backend{name: name, conn: conn})
+	g.backends = append(g.backends, backend{name: name, conn: conn.ClientConn()})
 	return conn, nil
 }
 

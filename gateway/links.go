@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )
 
 // shortLink serves GET and HEAD /l/{code}: the messaging service records the click and names
@@ -17,17 +15,15 @@ func (p *publicRoutes) shortLink(code string) http.Handler {
 			allowOnly(w, r, "GET, HEAD")
 			return
 		}
-		res, err := p.messaging.FollowShortLink(withRequestID(r.Context()), &messagingv1.FollowShortLinkRequest{
-			Code:      code,
-			UserAgent: strings.ToValidUTF8(r.UserAgent(), "\uFFFD"), // header bytes need not be UTF-8; proto strings must
-		})
+		// Header bytes need not be UTF-8; proto strings must.
+		link, err := p.messaging.FollowShortLink(withRequestID(r.Context()), code, strings.ToValidUTF8(r.UserAgent(), "\uFFFD"))
 		if err != nil {
 			p.fail(w, r, err)
 			return
 		}
 		// The service only stores http(s) links; anything else would make the gateway an open
 		// redirect to, say, a javascript: URL.
-		target, err := url.Parse(res.GetUrl())
+		target, err := url.Parse(link)
 		if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
 			p.log.ErrorContext(r.Context(), "short link points to an unusable URL", "request_id", infoFrom(r.Context()).id, "code", code)
 			writeError(w, r, internalError)

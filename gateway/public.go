@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	messagingclient "github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )
@@ -33,7 +34,7 @@ var webhookKinds = map[string]messagingv1.WebhookKind{
 // short-link redirects (anyone with the link may follow it). They are not rate-limited per
 // organization, which a caller here has none of.
 type publicRoutes struct {
-	messaging messagingv1.MessagingServiceClient
+	messaging *messagingclient.Client
 	log       *slog.Logger
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
 )
 
 // Redis budget of one rate-limit decision, and how often a Redis outage is logged.
@@ -91,7 +93,7 @@ func (l *rateLimiter) apply(w http.ResponseWriter, r *http.Request, res *redis_r
 	h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(res.ResetAfter.Seconds()))))
 	if res.Allowed == 0 {
 		writeError(w, r, apiError{
-			Status: http.StatusTooManyRequests, Code: codeRateLimited,
+			Status: http.StatusTooManyRequests, Code: apierr.ReasonRateLimited,
 			Message: "rate limit exceeded", RetryAfter: res.RetryAfter,
 		})
 		return false

@@ -8,30 +8,26 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	orgsclient "github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/tenant"
-	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
 // orgHeader selects the organization a request acts on (spec section 5).
 const orgHeader = "X-Organization-Id"
 
 func forbidden(msg string) apiError {
-	return apiError{Status: http.StatusForbidden, Code: codeForbidden, Message: msg}
+	return apiError{Status: http.StatusForbidden, Code: apierr.ReasonForbidden, Message: msg}
 }
 
 // accessChecker asks the orgs service for a user's level in an organization; the service
 // caches the answer in Redis and drops it when the membership changes.
 type accessChecker struct {
-	orgs orgsv1.OrgsServiceClient
+	orgs *orgsclient.Client
 }
 
 func (c *accessChecker) level(ctx context.Context, org uuid.UUID, user string) (tenant.Access, error) {
-	res, err := c.orgs.CheckAccess(withRequestID(ctx), &orgsv1.CheckAccessRequest{OrganizationId: org.String(), UserSubject: user})
-	if err != nil {
-		return tenant.AccessNone, err
-	}
-	// orgsv1.Access and tenant.Access share their numbering (the orgs service converts the same way).
-	return tenant.Access(res.GetAccess()), nil
+	return c.orgs.Access(withRequestID(ctx), org, user)
 }
 
 // isRead reports whether method only reads; every other method needs write access.

@@ -24,7 +24,7 @@ const (
 // A body that is not a form is 415, not 400: nothing in it was read, and a carrier account
 // misconfigured to post JSON gets a status that names the problem.
 var unsupportedMediaType = apiError{
-	Status: http.StatusUnsupportedMediaType, Code: "UNSUPPORTED_MEDIA_TYPE",
+	Status: http.StatusUnsupportedMediaType, Code: apierr.ReasonUnsupportedMediaType,
 	Message: "the body must be " + formMediaType,
 }
 

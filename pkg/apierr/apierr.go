@@ -18,35 +18,28 @@ import (
 // Domain is the ErrorInfo domain of every Chorus error.
 const Domain = "chorus"
 
-// Common reasons; services add their own (e.g. CONTACT_NOT_FOUND).
-const (
-	ReasonValidation = "VALIDATION_FAILED"
-	ReasonNotFound   = "NOT_FOUND"
-	ReasonConflict   = "CONFLICT"
-	ReasonInternal   = "INTERNAL"
-)
+// Error is an error this process answers its caller with, in its own words: a gRPC status
+// with its reason (and fields). The server interceptor forwards only these; a status that
+// arrived from a peer is not one, so a peer's text never travels on through us.
+type Error struct{ st *status.Status }
 
-// Payment reasons: billing answers them, services that spend credits pass them on, and the
-// gateway answers both with 402 Payment Required.
-const (
-	ReasonInsufficientCredits = "INSUFFICIENT_CREDITS"
-	ReasonBillingSuspended    = "BILLING_SUSPENDED"
-)
+// Error returns the code and message, for logs.
+func (e *Error) Error() string { return e.st.Code().String() + ": " + e.st.Message() }
 
-// Reasons of billing's refusals to post against a hold, which the services that post (for a
-// campaign's messages) tell apart.
-const (
-	ReasonHoldExhausted = "HOLD_EXHAUSTED"
-	ReasonHoldReleased  = "HOLD_RELEASED"
-)
+// GRPCStatus is the status the caller receives.
+func (e *Error) GRPCStatus() *status.Status { return e.st }
 
-// New returns a status error with the given code, reason and message.
+// ErrUnavailable is matched (errors.Is) by the errors of a peer that could not be reached;
+// the interceptor answers them with UNAVAILABLE in its own words, so the client retries.
+var ErrUnavailable = errors.New("a service this request needs is unavailable")
+
+// New returns an error with the given code, reason and message.
 func New(code codes.Code, reason, msg string) error {
 	st := status.New(code, msg)
 	if withInfo, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: Domain}); err == nil {
 		st = withInfo
 	}
-	return st.Err()
+	return &Error{st: st}
 }
 
 // NotFound is the 404 every missing or foreign id gets.
@@ -93,7 +86,7 @@ func Validation(fields Fields) error {
 	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: ReasonValidation, Domain: Domain}, br); err == nil {
 		st = d
 	}
-	return st.Err()
+	return &Error{st: st}
 }
 
 // Field is a one-field validation error.
@@ -134,8 +127,10 @@ func Reason(err error) string {
 	return ""
 }
 
-// UnaryServerInterceptor masks every error that is not a deliberate status error: its text is
-// logged with the method and replaced by a generic Internal error, so internals never leak.
+// UnaryServerInterceptor is the service's error boundary: only an *Error (created in this
+// process, wrapped or not) leaves with its own code, reason and message. Everything else,
+// including a status a peer answered with, is logged with the method and masked: cancellation
+// and deadlines by their codes, an unreachable peer as UNAVAILABLE, the rest as INTERNAL.
 func UnaryServerInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		defer func() {
@@ -148,14 +143,18 @@ func UnaryServerInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
 		if err == nil {
 			return resp, nil
 		}
-		if errors.Is(err, context.Canceled) {
-			return nil, status.Error(codes.Canceled, "request canceled")
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, New(codes.DeadlineExceeded, "DEADLINE_EXCEEDED", "request timed out")
-		}
-		if st, ok := status.FromError(err); ok && Reason(err) != "" {
-			return nil, st.Err()
+		var own *Error
+		switch {
+		case errors.As(err, &own):
+			return nil, own
+		case errors.Is(err, context.Canceled):
+			return nil, New(codes.Canceled, ReasonCanceled, "request canceled")
+		case errors.Is(err, context.DeadlineExceeded):
+			log.WarnContext(ctx, "request timed out", "method", info.FullMethod, "err", err)
+			return nil, New(codes.DeadlineExceeded, ReasonDeadlineExceeded, "request timed out")
+		case errors.Is(err, ErrUnavailable):
+			log.WarnContext(ctx, "peer unavailable", "method", info.FullMethod, "err", err)
+			return nil, New(codes.Unavailable, ReasonUnavailable, "a service this request needs is unavailable; retry later")
 		}
 		log.ErrorContext(ctx, "request failed", "method", info.FullMethod, "err", err)
 		return nil, New(codes.Internal, ReasonInternal, "internal error")

@@ -86,7 +86,7 @@ func FromContext(ctx context.Context) (Principal, bool) {
 func Org(ctx context.Context) (uuid.UUID, error) {
 	p, ok := FromContext(ctx)
 	if !ok || p.OrgID == uuid.Nil {
-		return uuid.Nil, apierr.New(codes.Unauthenticated, "UNAUTHENTICATED", "no organization on the call")
+		return uuid.Nil, apierr.New(codes.Unauthenticated, apierr.ReasonUnauthenticated, "no organization on the call")
 	}
 	return p.OrgID, nil
 }
@@ -98,7 +98,7 @@ func RequireWrite(ctx context.Context) (uuid.UUID, error) {
 		return uuid.Nil, err
 	}
 	if p, _ := FromContext(ctx); p.Access < AccessWrite {
-		return uuid.Nil, apierr.New(codes.PermissionDenied, "FORBIDDEN", "write access to the organization is required")
+		return uuid.Nil, apierr.New(codes.PermissionDenied, apierr.ReasonForbidden, "write access to the organization is required")
 	}
 	return org, nil
 }
@@ -142,7 +142,7 @@ func UnaryServerInterceptor(unscoped ...string) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		p, ok := FromIncoming(ctx)
 		if !ok && !skip[info.FullMethod] {
-			return nil, apierr.New(codes.Unauthenticated, "UNAUTHENTICATED", "no organization on the call")
+			return nil, apierr.New(codes.Unauthenticated, apierr.ReasonUnauthenticated, "no organization on the call")
 		}
 		if ok {
 			ctx = WithPrincipal(ctx, p)

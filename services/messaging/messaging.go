@@ -17,6 +17,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
+	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/cursor"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
@@ -27,7 +30,6 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
 	"github.com/chorus-sms/chorus/services/messaging/internal/inbound"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/server"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 	"github.com/chorus-sms/chorus/services/messaging/migrations"
@@ -35,6 +37,9 @@ import (
 
 // Schema is the PostgreSQL schema the service owns.
 const Schema = "messaging"
+
+// ServiceName is who messaging acts as on its calls to other services ("service:messaging").
+const ServiceName = "messaging"
 
 // DevCursorSecret and DevSandboxToken are the defaults of CHORUS_CURSOR_SECRET and
 // CHORUS_SANDBOX_AUTH_TOKEN: fine on a laptop, wrong anywhere else.
@@ -133,7 +138,9 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 type Service struct {
 	pool     *pgxpool.Pool
 	rdb      *redis.Client
-	peers    *peers.Peers
+	orgs     *orgs.Client
+	contacts *contacts.Client
+	billing  *billing.Client
 	dispatch *dispatch.Dispatcher
 	relay    *outbox.Relay
 	deleted  *outbox.Consumer
@@ -169,8 +176,13 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
-	s.peers, err = peers.Dial(cfg.OrgsAddr, cfg.ContactsAddr, cfg.BillingAddr)
-	if err != nil {
+	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
+		return nil, fmt.Errorf("messaging: %w", err)
+	}
+	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
+		return nil, fmt.Errorf("messaging: %w", err)
+	}
+	if s.billing, err = billing.Dial(cfg.BillingAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
 	st := store.New(pool)
@@ -184,7 +196,8 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Pool:           pool,
 		Schema:         Schema,
 		Store:          st,
-		Peers:          s.peers,
+		Contacts:       s.contacts,
+		Billing:        s.billing,
 		Redis:          s.rdb,
 		Live:           live,
 		PublicURL:      cfg.PublicURL,
@@ -201,11 +214,13 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.Provider == ProviderTwilio {
 		tokens[ProviderTwilio] = cfg.Twilio.AuthToken
 	}
-	in := inbound.New(st, s.peers, s.dispatch, log)
+	in := inbound.New(st, s.orgs, s.contacts, s.dispatch, log)
 	s.grpc = rpcserver.New(log, server.UnscopedMethods...)
 	messagingv1.RegisterMessagingServiceServer(s.grpc, server.New(server.Config{
 		Store:     st,
-		Peers:     s.peers,
+		Orgs:      s.orgs,
+		Contacts:  s.contacts,
+		Billing:   s.billing,
 		Dispatch:  s.dispatch,
 		Inbound:   in,
 		Cursors:   cursor.New(cfg.CursorSecret),
@@ -254,8 +269,14 @@ func (s *Service) Close() {
 			s.log.Warn("messaging: dispatch did not stop cleanly", "err", err)
 		}
 	}
-	if s.peers != nil {
-		s.peers.Close()
+	if s.orgs != nil {
+		_ = s.orgs.Close()
+	}
+	if s.contacts != nil {
+		_ = s.contacts.Close()
+	}
+	if s.billing != nil {
+		_ = s.billing.Close()
 	}
 	s.pool.Close()
 	_ = s.rdb.Close()

@@ -9,13 +9,17 @@ replace (
 	github.com/chorus-sms/chorus/proto/gen/go => ../../proto/gen/go
 	github.com/chorus-sms/chorus/services/billing => ../../services/billing
 	github.com/chorus-sms/chorus/services/contacts => ../../services/contacts
+	github.com/chorus-sms/chorus/services/messaging => ../../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../../services/orgs
 )
 
 require (
 	github.com/chorus-sms/chorus/cmd v0.0.0-00010101000000-000000000000
+	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/pkg v0.0.0
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
+	github.com/chorus-sms/chorus/services/messaging v0.0.0
+	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
@@ -31,7 +35,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/billing v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/orgs v0.0.0 // indirect
@@ -41,7 +44,6 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-redis/redis_rate/v10 v10.0.1 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.1.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect

@@ -40,6 +40,8 @@ type env struct {
 	http      *http.Client
 	// sandboxToken signs the sandbox carrier's webhooks.
 	sandboxToken string
+	// dsn and redisURL are the stack's database and Redis, for tests that reach behind it.
+	dsn, redisURL string
 }
 
 // newEnv starts the whole stack in-process on loopback listeners with a fresh database.
@@ -75,6 +77,7 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 		messaging:    messagingv1.NewMessagingServiceClient(dial(t, st.Addr(registry.Messaging))),
 		http:         &http.Client{Timeout: 30 * time.Second},
 		sandboxToken: cfg.Messaging.SandboxToken,
+		dsn:          vars["CHORUS_DATABASE_URL"], redisURL: vars["CHORUS_REDIS_URL"],
 	}
 }
 

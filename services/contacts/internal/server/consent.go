@@ -17,10 +17,6 @@ import (
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
 
-// ReasonContactNotFound answers FindContactByPhone for a phone no contact of the organization
-// has, so messaging can tell an unknown sender from a missing id.
-const ReasonContactNotFound = "CONTACT_NOT_FOUND"
-
 // Bounds of the consent RPCs.
 const (
 	maxSendableBatch = 1000
@@ -58,7 +54,7 @@ func (s *Server) FindContactByPhone(ctx context.Context, req *contactsv1.FindCon
 	}
 	c, err := s.store.GetByPhone(ctx, org, p)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.New(codes.NotFound, ReasonContactNotFound, "no contact has this phone")
+		return nil, apierr.New(codes.NotFound, apierr.ReasonContactNotFound, "no contact has this phone")
 	}
 	if err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ func storeError(err error, what string) error {
 	case errors.Is(err, store.ErrAmbiguous):
 		return apierr.Conflict("the phone belongs to one contact and the email to another; merging cannot resolve it")
 	case errors.Is(err, store.ErrSegmentLimit):
-		return apierr.New(codes.FailedPrecondition, "SEGMENT_LIMIT_REACHED",
+		return apierr.New(codes.FailedPrecondition, apierr.ReasonSegmentLimitReached,
 			"an organization keeps at most "+strconv.Itoa(store.MaxSegments)+" segments; delete one first")
 	case errors.As(err, &dup):
 		return apierr.Conflict("another " + what + " already has this " + dup.Field)

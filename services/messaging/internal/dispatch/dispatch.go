@@ -26,18 +26,20 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
 // Config holds what the dispatcher needs.
 type Config struct {
-	Pool   *pgxpool.Pool
-	Schema string
-	Store  *store.Store
-	Peers  *peers.Peers
-	Redis  *redis.Client
+	Pool     *pgxpool.Pool
+	Schema   string
+	Store    *store.Store
+	Contacts *contacts.Client
+	Billing  *billing.Client
+	Redis    *redis.Client
 	// Live is the carrier of non-sandbox organizations; nil means the sandbox for everyone.
 	Live         carrier.Provider
 	PublicURL    string
@@ -54,7 +56,8 @@ type Config struct {
 type Dispatcher struct {
 	river     *river.Client[pgx.Tx]
 	store     *store.Store
-	peers     *peers.Peers
+	contacts  *contacts.Client
+	billing   *billing.Client
 	throttle  *throttle
 	live      carrier.Provider
 	sandbox   carrier.Sandbox
@@ -70,7 +73,8 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{
 		store:     cfg.Store,
-		peers:     cfg.Peers,
+		contacts:  cfg.Contacts,
+		billing:   cfg.Billing,
 		throttle:  newThrottle(cfg.Redis, cfg.NumberRate),
 		live:      cfg.Live,
 		publicURL: cfg.PublicURL,

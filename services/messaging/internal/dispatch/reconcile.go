@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -22,7 +23,7 @@ import (
 // Such a message is failed and its credits returned, and since statuses only move forward a
 // later callback (even "delivered") changes nothing: we favour the customer, who is not
 // charged for a message whose fate we do not know.
-const CodeOutcomeUnknown = "CARRIER_OUTCOME_UNKNOWN"
+const CodeOutcomeUnknown = apierr.ReasonCarrierOutcomeUnknown
 
 // Stuck messages are failed in batches, oldest first, so a backlog after an outage is worked
 // through without one huge query.

@@ -8,24 +8,22 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/clients/billing"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
 // Error codes stored on messages that failed before or at the carrier.
 const (
-	CodeCarrierUnavailable = "CARRIER_UNAVAILABLE"
-	CodeMisconfigured      = "CARRIER_MISCONFIGURED"
-	CodeNotSendable        = "NOT_SENDABLE"
-	CodeHoldNotFound       = "HOLD_NOT_FOUND"
+	CodeCarrierUnavailable = apierr.ReasonCarrierUnavailable
+	CodeMisconfigured      = apierr.ReasonCarrierMisconfigured
+	CodeNotSendable        = apierr.ReasonNotSendable
+	CodeHoldNotFound       = apierr.ReasonHoldNotFound
 	CodeHoldExhausted      = apierr.ReasonHoldExhausted
 	CodeHoldReleased       = apierr.ReasonHoldReleased
 )
@@ -143,14 +141,14 @@ func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.S
 	if m.SourceKind == store.SourceSystem {
 		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
 	}
-	resp, err := d.peers.Contacts.CheckSendable(peers.For(ctx, m.OrgID), &contactsv1.CheckSendableRequest{Phones: []string{m.ContactPhone}})
+	results, err := d.contacts.CheckSendable(ctx, m.OrgID, []string{m.ContactPhone})
 	if err != nil {
 		return 0, fmt.Errorf("check sendable: %w", err)
 	}
-	if len(resp.GetResults()) != 1 {
+	if len(results) != 1 {
 		return contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT, nil
 	}
-	r := resp.GetResults()[0]
+	r := results[0]
 	if r.GetSendable() {
 		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
 	}
@@ -174,7 +172,7 @@ func (d *Dispatcher) stopIfRefused(ctx context.Context, m store.Message) (stoppe
 // placeOwnHold reserves a queued message's credits under a hold of its own id. A refusal
 // (no credits, suspended account) is returned as a code; the message then fails.
 func (d *Dispatcher) placeOwnHold(ctx context.Context, m *store.Message) (string, error) {
-	code, err := PlaceHold(ctx, d.peers, m.OrgID, m.ID, m.Credits)
+	code, err := PlaceHold(ctx, d.billing, m.OrgID, m.ID, m.Credits)
 	if err != nil || code != "" {
 		return code, err
 	}
@@ -187,9 +185,9 @@ func (d *Dispatcher) placeOwnHold(ctx context.Context, m *store.Message) (string
 
 // PlaceHold reserves credits for one message under a hold of the message's id. A refusal
 // (INSUFFICIENT_CREDITS, BILLING_SUSPENDED) is returned as its reason, with the error.
-func PlaceHold(ctx context.Context, p *peers.Peers, org, message uuid.UUID, credits int32) (string, error) {
-	_, err := p.Billing.PlaceHold(peers.For(ctx, org), &billingv1.PlaceHoldRequest{HoldId: message.String(), Credits: credits})
-	switch reason := apierr.Reason(err); reason {
+func PlaceHold(ctx context.Context, b *billing.Client, org, message uuid.UUID, credits int32) (string, error) {
+	err := b.PlaceHold(ctx, org, message.String(), credits)
+	switch reason := clients.Reason(err); reason {
 	case "":
 		if err != nil {
 			return "", fmt.Errorf("place hold: %w", err)
@@ -265,7 +263,7 @@ func (d *Dispatcher) recordAccepted(ctx context.Context, m store.Message, p carr
 
 // recordCarrierOptOut records in contacts that the carrier says the recipient unsubscribed.
 func (d *Dispatcher) recordCarrierOptOut(ctx context.Context, m store.Message) {
-	_, err := d.peers.Contacts.SetConsent(peers.For(ctx, m.OrgID), &contactsv1.SetConsentRequest{
+	_, err := d.contacts.SetConsent(ctx, m.OrgID, &contactsv1.SetConsentRequest{
 		Phone: m.ContactPhone, OptedIn: false, OccurredAt: timestamppb.Now(), Source: "carrier:unsubscribed",
 	})
 	if err != nil {
@@ -368,18 +366,17 @@ func (d *Dispatcher) settle(ctx context.Context, m store.Message, status string)
 	if !m.Billable || m.HoldID == "" {
 		return nil
 	}
-	bctx := peers.For(ctx, m.OrgID)
 	if status == carrier.StatusFailed {
-		if _, err := d.peers.Billing.RefundDebit(bctx, &billingv1.RefundDebitRequest{MessageId: m.ID.String()}); err != nil {
+		if err := d.billing.RefundDebit(ctx, m.OrgID, m.ID); err != nil {
 			return fmt.Errorf("refund credits of message %s: %w", m.ID, err)
 		}
 	} else if m.Credits > 0 {
-		if _, err := d.peers.Billing.PostHold(bctx, &billingv1.PostHoldRequest{HoldId: m.HoldID, MessageId: m.ID.String(), Credits: m.Credits}); err != nil {
+		if err := d.billing.PostHold(ctx, m.OrgID, m.HoldID, m.ID, m.Credits); err != nil {
 			return fmt.Errorf("consume credits of message %s: %w", m.ID, err)
 		}
 	}
 	if m.HoldID == m.ID.String() {
-		if _, err := d.peers.Billing.ReleaseHold(bctx, &billingv1.ReleaseHoldRequest{HoldId: m.HoldID}); err != nil {
+		if err := d.billing.ReleaseHold(ctx, m.OrgID, m.HoldID); err != nil {
 			return fmt.Errorf("release hold of message %s: %w", m.ID, err)
 		}
 	}
@@ -394,13 +391,13 @@ func (d *Dispatcher) postCampaignHold(ctx context.Context, m *store.Message) (st
 	if m.Credits == 0 {
 		return "", nil
 	}
-	_, err := d.peers.Billing.PostHold(peers.For(ctx, m.OrgID), &billingv1.PostHoldRequest{HoldId: m.HoldID, MessageId: m.ID.String(), Credits: m.Credits})
-	switch reason := apierr.Reason(err); {
+	err := d.billing.PostHold(ctx, m.OrgID, m.HoldID, m.ID, m.Credits)
+	switch reason := clients.Reason(err); {
 	case err == nil:
 		return "", nil
 	case reason == CodeHoldExhausted || reason == CodeHoldReleased:
 		return reason, nil
-	case status.Code(err) == codes.NotFound:
+	case errors.Is(err, clients.ErrNotFound):
 		return CodeHoldNotFound, nil
 	default:
 		return "", fmt.Errorf("post message %s to hold %s: %w", m.ID, m.HoldID, err)

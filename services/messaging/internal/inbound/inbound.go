@@ -16,6 +16,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -24,7 +26,6 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/classify"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -34,14 +35,15 @@ const EventMessageReceived = "message.received"
 // Processor handles inbound messages.
 type Processor struct {
 	store    *store.Store
-	peers    *peers.Peers
+	orgs     *orgs.Client
+	contacts *contacts.Client
 	dispatch *dispatch.Dispatcher
 	log      *slog.Logger
 }
 
 // New returns a processor.
-func New(st *store.Store, p *peers.Peers, d *dispatch.Dispatcher, log *slog.Logger) *Processor {
-	return &Processor{store: st, peers: p, dispatch: d, log: log}
+func New(st *store.Store, o *orgs.Client, c *contacts.Client, d *dispatch.Dispatcher, log *slog.Logger) *Processor {
+	return &Processor{store: st, orgs: o, contacts: c, dispatch: d, log: log}
 }
 
 // Receive stores and acts on one inbound message of a carrier. A message the carrier delivers
@@ -65,7 +67,7 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	if fromErr != nil {
 		from = in.From
 	}
-	org, err := p.peers.Org(ctx, num.OrgID)
+	org, err := p.orgs.Organization(ctx, num.OrgID)
 	if err != nil {
 		return err
 	}
@@ -134,11 +136,10 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 // applyToContact records consent keywords and the sender's textability in contacts, and
 // returns the sender's contact id and the automatic answer to send, if any.
 func (p *Processor) applyToContact(ctx context.Context, org uuid.UUID, o *orgsv1.Organization, from string, res classify.Result, now time.Time) (contactID, reply string, err error) {
-	cctx := peers.For(ctx, org)
 	switch res.Keyword {
 	case classify.KeywordOptOut, classify.KeywordOptIn:
 		optIn := res.Keyword == classify.KeywordOptIn
-		c, err := p.peers.Contacts.SetConsent(cctx, &contactsv1.SetConsentRequest{
+		c, err := p.contacts.SetConsent(ctx, org, &contactsv1.SetConsentRequest{
 			Phone: from, OptedIn: optIn, OccurredAt: timestamppb.New(now), Source: "keyword:" + res.Word,
 		})
 		if err != nil {
@@ -153,7 +154,7 @@ func (p *Processor) applyToContact(ctx context.Context, org uuid.UUID, o *orgsv1
 	case classify.KeywordHelp:
 		reply = helpReply(o)
 	}
-	rec, err := p.peers.Contacts.RecordInbound(cctx, &contactsv1.RecordInboundRequest{Phone: from})
+	rec, err := p.contacts.RecordInbound(ctx, org, from)
 	if err != nil {
 		return "", "", fmt.Errorf("record inbound: %w", err)
 	}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -9,11 +11,11 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -75,11 +77,14 @@ func (s *Server) searchFilter(ctx context.Context, org uuid.UUID, q string, f *s
 	if !strings.ContainsFunc(q, unicode.IsLetter) {
 		return nil
 	}
-	resp, err := s.cfg.Peers.Contacts.ListContacts(peers.For(ctx, org), &contactsv1.ListContactsRequest{
+	resp, err := s.cfg.Contacts.ListContacts(ctx, org, &contactsv1.ListContactsRequest{
 		Search: q, HasPhone: wrapperspb.Bool(true), Limit: wrapperspb.Int32(nameMatches),
 	})
+	if errors.Is(err, clients.ErrInvalid) {
+		return apierr.Field("search", "is too long to match names: at most 200 characters and 8 words")
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("search contacts: %w", err)
 	}
 	for _, c := range resp.GetContacts() {
 		f.SearchPhones = append(f.SearchPhones, c.GetPhone().GetValue())
@@ -116,7 +121,7 @@ func (s *Server) ListMessages(ctx context.Context, req *messagingv1.ListMessages
 		}
 		after = &k.ThreadKey
 	}
-	o, err := s.cfg.Peers.Org(ctx, org)
+	o, err := s.cfg.Orgs.Organization(ctx, org)
 	if err != nil {
 		return nil, err
 	}

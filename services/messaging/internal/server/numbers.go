@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -27,8 +28,8 @@ func (s *Server) AddNumber(ctx context.Context, req *messagingv1.AddNumberReques
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := s.cfg.Peers.Org(ctx, org); err != nil {
-		if apierr.Reason(err) == apierr.ReasonNotFound {
+	if _, err := s.cfg.Orgs.Organization(ctx, org); err != nil {
+		if errors.Is(err, clients.ErrNotFound) {
 			return nil, apierr.NotFound("organization not found")
 		}
 		return nil, err

@@ -18,13 +18,11 @@ import (
 	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/smstext"
 	"github.com/chorus-sms/chorus/pkg/tenant"
-	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
 	"github.com/chorus-sms/chorus/services/messaging/internal/links"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -37,16 +35,6 @@ const (
 	routeAuto = "AUTO"
 	routeSMS  = "SMS"
 	routeMMS  = "MMS"
-)
-
-// Reply codes of the spec (section 7) and ours.
-const (
-	ReasonContactNotFound      = "CONTACT_NOT_FOUND"
-	ReasonContactOptedOut      = "CONTACT_OPTED_OUT"
-	ReasonContactNonTextable   = "CONTACT_NON_TEXTABLE"
-	ReasonContactLookupPending = "CONTACT_LOOKUP_PENDING"
-	ReasonNoFromNumber         = "NO_FROM_NUMBER"
-	ReasonCarrierUnavailable   = "CARRIER_UNAVAILABLE"
 )
 
 // Reply sends one message into a thread now, whatever the quiet hours.
@@ -71,7 +59,7 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 			return nil, err
 		}
 	}
-	o, err := s.cfg.Peers.Org(ctx, org)
+	o, err := s.cfg.Orgs.Organization(ctx, org)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +126,7 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 		return nil, recipientError(out.Refused)
 	}
 	if out.ErrorCode == dispatch.CodeCarrierUnavailable {
-		return nil, apierr.New(codes.Unavailable, ReasonCarrierUnavailable, "the carrier did not take the message; nothing was sent or charged, try again")
+		return nil, apierr.New(codes.Unavailable, apierr.ReasonCarrierUnavailable, "the carrier did not take the message; nothing was sent or charged, try again")
 	}
 	log := &messagingv1.MessageLog{Id: id.String(), PhoneNumber: to, Message: text, Status: apiStatus(out.Status)}
 	if log.Status == store.StatusSent {
@@ -206,7 +194,7 @@ func (s *Server) fromNumber(ctx context.Context, org uuid.UUID, id string, useDe
 	}
 	n, err := s.cfg.Store.DefaultNumber(ctx, org)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apierr.New(codes.InvalidArgument, ReasonNoFromNumber, "the organization has no default phone number")
+		return nil, apierr.New(codes.InvalidArgument, apierr.ReasonNoFromNumber, "the organization has no default phone number")
 	}
 	return &n, err
 }
@@ -228,13 +216,13 @@ func recipientError(reason contactsv1.SendableReason) error {
 	case contactsv1.SendableReason_SENDABLE_REASON_OK:
 		return nil
 	case contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT:
-		return apierr.New(codes.InvalidArgument, ReasonContactOptedOut, "the contact opted out")
+		return apierr.New(codes.InvalidArgument, apierr.ReasonContactOptedOut, "the contact opted out")
 	case contactsv1.SendableReason_SENDABLE_REASON_NOT_TEXTABLE:
-		return apierr.New(codes.InvalidArgument, ReasonContactNonTextable, "the contact's number cannot receive texts")
+		return apierr.New(codes.InvalidArgument, apierr.ReasonContactNonTextable, "the contact's number cannot receive texts")
 	case contactsv1.SendableReason_SENDABLE_REASON_LOOKUP_PENDING:
-		return apierr.New(codes.InvalidArgument, ReasonContactLookupPending, "the contact's phone lookup has not completed; try again shortly")
+		return apierr.New(codes.InvalidArgument, apierr.ReasonContactLookupPending, "the contact's phone lookup has not completed; try again shortly")
 	default:
-		return apierr.New(codes.InvalidArgument, ReasonContactNotFound, "no contact has this phone number; create the contact first")
+		return apierr.New(codes.InvalidArgument, apierr.ReasonContactNotFound, "no contact has this phone number; create the contact first")
 	}
 }
 
@@ -263,7 +251,7 @@ func (s *Server) shorten(o *orgsv1.Organization, text string) (string, map[strin
 // hold reserves the reply's credits under a hold of its own id; a refusal is the 402 of the
 // spec (INSUFFICIENT_CREDITS or BILLING_SUSPENDED).
 func (s *Server) hold(ctx context.Context, m *store.Message) error {
-	reason, err := dispatch.PlaceHold(ctx, s.cfg.Peers, m.OrgID, m.ID, m.Credits)
+	reason, err := dispatch.PlaceHold(ctx, s.cfg.Billing, m.OrgID, m.ID, m.Credits)
 	if err != nil {
 		return err
 	}
@@ -283,5 +271,5 @@ func (s *Server) releaseHold(ctx context.Context, m store.Message) {
 	if m.HoldID == "" {
 		return
 	}
-	_, _ = s.cfg.Peers.Billing.ReleaseHold(peers.For(context.WithoutCancel(ctx), m.OrgID), &billingv1.ReleaseHoldRequest{HoldId: m.HoldID})
+	_ = s.cfg.Billing.ReleaseHold(context.WithoutCancel(ctx), m.OrgID, m.HoldID)
 }

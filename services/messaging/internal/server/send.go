@@ -29,7 +29,7 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	if n := len(req.GetMessages()); n == 0 || n > maxQueued {
 		return nil, apierr.Field("messages", fmt.Sprintf("must hold 1 to %d messages", maxQueued))
 	}
-	o, err := s.cfg.Peers.Org(ctx, org)
+	o, err := s.cfg.Orgs.Organization(ctx, org)
 	if err != nil {
 		return nil, err
 	}

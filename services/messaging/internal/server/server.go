@@ -11,13 +11,15 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/cursor"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
 	"github.com/chorus-sms/chorus/services/messaging/internal/inbound"
-	"github.com/chorus-sms/chorus/services/messaging/internal/peers"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -33,7 +35,9 @@ var UnscopedMethods = []string{
 // Config holds the server's collaborators.
 type Config struct {
 	Store    *store.Store
-	Peers    *peers.Peers
+	Orgs     *orgs.Client
+	Contacts *contacts.Client
+	Billing  *billing.Client
 	Dispatch *dispatch.Dispatcher
 	Inbound  *inbound.Processor
 	Cursors  *cursor.Codec
@@ -73,11 +77,11 @@ func (s *Server) contactsByPhone(ctx context.Context, org uuid.UUID, phones []st
 	const batch = 1000
 	for start := 0; start < len(phones); start += batch {
 		end := min(start+batch, len(phones))
-		resp, err := s.cfg.Peers.Contacts.CheckSendable(peers.For(ctx, org), &contactsv1.CheckSendableRequest{Phones: phones[start:end]})
+		results, err := s.cfg.Contacts.CheckSendable(ctx, org, phones[start:end])
 		if err != nil {
 			return nil, fmt.Errorf("check sendable: %w", err)
 		}
-		for _, r := range resp.GetResults() {
+		for _, r := range results {
 			out[r.GetPhone()] = r
 		}
 	}
@@ -93,4 +97,6 @@ func notFound(err error, msg string) error {
 }
 
 // forbidden is the spec's 403 for a sending number of another organization.
-func forbidden(msg string) error { return apierr.New(codes.PermissionDenied, "FORBIDDEN", msg) }
+func forbidden(msg string) error {
+	return apierr.New(codes.PermissionDenied, apierr.ReasonForbidden, msg)
+}

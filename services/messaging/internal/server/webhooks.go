@@ -35,7 +35,7 @@ func (s *Server) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebho
 	}
 	full := s.cfg.PublicURL + req.GetPathAndQuery()
 	if req.GetSignature() == "" || !twiliosig.Valid(token, full, form, req.GetSignature()) {
-		return nil, apierr.New(codes.PermissionDenied, "INVALID_SIGNATURE", "the request's signature does not match")
+		return nil, apierr.New(codes.PermissionDenied, apierr.ReasonInvalidSignature, "the request's signature does not match")
 	}
 	switch req.GetKind() {
 	case messagingv1.WebhookKind_WEBHOOK_KIND_INBOUND:

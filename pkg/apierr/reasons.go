@@ -1,0 +1,52 @@
+package apierr
+
+// Every reason code Chorus answers with, in one list: services put them in ErrorInfo.Reason,
+// the gateway writes them as the REST error's code, and messaging stores the carrier and
+// billing ones as a message's errorCode. A code is part of the API: never rename one.
+const (
+	// Common to every service and the gateway.
+	ReasonValidation         = "VALIDATION_FAILED"
+	ReasonNotFound           = "NOT_FOUND"
+	ReasonConflict           = "CONFLICT"
+	ReasonInternal           = "INTERNAL"
+	ReasonUnauthenticated    = "UNAUTHENTICATED"
+	ReasonForbidden          = "FORBIDDEN"
+	ReasonFailedPrecondition = "FAILED_PRECONDITION"
+	ReasonCanceled           = "CANCELED"
+	ReasonUnavailable        = "UNAVAILABLE"
+	ReasonDeadlineExceeded   = "DEADLINE_EXCEEDED"
+
+	// The gateway's own refusals.
+	ReasonRateLimited          = "RATE_LIMITED"
+	ReasonPayloadTooLarge      = "PAYLOAD_TOO_LARGE"
+	ReasonMethodNotAllowed     = "METHOD_NOT_ALLOWED"
+	ReasonUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+
+	// Payment: billing answers them, services that spend credits pass them on in their own
+	// words, and the gateway answers both with 402 Payment Required.
+	ReasonInsufficientCredits = "INSUFFICIENT_CREDITS"
+	ReasonBillingSuspended    = "BILLING_SUSPENDED"
+
+	// Billing's refusals to post against a hold, which the services that post (for a
+	// campaign's messages) tell apart; HOLD_NOT_FOUND is messaging's name for a missing hold.
+	ReasonHoldExhausted = "HOLD_EXHAUSTED"
+	ReasonHoldReleased  = "HOLD_RELEASED"
+	ReasonHoldNotFound  = "HOLD_NOT_FOUND"
+
+	// Contacts.
+	ReasonContactNotFound     = "CONTACT_NOT_FOUND"
+	ReasonSegmentLimitReached = "SEGMENT_LIMIT_REACHED"
+
+	// Messaging: replies (spec section 7) and webhooks.
+	ReasonContactOptedOut      = "CONTACT_OPTED_OUT"
+	ReasonContactNonTextable   = "CONTACT_NON_TEXTABLE"
+	ReasonContactLookupPending = "CONTACT_LOOKUP_PENDING"
+	ReasonNoFromNumber         = "NO_FROM_NUMBER"
+	ReasonInvalidSignature     = "INVALID_SIGNATURE"
+
+	// Messaging: why a message failed before or at the carrier (its errorCode).
+	ReasonCarrierUnavailable    = "CARRIER_UNAVAILABLE"
+	ReasonCarrierMisconfigured  = "CARRIER_MISCONFIGURED"
+	ReasonCarrierOutcomeUnknown = "CARRIER_OUTCOME_UNKNOWN"
+	ReasonNotSendable           = "NOT_SENDABLE"
+)

@@ -1,0 +1,72 @@
+// Package billing is the typed client of the billing service's credit calls. Each is keyed
+// (hold id, message id) so that billing applies it once, which makes all of them safe to
+// retry when billing did not answer.
+package billing
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/chorus-sms/chorus/pkg/clients"
+	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+)
+
+// Client calls the billing service.
+type Client struct {
+	conn *clients.Conn
+	stub billingv1.BillingServiceClient
+}
+
+// New returns a client over conn.
+func New(conn *clients.Conn) *Client {
+	return &Client{conn: conn, stub: billingv1.NewBillingServiceClient(conn.ClientConn())}
+}
+
+// Dial connects lazily to the billing service at addr on behalf of caller.
+func Dial(addr, caller string) (*Client, error) {
+	conn, err := clients.Dial("billing", addr, caller)
+	if err != nil {
+		return nil, err
+	}
+	return New(conn), nil
+}
+
+// Conn is the client's connection.
+func (c *Client) Conn() *clients.Conn { return c.conn }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// PlaceHold reserves credits of org under holdID. A refusal is a *clients.Error whose reason
+// is apierr.ReasonInsufficientCredits or apierr.ReasonBillingSuspended.
+func (c *Client) PlaceHold(ctx context.Context, org uuid.UUID, holdID string, credits int32) error {
+	_, err := clients.Call(ctx, c.conn, "PlaceHold", clients.Idempotent, func(ctx context.Context) (*billingv1.PlaceHoldResponse, error) {
+		return c.stub.PlaceHold(c.conn.For(ctx, org), &billingv1.PlaceHoldRequest{HoldId: holdID, Credits: credits})
+	})
+	return err
+}
+
+// PostHold debits one message's credits against a hold, once per message.
+func (c *Client) PostHold(ctx context.Context, org uuid.UUID, holdID string, message uuid.UUID, credits int32) error {
+	_, err := clients.Call(ctx, c.conn, "PostHold", clients.Idempotent, func(ctx context.Context) (*billingv1.PostHoldResponse, error) {
+		return c.stub.PostHold(c.conn.For(ctx, org), &billingv1.PostHoldRequest{HoldId: holdID, MessageId: message.String(), Credits: credits})
+	})
+	return err
+}
+
+// RefundDebit returns a message's debit, if it had one.
+func (c *Client) RefundDebit(ctx context.Context, org, message uuid.UUID) error {
+	_, err := clients.Call(ctx, c.conn, "RefundDebit", clients.Idempotent, func(ctx context.Context) (*billingv1.RefundDebitResponse, error) {
+		return c.stub.RefundDebit(c.conn.For(ctx, org), &billingv1.RefundDebitRequest{MessageId: message.String()})
+	})
+	return err
+}
+
+// ReleaseHold gives back what is left of a hold.
+func (c *Client) ReleaseHold(ctx context.Context, org uuid.UUID, holdID string) error {
+	_, err := clients.Call(ctx, c.conn, "ReleaseHold", clients.Idempotent, func(ctx context.Context) (*billingv1.ReleaseHoldResponse, error) {
+		return c.stub.ReleaseHold(c.conn.For(ctx, org), &billingv1.ReleaseHoldRequest{HoldId: holdID})
+	})
+	return err
+}

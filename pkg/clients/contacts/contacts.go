@@ -1,0 +1,69 @@
+// Package contacts is the typed client of the contacts service: consent, sendability and
+// contact search, called by a service acting for one organization.
+package contacts
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/chorus-sms/chorus/pkg/clients"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+)
+
+// Client calls the contacts service.
+type Client struct {
+	conn *clients.Conn
+	stub contactsv1.ContactsServiceClient
+}
+
+// New returns a client over conn.
+func New(conn *clients.Conn) *Client {
+	return &Client{conn: conn, stub: contactsv1.NewContactsServiceClient(conn.ClientConn())}
+}
+
+// Dial connects lazily to the contacts service at addr on behalf of caller.
+func Dial(addr, caller string) (*Client, error) {
+	conn, err := clients.Dial("contacts", addr, caller)
+	if err != nil {
+		return nil, err
+	}
+	return New(conn), nil
+}
+
+// Conn is the client's connection.
+func (c *Client) Conn() *clients.Conn { return c.conn }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// CheckSendable says, per phone, what org's contacts know of it (consent, textability).
+func (c *Client) CheckSendable(ctx context.Context, org uuid.UUID, phones []string) ([]*contactsv1.Sendability, error) {
+	resp, err := clients.Call(ctx, c.conn, "CheckSendable", clients.Idempotent, func(ctx context.Context) (*contactsv1.CheckSendableResponse, error) {
+		return c.stub.CheckSendable(c.conn.For(ctx, org), &contactsv1.CheckSendableRequest{Phones: phones})
+	})
+	return resp.GetResults(), err
+}
+
+// ListContacts pages through org's contacts.
+func (c *Client) ListContacts(ctx context.Context, org uuid.UUID, req *contactsv1.ListContactsRequest) (*contactsv1.ListContactsResponse, error) {
+	return clients.Call(ctx, c.conn, "ListContacts", clients.Idempotent, func(ctx context.Context) (*contactsv1.ListContactsResponse, error) {
+		return c.stub.ListContacts(c.conn.For(ctx, org), req)
+	})
+}
+
+// SetConsent records an opt-in or opt-out of a phone. It is not retried: each call is an
+// event in the contact's consent history.
+func (c *Client) SetConsent(ctx context.Context, org uuid.UUID, req *contactsv1.SetConsentRequest) (*contactsv1.SetConsentResponse, error) {
+	return clients.Call(ctx, c.conn, "SetConsent", clients.Once, func(ctx context.Context) (*contactsv1.SetConsentResponse, error) {
+		return c.stub.SetConsent(c.conn.For(ctx, org), req)
+	})
+}
+
+// RecordInbound records that a phone texted org and returns its contact, if any. It is not
+// retried: each call counts one inbound message.
+func (c *Client) RecordInbound(ctx context.Context, org uuid.UUID, phone string) (*contactsv1.RecordInboundResponse, error) {
+	return clients.Call(ctx, c.conn, "RecordInbound", clients.Once, func(ctx context.Context) (*contactsv1.RecordInboundResponse, error) {
+		return c.stub.RecordInbound(c.conn.For(ctx, org), &contactsv1.RecordInboundRequest{Phone: phone})
+	})
+}
