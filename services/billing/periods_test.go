@@ -70,6 +70,7 @@ func (e *env) subscribed(t *testing.T, included int32, end time.Time) uuid.UUID 
 }
 
 func TestRenewalExpiresIncludedCreditsAndGrantsTheAllowance(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	end := utc("2099-03-15T12:00:00Z")
 	org := e.subscribed(t, 100, end)
@@ -114,6 +115,7 @@ func TestRenewalExpiresIncludedCreditsAndGrantsTheAllowance(t *testing.T) {
 // Sweeps racing each other, and sweeping again, renew a period once; spending during them
 // neither overdraws nor escapes the ledger.
 func TestAPeriodRenewsOnce(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	end := utc("2099-03-15T00:00:00Z")
 	org := uuid.New()
@@ -164,6 +166,7 @@ func (e *env) expired(t *testing.T, org uuid.UUID) int64 {
 // Only a full_service plan with included credits per period renews; included credits granted
 // by hand to an account without one never expire.
 func TestOnlyFullServicePlansRenew(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	past := utc("2026-01-01T00:00:00Z")
@@ -194,6 +197,7 @@ func TestOnlyFullServicePlansRenew(t *testing.T) {
 // A suspended account's period waits; reactivated, it renews at once into the current period,
 // granting the allowance once, not once per period missed.
 func TestASuspendedAccountRenewsWhenReactivated(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	org := e.subscribed(t, 100, utc("2099-01-10T00:00:00Z"))
@@ -220,6 +224,7 @@ func TestASuspendedAccountRenewsWhenReactivated(t *testing.T) {
 // day of shorter months and on the 31st again after them; a yearly plan anchored on Feb 29
 // ends Feb 28 in common years.
 func TestPeriodEndsAdvanceByTheInterval(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	monthly := uuid.New()
 	e.setPlan(t, monthly, 10, "month", utc("2099-01-31T09:00:00Z"))
@@ -252,6 +257,7 @@ func TestPeriodEndsAdvanceByTheInterval(t *testing.T) {
 // left instead of adding it to the new period's allowance. Purchased credits go back as
 // always, and a hold placed in the new period returns its included credits as usual.
 func TestReleasingAHoldAfterARenewalExpiresItsIncludedCredits(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	end := utc("2099-03-01T00:00:00Z")
 	org := uuid.New()
@@ -296,6 +302,7 @@ func TestReleasingAHoldAfterARenewalExpiresItsIncludedCredits(t *testing.T) {
 // A period end set back to one already renewed (a stale subscription, say) is moved forward
 // again without granting the period twice.
 func TestAPeriodEndSetBackDoesNotGrantAgain(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	end := utc("2099-03-10T00:00:00Z")
@@ -317,6 +324,7 @@ func TestAPeriodEndSetBackDoesNotGrantAgain(t *testing.T) {
 
 // The running service sweeps on its own: a period that ended is renewed without anyone asking.
 func TestTheServiceRenewsPeriodsAsTheyEnd(t *testing.T) {
+	t.Parallel()
 	e := startConfig(t, billing.Config{RenewalInterval: 50 * time.Millisecond})
 	org := uuid.New()
 	e.setPlan(t, org, 100, "month", utc("2099-01-01T00:00:00Z"))
@@ -333,6 +341,7 @@ func TestTheServiceRenewsPeriodsAsTheyEnd(t *testing.T) {
 
 // SetPlan without a period end starts the first period at once, and later keeps the period.
 func TestSetPlanStartsTheFirstPeriod(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	org := uuid.New()
@@ -360,6 +369,7 @@ func TestSetPlanStartsTheFirstPeriod(t *testing.T) {
 }
 
 func TestSetPlanValidation(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	_, err := e.c.SetPlan(ctx, &billingv1.SetPlanRequest{OrganizationId: "x", PricingModel: "full_service", BillingInterval: "week"})

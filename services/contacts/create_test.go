@@ -20,6 +20,7 @@ import (
 )
 
 func TestCreateThenMergeByPhoneOrEmail(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	fields, err := structpb.NewStruct(map[string]any{"team": "math", "rank": 1})
@@ -77,6 +78,7 @@ func TestCreateThenMergeByPhoneOrEmail(t *testing.T) {
 }
 
 func TestCreateConflictsWhenPhoneAndEmailMatchDifferentContacts(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550101")})
@@ -92,6 +94,7 @@ func TestCreateConflictsWhenPhoneAndEmailMatchDifferentContacts(t *testing.T) {
 }
 
 func TestConcurrentCreatesOfOnePhoneMakeOneContact(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	const n = 12
@@ -131,6 +134,7 @@ func TestConcurrentCreatesOfOnePhoneMakeOneContact(t *testing.T) {
 }
 
 func TestCreateValidationNamesTheField(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	tooMany := map[string]any{}
@@ -173,6 +177,7 @@ func TestCreateValidationNamesTheField(t *testing.T) {
 }
 
 func TestMergeKeepsCustomFieldsWithinTheLimit(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	first, second := map[string]any{}, map[string]any{}
@@ -188,6 +193,7 @@ func TestMergeKeepsCustomFieldsWithinTheLimit(t *testing.T) {
 }
 
 func TestWritesNeedWriteAccess(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	w := as(tenant.AccessWrite)
 	c, _ := create(t, e, w, &contactsv1.CreateContactRequest{Phone: str("2025550160")})
