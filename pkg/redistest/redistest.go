@@ -53,31 +53,56 @@ var server struct {
 // a service that uses it).
 func New(tb testing.TB) (string, *redis.Client) {
 	tb.Helper()
-	server.once.Do(func() { server.err = startServer() })
-	if server.err != nil {
-		tb.Fatal(server.err)
-	}
-	var db int
-	var release func()
-	var err error
-	if server.cmd != nil {
-		db, release, err = take()
-	} else {
-		db, release, err = claim()
-	}
+	db, release, err := reserve()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: server.addr, DB: db})
 	tb.Cleanup(func() {
-		defer release()
-		defer rdb.Close()
-		if err := rdb.FlushDB(context.Background()).Err(); err != nil {
-			tb.Errorf("redistest: empty database %d: %v", db, err)
+		_ = rdb.Close()
+		if err := release(); err != nil {
+			tb.Error(err)
 		}
 	})
-	return fmt.Sprintf("redis://%s/%d", server.addr, db), rdb
+	return urlOf(db), rdb
 }
+
+// Reserve is New for code that is not a test (e.g. building a database template): release
+// empties the database and hands it back.
+func Reserve() (url string, release func() error, err error) {
+	db, release, err := reserve()
+	if err != nil {
+		return "", nil, err
+	}
+	return urlOf(db), release, nil
+}
+
+func reserve() (db int, release func() error, err error) {
+	server.once.Do(func() { server.err = startServer() })
+	if server.err != nil {
+		return 0, nil, server.err
+	}
+	var free func()
+	if server.cmd != nil {
+		db, free, err = take()
+	} else {
+		db, free, err = claim()
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return db, func() error {
+		defer free()
+		rdb := redis.NewClient(&redis.Options{Addr: server.addr, DB: db})
+		defer rdb.Close()
+		if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+			return fmt.Errorf("redistest: empty database %d: %w", db, err)
+		}
+		return nil
+	}, nil
+}
+
+func urlOf(db int) string { return fmt.Sprintf("redis://%s/%d", server.addr, db) }
 
 // take hands out a database of the private server.
 func take() (int, func(), error) {
