@@ -16,6 +16,7 @@ import (
 )
 
 func TestJWTValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("user-1", "read")
 	now := time.Now()
@@ -117,6 +118,7 @@ func TestJWTValidation(t *testing.T) {
 }
 
 func TestMissingTokenGetsTheInvalidTokenChallenge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("user-1", "read")
 	for name, header := range map[string]string{"no header": "", "not bearer": "Basic dXNlcjpwYXNz", "empty bearer": "Bearer "} {
@@ -135,6 +137,7 @@ func TestMissingTokenGetsTheInvalidTokenChallenge(t *testing.T) {
 }
 
 func TestJWKSRotationNeedsNoRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("user-1", "read")
 	oldTok := e.token("user-1")
@@ -150,6 +153,7 @@ func TestJWKSRotationNeedsNoRestart(t *testing.T) {
 }
 
 func TestTokensNeverReachServicesOrLogs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("user-1", "read")
 	tok := e.token("user-1")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestConversationPathsReachTheServiceDecodedOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("writer", "write")
 	cases := []struct{ path, phone string }{
@@ -42,6 +43,7 @@ func TestConversationPathsReachTheServiceDecodedOnce(t *testing.T) {
 }
 
 func TestContactPathsStillMatchWithEscapes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("reader", "read")
 	res := e.get("/api/contacts/0190d1f8-0000-7000-8000-00000000%61bcd", "reader", org)

@@ -32,6 +32,7 @@ func withDetails(code codes.Code, msg string, details ...*errdetails.ErrorInfo) 
 }
 
 func TestServiceErrorsMapToTheSharedBody(t *testing.T) {
+	t.Parallel()
 	rateLimited, _ := status.New(codes.ResourceExhausted, "too many sends").WithDetails(
 		&errdetails.ErrorInfo{Reason: "SEND_RATE", Domain: apierr.Domain},
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(2500 * time.Millisecond)},
@@ -99,6 +100,7 @@ func TestServiceErrorsMapToTheSharedBody(t *testing.T) {
 }
 
 func TestUnreachableServiceAnswers503(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = closedAddr(t) })
 	org := e.member("reader", "read")
 	res := e.get("/api/contacts", "reader", org)
@@ -110,6 +112,7 @@ func TestUnreachableServiceAnswers503(t *testing.T) {
 }
 
 func TestRoutingErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("writer", "write")
 	tok := e.token("writer")
@@ -134,6 +137,7 @@ func TestRoutingErrors(t *testing.T) {
 }
 
 func TestRequestIDs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("reader", "read")
 	tok := e.token("reader")
@@ -157,6 +161,7 @@ func TestRequestIDs(t *testing.T) {
 }
 
 func TestSuccessCodeComesFromTheServiceAndStaysInternal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("writer", "write")
 	res := e.do(request{method: http.MethodPost, path: "/api/contacts", token: e.token("writer"), org: org, body: strings.NewReader(`{"firstName":"Ada"}`)})
@@ -185,6 +190,7 @@ func TestSuccessCodeComesFromTheServiceAndStaysInternal(t *testing.T) {
 }
 
 func TestMalformedRequestsNameTheField(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("writer", "write")
 	tok := e.token("writer")
@@ -231,6 +237,7 @@ func TestMalformedRequestsNameTheField(t *testing.T) {
 type lengthless struct{ io.Reader }
 
 func TestBodiesOverTheLimitAnswer413(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("writer", "write")
 	tok := e.token("writer")

@@ -17,6 +17,7 @@ import (
 )
 
 func TestNotReadyWhileAServiceIsDown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = closedAddr(t) })
 	res := e.do(request{method: http.MethodGet, path: "/readyz"})
 	assert.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
@@ -26,6 +27,7 @@ func TestNotReadyWhileAServiceIsDown(t *testing.T) {
 }
 
 func TestReadyWhenEveryServiceServes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do(request{method: http.MethodGet, path: "/readyz"})
 	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
@@ -33,6 +35,7 @@ func TestReadyWhenEveryServiceServes(t *testing.T) {
 }
 
 func TestOperationalEndpoints(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("reader", "read")
 	require.Equal(t, http.StatusOK, e.get("/api/contacts/0190d1f8-0000-7000-8000-000000000001", "reader", org).status)
@@ -59,10 +62,12 @@ func TestOperationalEndpoints(t *testing.T) {
 }
 
 func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
+	t.Parallel()
 	key := newECKey(t, "ec-1")
-	orgsAddr, _ := startOrgs(t)
+	redis := redisURL(t)
+	orgsAddr, _ := startOrgs(t, redis)
 	gw, err := gateway.New(context.Background(), gateway.Config{
-		OrgsAddr: orgsAddr, ContactsAddr: closedAddr(t), RedisURL: redisURL,
+		OrgsAddr: orgsAddr, ContactsAddr: closedAddr(t), RedisURL: redis,
 		JWKSURL: newIDP(t, key).url, Issuer: issuer, Audience: audience,
 		RateLimit: 1, RateBurst: 1, Logger: quietLogger(),
 	})
@@ -85,8 +90,9 @@ func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
 }
 
 func TestNewFailsWhenTheJWKSCannotBeFetched(t *testing.T) {
+	t.Parallel()
 	_, err := gateway.New(context.Background(), gateway.Config{
-		OrgsAddr: closedAddr(t), ContactsAddr: closedAddr(t), RedisURL: redisURL,
+		OrgsAddr: closedAddr(t), ContactsAddr: closedAddr(t), RedisURL: redisURL(t),
 		JWKSURL: "http://" + closedAddr(t) + "/jwks.json", Issuer: issuer, Audience: audience,
 		RateLimit: 1, RateBurst: 1, Logger: quietLogger(),
 	})
@@ -95,6 +101,7 @@ func TestNewFailsWhenTheJWKSCannotBeFetched(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
 	r := envconfig.FromMap(map[string]string{})
 	cfg := gateway.ConfigFromEnv(r)
 	err := r.Err()

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,7 @@ import (
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -41,11 +43,24 @@ import (
 )
 
 const (
-	redisURL = "redis://127.0.0.1:6379/0"
 	issuer   = "https://idp.test"
 	audience = "chorus-api"
 	leeway   = 30 * time.Second
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Close()
+	redistest.Close()
+	os.Exit(code)
+}
+
+// redisURL is a Redis database of the test's own.
+func redisURL(t *testing.T) string {
+	t.Helper()
+	url, _ := redistest.New(t)
+	return url
+}
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -150,10 +165,22 @@ func sign(t *testing.T, k signingKey, c jwt.MapClaims) string {
 
 // ---- orgs service ----
 
-func startOrgs(t *testing.T) (string, orgsv1.OrgsServiceClient) {
+// orgsSchema is the schema every orgs database starts with, migrated by the service itself.
+var orgsSchema = pgtest.NewTemplate("gateway_orgs", func(ctx context.Context, dsn string) error {
+	svc, err := orgs.New(ctx, orgs.Config{DatabaseURL: dsn, RedisURL: "redis://127.0.0.1:6379/0", Logger: quietLogger()})
+	if err != nil {
+		return err
+	}
+	svc.Close() // it never served: nothing was cached in Redis
+	return nil
+})
+
+// startOrgs runs the orgs service on its own database, caching in the Redis database at
+// redisURL.
+func startOrgs(t *testing.T, redisURL string) (string, orgsv1.OrgsServiceClient) {
 	t.Helper()
 	svc, err := orgs.New(context.Background(), orgs.Config{
-		DatabaseURL: pgtest.NewDatabase(t), RedisURL: redisURL, CacheTTL: 30 * time.Second, Logger: quietLogger(),
+		DatabaseURL: orgsSchema.NewDatabase(t), RedisURL: redisURL, CacheTTL: 30 * time.Second, Logger: quietLogger(),
 	})
 	require.NoError(t, err)
 	conn := servetest.Serve(t, svc)
@@ -385,11 +412,12 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
 	e := &env{t: t, key: newECKey(t, "ec-1"), rsa: newRSAKey("rsa-1"), contacts: &stubContacts{}, messaging: &stubMessaging{}, logs: &syncBuffer{}}
 	e.idp = newIDP(t, e.key, e.rsa)
-	orgsAddr, orgsClient := startOrgs(t)
+	redis := redisURL(t)
+	orgsAddr, orgsClient := startOrgs(t, redis)
 	e.orgs = orgsClient
 	cfg := gateway.Config{
 		OrgsAddr: orgsAddr, ContactsAddr: startContacts(t, e.contacts), MessagingAddr: startMessaging(t, e.messaging),
-		RedisURL: redisURL, JWKSURL: e.idp.url, Issuer: issuer, Audience: audience, JWTLeeway: leeway,
+		RedisURL: redis, JWKSURL: e.idp.url, Issuer: issuer, Audience: audience, JWTLeeway: leeway,
 		RateLimit: 1000, RateBurst: 1000,
 		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}

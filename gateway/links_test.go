@@ -30,6 +30,7 @@ func (e *env) follow(method, path string, header http.Header) *http.Response {
 }
 
 func TestShortLinksRedirectEveryClick(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.messaging.link("Ab3xY9", "https://shop.example.test/sale?utm_source=sms")
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
@@ -52,6 +53,7 @@ func TestShortLinksRedirectEveryClick(t *testing.T) {
 }
 
 func TestShortLinkFailures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.messaging.link("bad", "javascript:alert(1)")
 	e.messaging.fail("down", status.Error(codes.Unavailable, "dial tcp 10.0.0.1:9103: refused"))
@@ -83,6 +85,7 @@ func TestShortLinkFailures(t *testing.T) {
 }
 
 func TestWithoutMessagingThePublicRoutesDoNotExist(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *gateway.Config) { c.MessagingAddr = "" })
 	for _, r := range []request{
 		{method: http.MethodGet, path: "/l/abc"},

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRateLimitPerOrganizationAndUser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *gateway.Config) { c.RateLimit, c.RateBurst = 1, 3 })
 	org := e.member("alice", "read")
 	e.grant(org, "bob", "read")
@@ -45,6 +46,7 @@ func TestRateLimitPerOrganizationAndUser(t *testing.T) {
 // Redis being unreachable must not take the API down: requests are served without a limit and
 // the fail-open counter records it.
 func TestRateLimiterFailsOpenWithoutRedis(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *gateway.Config) {
 		c.RedisURL = "redis://" + closedAddr(t) + "/0"
 		c.RateLimit, c.RateBurst = 1, 1

@@ -13,6 +13,7 @@ import (
 )
 
 func TestOrganizationHeaderAndMembership(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("reader", "read")
 	e.member("stranger", "admin") // a member elsewhere only
@@ -52,6 +53,7 @@ func TestOrganizationHeaderAndMembership(t *testing.T) {
 }
 
 func TestWriteAccessIsForwarded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("writer", "write")
 	res := e.do(request{method: http.MethodPost, path: "/api/contacts", token: e.token("writer"), org: org, body: strings.NewReader(`{"firstName":"Ada"}`)})
@@ -61,6 +63,7 @@ func TestWriteAccessIsForwarded(t *testing.T) {
 }
 
 func TestClientCannotForgeForwardedMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := e.member("reader", "read")
 	other := e.member("someone-else", "admin")
@@ -78,6 +81,7 @@ func TestClientCannotForgeForwardedMetadata(t *testing.T) {
 }
 
 func TestOrgsServiceDownAnswers503(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *gateway.Config) { c.OrgsAddr = closedAddr(t) })
 	res := e.get("/api/contacts", "user-1", "0190d1f8-0000-7000-8000-000000000001")
 	assert.Equal(t, http.StatusServiceUnavailable, res.status)

@@ -31,6 +31,7 @@ func (e *env) postForm(path, contentType string, body io.Reader, header http.Hea
 }
 
 func TestInboundWebhookReachesTheServiceAsReceived(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	body := "To=%2B12025550143&From=%2B13125550100&Body=Hi+there%21&NumMedia=1&MediaUrl0=https%3A%2F%2Fm.test%2Fa.jpg&Body=second"
 	res := e.postForm("/webhooks/sandbox/inbound?tenant=a%20b&x=1", formType+"; charset=utf-8", strings.NewReader(body),
@@ -72,6 +73,7 @@ func TestInboundWebhookReachesTheServiceAsReceived(t *testing.T) {
 }
 
 func TestWebhookServiceErrorsUseTheSharedBody(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.messaging.fail("forged", apierr.New(codes.PermissionDenied, "FORBIDDEN", "the signature does not match"))
 	e.messaging.fail("unknown", apierr.NotFound("no such provider"))
@@ -102,6 +104,7 @@ func TestWebhookServiceErrorsUseTheSharedBody(t *testing.T) {
 // TestWebhookRequestsRefusedBeforeTheService covers what the gateway refuses itself; none of
 // it reaches the messaging service.
 func TestWebhookRequestsRefusedBeforeTheService(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	overLimit := "Body=" + strings.Repeat("x", 64<<10)
 	cases := []struct {
@@ -150,6 +153,7 @@ func TestWebhookRequestsRefusedBeforeTheService(t *testing.T) {
 }
 
 func TestPublicRoutesNeedNoTokenAndSkipTheRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *gateway.Config) { c.RateLimit, c.RateBurst = 1, 1 })
 	e.messaging.link("abc", "https://example.test/")
 	for i := range 3 {

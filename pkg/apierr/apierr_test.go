@@ -9,6 +9,7 @@ import (
 )
 
 func TestValidationNamesEveryFieldAndReadsBack(t *testing.T) {
+	t.Parallel()
 	f := Fields{}
 	f.Add("state", "must be a US state code")
 	f.Add("state", "a second message is ignored")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSMSCreditsPerStarted480Characters(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		text string
@@ -33,6 +34,7 @@ func TestSMSCreditsPerStarted480Characters(t *testing.T) {
 }
 
 func TestMMSCostsTwoWhateverTheText(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, int32(2), credits.Credits("", true))
 	assert.Equal(t, int32(2), credits.Credits(strings.Repeat("a", 5000), true))
 }

@@ -15,6 +15,7 @@ type page struct {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	c := New("secret")
 	in := page{At: time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC), ID: "0190d1f8-0000-7000-8000-000000000001"}
 	s, err := c.Encode(in)
@@ -25,6 +26,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestRejectsTamperedAndForeign(t *testing.T) {
+	t.Parallel()
 	c := New("secret")
 	s, err := c.Encode(page{ID: "a"})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestReaderNamesEveryBadVariable(t *testing.T) {
+	t.Parallel()
 	r := FromMap(map[string]string{
 		"CHORUS_A": "x", "CHORUS_B": "nope", "CHORUS_C": "-1s", "CHORUS_D": "zzz", "CHORUS_E": "42",
 	})
@@ -27,6 +28,7 @@ func TestReaderNamesEveryBadVariable(t *testing.T) {
 }
 
 func TestWithDefaultsFillsGapsAndReportsToParent(t *testing.T) {
+	t.Parallel()
 	r := FromMap(map[string]string{"CHORUS_SET": "env", "CHORUS_BAD": "x"})
 	d := r.WithDefaults(map[string]string{"CHORUS_SET": "default", "CHORUS_GAP": "default"})
 	assert.Equal(t, "env", d.String("CHORUS_SET", ""), "the environment wins")
@@ -39,6 +41,7 @@ func TestWithDefaultsFillsGapsAndReportsToParent(t *testing.T) {
 }
 
 func TestDurationOrZeroAcceptsZeroButNotNegative(t *testing.T) {
+	t.Parallel()
 	r := FromMap(map[string]string{"CHORUS_ZERO": "0s", "CHORUS_NEG": "-1s"})
 	assert.Equal(t, time.Duration(0), r.DurationOrZero("CHORUS_ZERO", time.Second))
 	assert.Equal(t, time.Second, r.DurationOrZero("CHORUS_NEG", time.Second))
@@ -48,6 +51,7 @@ func TestDurationOrZeroAcceptsZeroButNotNegative(t *testing.T) {
 }
 
 func TestErrorsDoNotPrintURLPasswords(t *testing.T) {
+	t.Parallel()
 	r := FromMap(map[string]string{"CHORUS_REDIS_URL": "redis://user:s3cret@host:6379/x/y", "CHORUS_MODE": "postgres://u:s3cret@h/db"})
 	r.OneOf("CHORUS_MODE", "a", "a", "b")
 	r.Int("CHORUS_REDIS_URL", 0, 0)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestCommittedEventIsDelivered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := uuid.New()
 	got := make(chan outbox.Message, 1)
@@ -44,6 +45,7 @@ func TestCommittedEventIsDelivered(t *testing.T) {
 }
 
 func TestRolledBackEventIsNeverDelivered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := &recorder{}
 	e.startRelay()
@@ -63,6 +65,7 @@ func TestRolledBackEventIsNeverDelivered(t *testing.T) {
 }
 
 func TestRepublishedEventIsHandledOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := &recorder{}
 	e.startRelay()
@@ -82,6 +85,7 @@ func TestRepublishedEventIsHandledOnce(t *testing.T) {
 }
 
 func TestFailedHandlerIsRetriedThenProcessedOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := &recorder{fail: func(_ outbox.Message, call int) error {
 		switch call {
@@ -104,6 +108,7 @@ func TestFailedHandlerIsRetriedThenProcessedOnce(t *testing.T) {
 }
 
 func TestStoppedConsumerCatchesUpAndNewGroupReplays(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := &recorder{}
 	org := uuid.New()
@@ -131,6 +136,7 @@ func TestStoppedConsumerCatchesUpAndNewGroupReplays(t *testing.T) {
 }
 
 func TestGroupMembersSplitWorkWithoutDuplicates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const events = 60
 	org := uuid.New()
@@ -176,6 +182,7 @@ func TestGroupMembersSplitWorkWithoutDuplicates(t *testing.T) {
 }
 
 func TestDeadMembersEntriesAreClaimed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startRelay()
 	id := e.enqueue("contact.deleted", uuid.New(), "x")
@@ -194,6 +201,7 @@ func TestDeadMembersEntriesAreClaimed(t *testing.T) {
 }
 
 func TestPoisonEventIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := &recorder{fail: func(m outbox.Message, _ int) error {
 		if m.Type == "test.poison" {
@@ -222,6 +230,7 @@ func TestPoisonEventIsDeadLettered(t *testing.T) {
 }
 
 func TestMalformedEntryIsDeadLetteredWithoutHandling(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := &recorder{}
 	e.startConsumer("g", "m1", rec.handler("m1"))
@@ -237,6 +246,7 @@ func TestMalformedEntryIsDeadLetteredWithoutHandling(t *testing.T) {
 }
 
 func TestConsumerPruneDeletesOnlyItsOldRows(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	oldID, newID, otherID := uuid.New(), uuid.New(), uuid.New()
 	_, err := e.db.Exec(e.ctx, `INSERT INTO processed_events (consumer, event_id, processed_at) VALUES

@@ -13,6 +13,7 @@ import (
 )
 
 func TestEnqueueStoresEventInTransaction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := uuid.New()
 	id := e.enqueue("contact.deleted", org, "hello")
@@ -36,6 +37,7 @@ func TestEnqueueStoresEventInTransaction(t *testing.T) {
 }
 
 func TestEnqueueRejectsIncompleteEvent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := uuid.New()
 	for name, ev := range map[string]outbox.Event{

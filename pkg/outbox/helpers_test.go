@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -19,14 +20,21 @@ import (
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 )
 
 const (
-	redisAddr = "127.0.0.1:6379"
-	schema    = "events"
-	waitFor   = 10 * time.Second
-	tick      = 10 * time.Millisecond
+	schema  = "events"
+	waitFor = 10 * time.Second
+	tick    = 10 * time.Millisecond
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Close()
+	redistest.Close()
+	os.Exit(code)
+}
 
 // fast keeps the suite quick: an idle relay looks every 10ms, and a consumer retries after
 // 10ms and looks for due retries as often.
@@ -36,7 +44,7 @@ var fast = []outbox.Option{
 }
 
 // env is one test's database (a schema holding the producer's and the consumer's tables) and
-// Redis stream, both removed at cleanup.
+// Redis stream, in a Redis database of its own; both removed at cleanup.
 type env struct {
 	t      *testing.T
 	ctx    context.Context
@@ -64,14 +72,10 @@ func newBareEnv(t *testing.T) *env {
 	_, err = db.Exec(ctx, `CREATE SCHEMA `+schema)
 	require.NoError(t, err)
 
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
-	t.Cleanup(func() { _ = rdb.Close() })
+	_, rdb := redistest.New(t)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	stream := outbox.StreamName("test" + hex.EncodeToString(b))
-	t.Cleanup(func() {
-		require.NoError(t, rdb.Del(context.Background(), stream, outbox.DeadLetterStream(stream)).Err())
-	})
 	return &env{t: t, ctx: ctx, db: db, rdb: rdb, stream: stream}
 }
 

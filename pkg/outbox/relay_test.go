@@ -13,6 +13,7 @@ import (
 )
 
 func TestRelayPublishesCommittedRowsInOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := uuid.New()
 	var ids []string
@@ -35,6 +36,7 @@ func TestRelayPublishesCommittedRowsInOrder(t *testing.T) {
 }
 
 func TestRelayCrashBeforeCommitLeavesDuplicateTheConsumerIgnores(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.enqueue("contact.deleted", uuid.New(), "x")
 	stopRelay := e.startRelay()
@@ -59,6 +61,7 @@ func TestRelayCrashBeforeCommitLeavesDuplicateTheConsumerIgnores(t *testing.T) {
 }
 
 func TestPruneDeletesOnlyOldPublishedRows(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	org := uuid.New()
 	old := e.enqueue("contact.created", org, "old")
@@ -83,6 +86,7 @@ func TestPruneDeletesOnlyOldPublishedRows(t *testing.T) {
 }
 
 func TestRunFailsFastWithoutTables(t *testing.T) {
+	t.Parallel()
 	e := newBareEnv(t)
 	for name, run := range map[string]func(context.Context) error{
 		"relay":    outbox.NewRelay(e.db, e.rdb, e.stream).Run,

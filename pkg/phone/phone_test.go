@@ -9,6 +9,7 @@ import (
 )
 
 func TestNormalizeUSFormats(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"(202) 555-0143", "202-555-0143", "202.555.0143", "2025550143", "+1 202 555 0143",
 		"1-202-555-0143", "+12025550143", " 202 555 0143 ",
@@ -20,6 +21,7 @@ func TestNormalizeUSFormats(t *testing.T) {
 }
 
 func TestNormalizeRejects(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"", "abc", "123", "555-0143", "+1 000 000 0000", strings.Repeat("9", 80),
 		"202-555-0143 ext. 12", "(202) 555-0143 x99"} {
 		_, err := Normalize(in)
@@ -28,6 +30,7 @@ func TestNormalizeRejects(t *testing.T) {
 }
 
 func TestNormalizeKeepsForeignNumbersWithCountryCode(t *testing.T) {
+	t.Parallel()
 	got, err := Normalize("+44 20 7946 0958")
 	require.NoError(t, err)
 	assert.Equal(t, "+442079460958", got)

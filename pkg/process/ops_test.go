@@ -22,6 +22,7 @@ func (s *server) Close()                                          {}
 func (s *server) Ready(context.Context) error                     { return s.ready }
 
 func TestOpsEndpoints(t *testing.T) {
+	t.Parallel()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := lis.Addr().String()

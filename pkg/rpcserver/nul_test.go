@@ -10,6 +10,7 @@ import (
 )
 
 func TestNULIsFoundWhereverItHides(t *testing.T) {
+	t.Parallel()
 	st := func(m map[string]any) *structpb.Struct {
 		s, err := structpb.NewStruct(m)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestNormalize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 	}{

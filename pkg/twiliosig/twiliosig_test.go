@@ -36,11 +36,13 @@ var libParams = url.Values{
 }
 
 func TestSignMatchesTwilioDocs(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, docsSignature, Sign(token, hookURL, docsParams))
 	assert.True(t, Valid(token, hookURL, docsParams, docsSignature))
 }
 
 func TestValidAcceptsHelperLibraryVectors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, url, signature string
 		params               url.Values
@@ -79,6 +81,7 @@ func TestValidAcceptsHelperLibraryVectors(t *testing.T) {
 }
 
 func TestValidRejects(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, token, url, signature string
 		params                      url.Values
@@ -111,12 +114,14 @@ func TestValidRejects(t *testing.T) {
 }
 
 func TestSignDoesNotReorderCallersValues(t *testing.T) {
+	t.Parallel()
 	params := url.Values{"MediaUrl": {"b", "a"}}
 	Sign(token, hookURL, params)
 	assert.Equal(t, []string{"b", "a"}, params["MediaUrl"])
 }
 
 func TestURLVariants(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []string

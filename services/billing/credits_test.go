@@ -19,6 +19,7 @@ func charge(e *env, org, message uuid.UUID, credits int32) (*billingv1.ChargeRes
 }
 
 func TestGrantAppliesOncePerKey(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	org := uuid.New()
@@ -41,6 +42,7 @@ func TestGrantAppliesOncePerKey(t *testing.T) {
 }
 
 func TestGrantValidation(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	_, err := e.c.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: "x", Amount: 0})
@@ -55,6 +57,7 @@ func TestGrantValidation(t *testing.T) {
 }
 
 func TestChargeDebitsOncePerMessage(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "per_message", "")
 	e.grant(t, org, 10, false)
@@ -79,6 +82,7 @@ func TestChargeDebitsOncePerMessage(t *testing.T) {
 
 // Retries of one message racing each other still debit it once.
 func TestConcurrentRetriesOfOneMessageDebitOnce(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "per_message", "")
 	e.grant(t, org, 100, false)
@@ -103,6 +107,7 @@ func TestConcurrentRetriesOfOneMessageDebitOnce(t *testing.T) {
 }
 
 func TestFullServiceSpendsIncludedCreditsFirst(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "full_service", "")
 	e.grant(t, org, 5, true)
@@ -127,6 +132,7 @@ func TestFullServiceSpendsIncludedCreditsFirst(t *testing.T) {
 
 // A per_message account never spends included credits, even ones left from a full_service plan.
 func TestPerMessageSpendsOnlyPurchasedCredits(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "full_service", "")
 	e.grant(t, org, 5, true)
@@ -138,6 +144,7 @@ func TestPerMessageSpendsOnlyPurchasedCredits(t *testing.T) {
 }
 
 func TestUnlimitedPlansAndFreeMessagesDebitNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	unlimited := e.account(t, "unlimited", "")
 	e.grant(t, unlimited, 5, false)
@@ -158,6 +165,7 @@ func TestUnlimitedPlansAndFreeMessagesDebitNothing(t *testing.T) {
 }
 
 func TestSuspendedAccountsCannotSpend(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	for _, st := range []string{"suspended", "archived"} {
 		for _, pricing := range []string{"per_message", "unlimited"} {
@@ -180,6 +188,7 @@ func TestSuspendedAccountsCannotSpend(t *testing.T) {
 }
 
 func TestInsufficientCreditsChangeNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "per_message", "")
 	e.grant(t, org, 2, false)
@@ -202,6 +211,7 @@ func TestInsufficientCreditsChangeNothing(t *testing.T) {
 // 50 concurrent 1-credit charges against 20 credits: exactly 20 pass, the balance ends at 0
 // and never below, and the ledger explains it.
 func TestConcurrentChargesNeverOverdraw(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "per_message", "")
 	e.grant(t, org, 12, false)
@@ -228,6 +238,7 @@ func TestConcurrentChargesNeverOverdraw(t *testing.T) {
 }
 
 func TestChargeValidation(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := uuid.New()
 	_, err := e.c.Charge(as(org), &billingv1.ChargeRequest{MessageId: "m-1", Credits: -1})
@@ -236,6 +247,7 @@ func TestChargeValidation(t *testing.T) {
 
 // Ledger rows are history: the database refuses to change or delete them.
 func TestLedgerIsAppendOnly(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := uuid.New()
 	e.grant(t, org, 5, false)

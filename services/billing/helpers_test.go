@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -34,14 +35,32 @@ func start(t *testing.T) *env {
 	return startConfig(t, billing.Config{})
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Close()
+	os.Exit(code)
+}
+
+// migrated is the schema every test's database starts with, migrated by the service itself.
+var migrated = pgtest.NewTemplate("billing", func(ctx context.Context, dsn string) error {
+	svc, err := billing.New(ctx, billing.Config{DatabaseURL: dsn, Logger: quietLogger()})
+	if err != nil {
+		return err
+	}
+	svc.Close()
+	return nil
+})
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
 // startConfig starts the service with cfg, on its own database unless cfg names one.
 func startConfig(t *testing.T, cfg billing.Config) *env {
 	t.Helper()
 	if cfg.DatabaseURL == "" {
-		cfg.DatabaseURL = pgtest.NewDatabase(t)
+		cfg.DatabaseURL = migrated.NewDatabase(t)
 	}
 	dsn := cfg.DatabaseURL
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = quietLogger()
 	svc, err := billing.New(context.Background(), cfg)
 	require.NoError(t, err)
 	conn := servetest.Serve(t, svc)

@@ -26,6 +26,7 @@ func releaseHold(e *env, org, hold uuid.UUID) (*billingv1.ReleaseHoldResponse, e
 }
 
 func TestHoldPlacePostRelease(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "per_message", "")
 	e.grant(t, org, 100, false)
@@ -87,6 +88,7 @@ func TestHoldPlacePostRelease(t *testing.T) {
 }
 
 func TestPlaceHoldWithoutTheCreditsFailsAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "per_message", "")
 	e.grant(t, org, 10, false)
@@ -103,6 +105,7 @@ func TestPlaceHoldWithoutTheCreditsFailsAndChangesNothing(t *testing.T) {
 
 // A full_service hold takes included credits first, and its release gives each kind back.
 func TestFullServiceHoldReturnsEachKindOfCredit(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "full_service", "")
 	e.grant(t, org, 10, true)
@@ -124,6 +127,7 @@ func TestFullServiceHoldReturnsEachKindOfCredit(t *testing.T) {
 }
 
 func TestUnlimitedHoldsReserveNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "unlimited", "")
 	hold := uuid.New()
@@ -141,6 +145,7 @@ func TestUnlimitedHoldsReserveNothing(t *testing.T) {
 
 // 50 concurrent 1-credit posts against a 20-credit hold: exactly 20 pass.
 func TestConcurrentPostsNeverExceedTheHold(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "per_message", "")
 	e.grant(t, org, 25, false)
@@ -164,6 +169,7 @@ func TestConcurrentPostsNeverExceedTheHold(t *testing.T) {
 }
 
 func TestHoldValidation(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := uuid.New()
 	_, err := e.c.PlaceHold(as(org), &billingv1.PlaceHoldRequest{HoldId: "h", Credits: 0})

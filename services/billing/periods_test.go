@@ -78,6 +78,7 @@ func (e *env) subscribed(t *testing.T, included int32, end time.Time) uuid.UUID 
 }
 
 func TestRenewalExpiresIncludedCreditsAndGrantsTheAllowance(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	end := utc("2099-03-15T12:00:00Z")
 	org := e.subscribed(t, 100, end)
@@ -122,6 +123,7 @@ func TestRenewalExpiresIncludedCreditsAndGrantsTheAllowance(t *testing.T) {
 // Sweeps racing each other, and sweeping again, renew a period once; spending during them
 // neither overdraws nor escapes the ledger.
 func TestAPeriodRenewsOnce(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	end := utc("2099-03-15T00:00:00Z")
 	org := uuid.New()
@@ -172,6 +174,7 @@ func (e *env) expired(t *testing.T, org uuid.UUID) int64 {
 // Only a full_service plan with included credits per period renews; included credits granted
 // by hand to an account without one never expire.
 func TestOnlyFullServicePlansRenew(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	past := utc("2026-01-01T00:00:00Z")
@@ -202,6 +205,7 @@ func TestOnlyFullServicePlansRenew(t *testing.T) {
 // A suspended account's period waits; reactivated, it renews at once into the current period,
 // granting the allowance once, not once per period missed.
 func TestASuspendedAccountRenewsWhenReactivated(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	org := e.subscribed(t, 100, utc("2099-01-10T00:00:00Z"))
@@ -228,6 +232,7 @@ func TestASuspendedAccountRenewsWhenReactivated(t *testing.T) {
 // day of shorter months and on the 31st again after them; a yearly plan anchored on Feb 29
 // ends Feb 28 in common years.
 func TestPeriodEndsAdvanceByTheInterval(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	monthly := uuid.New()
 	e.setPlan(t, monthly, 10, "month", utc("2099-01-31T09:00:00Z"))
@@ -260,6 +265,7 @@ func TestPeriodEndsAdvanceByTheInterval(t *testing.T) {
 // left instead of adding it to the new period's allowance. Purchased credits go back as
 // always, and a hold placed in the new period returns its included credits as usual.
 func TestReleasingAHoldAfterARenewalExpiresItsIncludedCredits(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	end := utc("2099-03-01T00:00:00Z")
 	org := uuid.New()
@@ -304,6 +310,7 @@ func TestReleasingAHoldAfterARenewalExpiresItsIncludedCredits(t *testing.T) {
 // A period end set back to one already renewed (a stale subscription, say) is moved forward
 // again without granting the period twice.
 func TestAPeriodEndSetBackDoesNotGrantAgain(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	end := utc("2099-03-10T00:00:00Z")
@@ -325,6 +332,7 @@ func TestAPeriodEndSetBackDoesNotGrantAgain(t *testing.T) {
 
 // The running service sweeps on its own: a period that ended is renewed without anyone asking.
 func TestTheServiceRenewsPeriodsAsTheyEnd(t *testing.T) {
+	t.Parallel()
 	e := startConfig(t, billing.Config{RenewalInterval: 50 * time.Millisecond})
 	org := uuid.New()
 	e.setPlan(t, org, 100, "month", utc("2099-01-01T00:00:00Z"))
@@ -341,6 +349,7 @@ func TestTheServiceRenewsPeriodsAsTheyEnd(t *testing.T) {
 
 // SetPlan without a period end starts the first period at once, and later keeps the period.
 func TestSetPlanStartsTheFirstPeriod(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	org := uuid.New()
@@ -368,6 +377,7 @@ func TestSetPlanStartsTheFirstPeriod(t *testing.T) {
 }
 
 func TestSetPlanValidation(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	_, err := e.c.SetPlan(ctx, &billingv1.SetPlanRequest{OrganizationId: "x", PricingModel: "full_service", BillingInterval: "week"})

@@ -18,6 +18,7 @@ func refund(e *env, org, message uuid.UUID) (*billingv1.RefundDebitResponse, err
 // A message the carrier failed gets its debit back exactly once, however often or
 // concurrently the refund is asked for; a message never debited gets nothing.
 func TestRefundGivesADebitBackOnce(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "full_service", "")
 	e.grant(t, org, 10, false)

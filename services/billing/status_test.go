@@ -41,6 +41,7 @@ var catalog = []any{
 }
 
 func TestAnOrganizationWithoutAnAccountIsPerMessageWithNoCredits(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := uuid.New()
 	assert.Equal(t, map[string]any{
@@ -59,6 +60,7 @@ func TestAnOrganizationWithoutAnAccountIsPerMessageWithNoCredits(t *testing.T) {
 }
 
 func TestStatusOfEachPricingModel(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	periodEnd := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -131,6 +133,7 @@ func TestStatusOfEachPricingModel(t *testing.T) {
 
 // SetAccount replaces the settings and never the balances.
 func TestSetAccountReplacesSettingsNotCredits(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	org := e.account(t, "full_service", "active")
 	e.grant(t, org, 7, true)
@@ -148,6 +151,7 @@ func TestSetAccountReplacesSettingsNotCredits(t *testing.T) {
 }
 
 func TestSetAccountNamesEveryBadField(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	_, err := e.c.SetAccount(context.Background(), &billingv1.SetAccountRequest{
 		OrganizationId: "nope", PricingModel: "free", BillingStatus: "happy",

@@ -17,6 +17,7 @@ import (
 // Organization B naming A's hold gets exactly what a missing hold gets, and A's hold and
 // credits are untouched.
 func TestAnotherOrgsHoldAnswersAsMissing(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	a := e.account(t, "per_message", "")
 	b := e.account(t, "per_message", "")
@@ -63,6 +64,7 @@ func TestAnotherOrgsHoldAnswersAsMissing(t *testing.T) {
 }
 
 func TestTenantRPCsNeedAnOrganization(t *testing.T) {
+	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
 	_, err := e.c.GetBillingStatus(ctx, &billingv1.GetBillingStatusRequest{})

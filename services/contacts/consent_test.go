@@ -60,6 +60,7 @@ func consentEvents(t *testing.T, e *env) []*eventsv1.ContactConsentChanged {
 }
 
 func TestFindContactByPhone(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	a, b := as(tenant.AccessRead), as(tenant.AccessWrite)
 	aw := asOrg(orgOf(a), tenant.AccessWrite)
@@ -82,6 +83,7 @@ func TestFindContactByPhone(t *testing.T) {
 }
 
 func TestRecordInboundMarksTheSenderTextable(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	a, b := as(tenant.AccessWrite), as(tenant.AccessWrite)
 	landline, _ := create(t, e, a, &contactsv1.CreateContactRequest{Phone: str("2025550002")})
@@ -125,6 +127,7 @@ func TestRecordInboundMarksTheSenderTextable(t *testing.T) {
 }
 
 func TestOptOutKeepsTheEarliestTimeAndOptInClearsIt(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	a, b := as(tenant.AccessWrite), as(tenant.AccessWrite)
 	c, _ := create(t, e, a, &contactsv1.CreateContactRequest{Phone: str("2025550180"), FirstName: str("Ada")})
@@ -172,6 +175,7 @@ func TestOptOutKeepsTheEarliestTimeAndOptInClearsIt(t *testing.T) {
 // An opt-out from a number no contact has leaves a suppressed contact behind; creating the
 // contact later merges into it without giving consent back.
 func TestOptOutOfUnknownPhoneCreatesASuppressedContact(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	a, b := as(tenant.AccessWrite), as(tenant.AccessWrite)
 	at := time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)
@@ -207,6 +211,7 @@ func TestOptOutOfUnknownPhoneCreatesASuppressedContact(t *testing.T) {
 }
 
 func TestConcurrentOptOutsOfUnknownPhoneMakeOneContact(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	const n = 8
@@ -229,6 +234,7 @@ func TestConcurrentOptOutsOfUnknownPhoneMakeOneContact(t *testing.T) {
 }
 
 func TestSetConsentValidation(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	long := make([]byte, 101)
@@ -253,6 +259,7 @@ func TestSetConsentValidation(t *testing.T) {
 }
 
 func TestCheckSendableAnswersEachPhoneInOrder(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	a, b := as(tenant.AccessWrite), as(tenant.AccessWrite)
 	ok, _ := create(t, e, a, &contactsv1.CreateContactRequest{Phone: str("2025550143")})
@@ -304,6 +311,7 @@ func TestCheckSendableAnswersEachPhoneInOrder(t *testing.T) {
 }
 
 func TestCheckSendableTakesAtMost1000Phones(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessRead)
 	phones := make([]string, 1001)

@@ -20,6 +20,7 @@ import (
 )
 
 func TestCreateThenMergeByPhoneOrEmail(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	fields, err := structpb.NewStruct(map[string]any{"team": "math", "rank": 1})
@@ -77,6 +78,7 @@ func TestCreateThenMergeByPhoneOrEmail(t *testing.T) {
 }
 
 func TestCreateConflictsWhenPhoneAndEmailMatchDifferentContacts(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550101")})
@@ -92,6 +94,7 @@ func TestCreateConflictsWhenPhoneAndEmailMatchDifferentContacts(t *testing.T) {
 }
 
 func TestConcurrentCreatesOfOnePhoneMakeOneContact(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	const n = 12
@@ -131,6 +134,7 @@ func TestConcurrentCreatesOfOnePhoneMakeOneContact(t *testing.T) {
 }
 
 func TestCreateValidationNamesTheField(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	tooMany := map[string]any{}
@@ -194,6 +198,7 @@ func customStruct(t *testing.T, prefix string, n int) *structpb.Struct {
 }
 
 func TestMergeKeepsEveryPerContactLimit(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	phone := str("2025550150")
@@ -240,6 +245,7 @@ func TestMergeKeepsEveryPerContactLimit(t *testing.T) {
 }
 
 func TestConcurrentMergesCannotTogetherPassTheTagLimit(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	c, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550151")})
@@ -271,6 +277,7 @@ func TestConcurrentMergesCannotTogetherPassTheTagLimit(t *testing.T) {
 }
 
 func TestWritesNeedWriteAccess(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	w := as(tenant.AccessWrite)
 	c, _ := create(t, e, w, &contactsv1.CreateContactRequest{Phone: str("2025550160")})

@@ -4,11 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -18,27 +20,52 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts"
 )
 
-// env is a contacts service on a 127.0.0.1 listener over its own database, and a pool on that
-// database for assertions the API cannot make (outbox rows, River jobs).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Close()
+	redistest.Close()
+	os.Exit(code)
+}
+
+// env is a contacts service on a 127.0.0.1 listener over its own database and Redis database,
+// a pool on that database for assertions the API cannot make (outbox rows, River jobs), and a
+// client of the Redis database (the events stream).
 type env struct {
-	c  contactsv1.ContactsServiceClient
-	db *pgxpool.Pool
+	c   contactsv1.ContactsServiceClient
+	db  *pgxpool.Pool
+	rdb *redis.Client
+}
+
+// migrated is the schema every test's database starts with, migrated by the service itself.
+var migrated = pgtest.NewTemplate("contacts", func(ctx context.Context, dsn string) error {
+	svc, err := contacts.New(ctx, config(dsn, "redis://127.0.0.1:6379/0"))
+	if err != nil {
+		return err
+	}
+	svc.Close() // it never served: nothing was published to Redis
+	return nil
+})
+
+func config(dsn, redisURL string) contacts.Config {
+	return contacts.Config{
+		DatabaseURL: dsn, RedisURL: redisURL, CursorSecret: "test-secret", LookupProvider: "sandbox",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
 }
 
 // start runs the service; edit may change the config (e.g. the lookup provider).
 func start(t *testing.T, edit func(*contacts.Config)) *env {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
-	cfg := contacts.Config{
-		DatabaseURL: dsn, RedisURL: "redis://127.0.0.1:6379/0", CursorSecret: "test-secret", LookupProvider: "sandbox",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
+	redisURL, rdb := redistest.New(t)
+	dsn := migrated.NewDatabase(t)
+	cfg := config(dsn, redisURL)
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -48,7 +75,7 @@ func start(t *testing.T, edit func(*contacts.Config)) *env {
 	db, err := testPool(dsn)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	return &env{c: contactsv1.NewContactsServiceClient(conn), db: db}
+	return &env{c: contactsv1.NewContactsServiceClient(conn), db: db, rdb: rdb}
 }
 
 func testPool(dsn string) (*pgxpool.Pool, error) {

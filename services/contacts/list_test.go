@@ -23,6 +23,7 @@ func list(t *testing.T, e *env, ctx context.Context, req *contactsv1.ListContact
 }
 
 func TestListFilters(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	for _, p := range []*contactsv1.CreateContactRequest{
@@ -86,6 +87,7 @@ func TestListFilters(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	for _, p := range []*contactsv1.CreateContactRequest{
@@ -161,6 +163,7 @@ func walk(t *testing.T, e *env, ctx context.Context, req *contactsv1.ListContact
 }
 
 func TestCursorPagingIsStableWhileRowsAreAdded(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	org := orgOf(ctx)
@@ -222,6 +225,7 @@ func TestCursorPagingIsStableWhileRowsAreAdded(t *testing.T) {
 }
 
 func TestListRejectsBadParameters(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	for i := range 3 {

@@ -30,6 +30,7 @@ func textable(t *testing.T, e *env, ctx context.Context, id string) *bool {
 }
 
 func TestSandboxLookupOutcomes(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	created := time.Now()
@@ -69,6 +70,7 @@ func TestSandboxLookupOutcomes(t *testing.T) {
 }
 
 func TestPhoneChangeResetsTextabilityAndLooksUpAgain(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	c, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550143")})
@@ -103,6 +105,7 @@ func TestPhoneChangeResetsTextabilityAndLooksUpAgain(t *testing.T) {
 }
 
 func TestTwilioLookupProvider(t *testing.T) {
+	t.Parallel()
 	var badAuth, badFields, calls atomic.Int32
 	twilio := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -142,6 +145,7 @@ func TestTwilioLookupProvider(t *testing.T) {
 }
 
 func TestTwilioProviderNeedsCredentials(t *testing.T) {
+	t.Parallel()
 	_, err := contacts.New(t.Context(), contacts.Config{DatabaseURL: "postgres://unused", CursorSecret: "x", LookupProvider: "twilio"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "CHORUS_TWILIO_ACCOUNT_SID")

@@ -20,6 +20,7 @@ import (
 )
 
 func TestSegmentsCRUD(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 
@@ -96,6 +97,7 @@ func TestSegmentsCRUD(t *testing.T) {
 }
 
 func TestSegmentIsEvaluatedWhenUsedAndIgnoresAdHocFilters(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	for _, p := range []*contactsv1.CreateContactRequest{
@@ -124,6 +126,7 @@ func TestSegmentIsEvaluatedWhenUsedAndIgnoresAdHocFilters(t *testing.T) {
 // An organization's segments are bounded, so listing them is always one bounded answer; the
 // bound is per organization.
 func TestSegmentsAreCappedPerOrganization(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	for i := range store.MaxSegments {

@@ -16,6 +16,7 @@ import (
 // A member of org A who sends org B's ids gets exactly what a missing id gets, and never sees
 // B's data.
 func TestAnotherOrgsIDsAnswerAsMissing(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	a, b := as(tenant.AccessAdmin), as(tenant.AccessAdmin)
 	bContact, _ := create(t, e, b, &contactsv1.CreateContactRequest{
@@ -89,6 +90,7 @@ func TestAnotherOrgsIDsAnswerAsMissing(t *testing.T) {
 }
 
 func TestCallsWithoutAnOrganizationAreRefused(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	_, err := e.c.ListContacts(t.Context(), &contactsv1.ListContactsRequest{})
 	assert.Equal(t, codes.Unauthenticated, status.Code(err))

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -21,6 +20,7 @@ import (
 )
 
 func TestUpdateChangesOnlySentFields(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	fields, _ := structpb.NewStruct(map[string]any{"team": "math", "year": 1843})
@@ -76,6 +76,7 @@ func TestUpdateChangesOnlySentFields(t *testing.T) {
 }
 
 func TestUpdateConflictsWithAnotherContactsPhoneOrEmail(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550120"), Email: str("taken@example.com")})
@@ -100,6 +101,7 @@ func TestUpdateConflictsWithAnotherContactsPhoneOrEmail(t *testing.T) {
 }
 
 func TestDeleteWritesOneContactDeletedEvent(t *testing.T) {
+	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	c, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550130"), FirstName: str("Gone")})
@@ -139,10 +141,8 @@ func TestDeleteWritesOneContactDeletedEvent(t *testing.T) {
 	assert.NotNil(t, events[0].GetDeletedAt())
 
 	// The relay publishes it to the contacts stream, where other services consume it.
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	defer rdb.Close()
 	published := func() bool {
-		entries, err := rdb.XRevRangeN(ctx, outbox.StreamName(contacts.Schema), "+", "-", 1000).Result()
+		entries, err := e.rdb.XRevRangeN(ctx, outbox.StreamName(contacts.Schema), "+", "-", 1000).Result()
 		require.NoError(t, err)
 		for _, en := range entries {
 			payload, _ := en.Values["payload"].(string)

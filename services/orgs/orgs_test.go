@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,26 +17,50 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/orgs"
 )
 
-const redisURL = "redis://127.0.0.1:6379/0"
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Close()
+	redistest.Close()
+	os.Exit(code)
+}
 
-func startOrgs(t *testing.T) orgsv1.OrgsServiceClient {
-	t.Helper()
-	svc, err := orgs.New(context.Background(), orgs.Config{
-		DatabaseURL: pgtest.NewDatabase(t), RedisURL: redisURL, CacheTTL: 30 * time.Second,
+// migrated is the schema every test's database starts with, migrated by the service itself.
+var migrated = pgtest.NewTemplate("orgs", func(ctx context.Context, dsn string) error {
+	svc, err := orgs.New(ctx, config(dsn, "redis://127.0.0.1:6379/0"))
+	if err != nil {
+		return err
+	}
+	svc.Close() // it never served: nothing was cached in Redis
+	return nil
+})
+
+func config(dsn, redisURL string) orgs.Config {
+	return orgs.Config{
+		DatabaseURL: dsn, RedisURL: redisURL, CacheTTL: 30 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+}
+
+// startOrgs runs the service on its own database and Redis database, and returns a client of
+// it and of the Redis database (the access cache).
+func startOrgs(t *testing.T) (orgsv1.OrgsServiceClient, *redis.Client) {
+	t.Helper()
+	redisURL, rdb := redistest.New(t)
+	svc, err := orgs.New(context.Background(), config(migrated.NewDatabase(t), redisURL))
 	require.NoError(t, err)
 	conn := servetest.Serve(t, svc)
-	return orgsv1.NewOrgsServiceClient(conn)
+	return orgsv1.NewOrgsServiceClient(conn), rdb
 }
 
 func TestMembershipLifecycleIsVisibleImmediately(t *testing.T) {
-	c := startOrgs(t)
+	t.Parallel()
+	c, rdb := startOrgs(t)
 	ctx := context.Background()
 	created, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "Acme", Timezone: "America/Chicago", Sandbox: true})
 	require.NoError(t, err)
@@ -54,8 +79,6 @@ func TestMembershipLifecycleIsVisibleImmediately(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, orgsv1.Access_ACCESS_READ, check())
 
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	defer rdb.Close()
 	cached, err := rdb.Get(ctx, "chorus:orgs:access:"+org.GetId()+":user-1").Result()
 	require.NoError(t, err, "the answer is cached in Redis")
 	assert.Equal(t, "1", cached)
@@ -70,7 +93,8 @@ func TestMembershipLifecycleIsVisibleImmediately(t *testing.T) {
 }
 
 func TestMembershipIsPerOrganization(t *testing.T) {
-	c := startOrgs(t)
+	t.Parallel()
+	c, _ := startOrgs(t)
 	ctx := context.Background()
 	a, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "A"})
 	require.NoError(t, err)
@@ -85,7 +109,8 @@ func TestMembershipIsPerOrganization(t *testing.T) {
 }
 
 func TestOrgsRejectsBadInput(t *testing.T) {
-	c := startOrgs(t)
+	t.Parallel()
+	c, _ := startOrgs(t)
 	ctx := context.Background()
 	_, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: " ", Timezone: "Mars/Base"})
 	require.Equal(t, codes.InvalidArgument, status.Code(err))
@@ -103,7 +128,8 @@ func TestOrgsRejectsBadInput(t *testing.T) {
 }
 
 func TestHelpTextIsStoredAndCappedAt320Characters(t *testing.T) {
-	c := startOrgs(t)
+	t.Parallel()
+	c, _ := startOrgs(t)
 	ctx := context.Background()
 	// 320 characters of two bytes each: the cap counts characters, not bytes.
 	help := strings.Repeat("é", 320)

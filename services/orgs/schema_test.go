@@ -2,23 +2,23 @@ package orgs_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/services/orgs"
 )
 
 // Orgs runs no River jobs and publishes no events: its schema holds its own tables only.
 func TestOrgsSchemaHoldsNoJobOrOutboxTables(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	dsn := pgtest.NewDatabase(t)
-	svc, err := orgs.New(ctx, orgs.Config{DatabaseURL: dsn, RedisURL: redisURL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	dsn := migrated.NewDatabase(t)
+	redisURL, _ := redistest.New(t)
+	svc, err := orgs.New(ctx, config(dsn, redisURL))
 	require.NoError(t, err)
 	t.Cleanup(svc.Close)
 	conn, err := pgx.Connect(ctx, dsn)

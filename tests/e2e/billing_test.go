@@ -27,6 +27,7 @@ func newBillingEnv(t *testing.T) (*env, billingv1.BillingServiceClient) {
 }
 
 func TestBillingStatusAndBalanceOverREST(t *testing.T) {
+	t.Parallel()
 	e, billing := newBillingEnv(t)
 	c := e.newMember("read")
 
@@ -83,6 +84,7 @@ func TestBillingStatusAndBalanceOverREST(t *testing.T) {
 }
 
 func TestBillingRoutesNeedATokenAndAccess(t *testing.T) {
+	t.Parallel()
 	e, _ := newBillingEnv(t)
 	member := e.newMember("read")
 	outsider := e.newMember("admin")

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	tenantmd "github.com/chorus-sms/chorus/pkg/tenant"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
@@ -37,8 +37,8 @@ type bulkEnv struct {
 
 func newBulkEnv(t *testing.T) *bulkEnv {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
-	redisURL, rdb := ownRedis(t)
+	dsn := stackDB.NewDatabase(t)
+	redisURL, rdb := redistest.New(t)
 	e := newMsgEnv(t, map[string]string{"CHORUS_DATABASE_URL": dsn, "CHORUS_REDIS_URL": redisURL})
 	return &bulkEnv{msgEnv: e, dsn: dsn, rdb: rdb}
 }
@@ -188,6 +188,7 @@ func requireField(t *testing.T, err error, field string) {
 }
 
 func TestBulkValidationRejectsTheWholeCall(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 10)
 	other := b.newTenant("+12025550101", 10)
@@ -258,6 +259,7 @@ func TestBulkValidationRejectsTheWholeCall(t *testing.T) {
 }
 
 func TestBulkDedupeKeyQueuesOnce(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 10)
 	other := b.newTenant("+12025550101", 10)
@@ -289,6 +291,7 @@ func TestBulkDedupeKeyQueuesOnce(t *testing.T) {
 }
 
 func TestBulkDeliversAndDebitsTheOrgsOwnHolds(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 20)
 	sends := []struct {
@@ -333,6 +336,7 @@ func TestBulkDeliversAndDebitsTheOrgsOwnHolds(t *testing.T) {
 // so it costs nothing (spec: credits are consumed when a message is successfully dispatched;
 // the status event already says 0 credits).
 func TestBulkCarrierFailureCostsNothing(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 5)
 	const failing, fine = "+12025550006", "+12025550143"
@@ -352,6 +356,7 @@ func TestBulkCarrierFailureCostsNothing(t *testing.T) {
 }
 
 func TestBulkCampaignHoldIsPostedOncePerMessageAndReleased(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 20)
 	recipients := []string{"+12025550143", "+12025550144", "+12025550145"}
@@ -404,6 +409,7 @@ func TestBulkCampaignHoldIsPostedOncePerMessageAndReleased(t *testing.T) {
 // A message whose campaign hold cannot pay for it (released when the campaign was cancelled,
 // used up, or another organization's) must not go out for free: it either fails or is paid.
 func TestBulkHoldThatCannotPaySendsNothingForFree(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 10)
 	other := b.newTenant("+12025550101", 10)
@@ -452,6 +458,7 @@ func TestBulkHoldThatCannotPaySendsNothingForFree(t *testing.T) {
 }
 
 func TestBulkConsentIsCheckedAtDispatch(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 10)
 	const optedOut, landline, stranger, fine = "+12025550143", "+12025550002", "+12025550150", "+12025550144"
@@ -508,6 +515,7 @@ func localHour(t *testing.T, zone string) int {
 }
 
 func TestBulkQuietHoursHoldMessagesUntilMorning(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 10)
 	const sleeper, waker = "+12025550143", "+12025550144"
@@ -535,6 +543,7 @@ func TestBulkQuietHoursHoldMessagesUntilMorning(t *testing.T) {
 }
 
 func TestBulkInsufficientCreditsFailsTheMessage(t *testing.T) {
+	t.Parallel()
 	b := newBulkEnv(t)
 	tn := b.newTenant("+12025550100", 1)
 	const to = "+12025550143"

@@ -15,6 +15,7 @@ import (
 // The README walk-through, as a client would run it: create, merge, read, filter, update,
 // delete, with the statuses and shapes of the spec.
 func TestContactLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.newMember("write")
 
@@ -79,6 +80,7 @@ func TestContactLifecycle(t *testing.T) {
 }
 
 func TestCreateConflictsAndConcurrentMerges(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.newMember("write")
 	require.Equal(t, 201, c.do("POST", "/api/contacts", map[string]any{"phone": "2025550101"}).Status)
@@ -112,6 +114,7 @@ func TestCreateConflictsAndConcurrentMerges(t *testing.T) {
 }
 
 func TestListFiltersAndPaging(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.newMember("write")
 	people := []map[string]any{
@@ -215,6 +218,7 @@ func TestListFiltersAndPaging(t *testing.T) {
 }
 
 func TestValidationNamesTheField(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.newMember("write")
 	tooMany := map[string]any{}
@@ -245,6 +249,7 @@ func TestValidationNamesTheField(t *testing.T) {
 
 // Input PostgreSQL or gRPC cannot carry is a 4xx naming the field, never a 500.
 func TestUnstorableInputIsRejectedNotA500(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.newMember("write")
 	for field, body := range map[string]string{

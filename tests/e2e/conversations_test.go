@@ -13,6 +13,7 @@ import (
 )
 
 func TestInboundThreadReplyAndShortLink(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 10)
 	contactID := tn.contact("+12025550143", "Ada", true)
@@ -112,6 +113,7 @@ func conversations(t *testing.T, tn *tenant, query string) []any {
 }
 
 func TestThreadPagesOlderWithCursor(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 0)
 	for i := range 5 {
@@ -144,6 +146,7 @@ func TestThreadPagesOlderWithCursor(t *testing.T) {
 }
 
 func TestReplyErrors(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 1)
 	other := e.newTenant("+12025550101", 5)
@@ -213,6 +216,7 @@ func TestReplyErrors(t *testing.T) {
 }
 
 func TestStopThenStart(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 5)
 	id := tn.contact("+12025550143", "Ada", true)
@@ -255,6 +259,7 @@ func TestStopThenStart(t *testing.T) {
 }
 
 func TestInboundIsDeduplicatedAndUnknownNumbersAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 0)
 	form := url.Values{"MessageSid": {newSID()}, "From": {"+12025550143"}, "To": {"+12025550100"}, "Body": {"hello"}, "NumMedia": {"1"}, "MediaUrl0": {"https://media.example/1.jpg"}}
@@ -284,6 +289,7 @@ func TestInboundIsDeduplicatedAndUnknownNumbersAreRefused(t *testing.T) {
 }
 
 func TestThreadsAreTenantScoped(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 0)
 	other := e.newTenant("+12025550101", 0)

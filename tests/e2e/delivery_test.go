@@ -16,6 +16,7 @@ import (
 // Carriers repeat callbacks and deliver them out of order; whatever arrives, a message ends
 // in the first final status reported and never moves back.
 func TestStatusCallbacksShuffledAndDuplicatedEndRight(t *testing.T) {
+	t.Parallel()
 	const token = "twilio-e2e-token"
 	var callbacks sync.Map // our message id → the callback URL Twilio was given
 	var n atomic.Int32
@@ -69,6 +70,7 @@ func TestStatusCallbacksShuffledAndDuplicatedEndRight(t *testing.T) {
 // Fifty replies at once with credits for twenty: exactly twenty go out, thirty get 402, and
 // the balance ends at zero.
 func TestConcurrentRepliesNeverOverspend(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 20)
 	tn.contact("+12025550143", "Ada", true)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
 	"github.com/chorus-sms/chorus/pkg/outbox"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
 
@@ -59,7 +60,8 @@ func decodeEvents[T any, P interface {
 }
 
 func TestEventsMessageReceivedIsPublished(t *testing.T) {
-	redisURL, rdb := ownRedis(t)
+	t.Parallel()
+	redisURL, rdb := redistest.New(t)
 	e := newMsgEnv(t, map[string]string{"CHORUS_REDIS_URL": redisURL})
 	tn := e.newTenant("+12025550100", 5)
 	contactID := tn.contact("+12025550143", "Ada", true)
@@ -153,7 +155,8 @@ func TestEventsMessageReceivedIsPublished(t *testing.T) {
 }
 
 func TestEventsContactDeletedDropsItsThread(t *testing.T) {
-	redisURL, _ := ownRedis(t)
+	t.Parallel()
+	redisURL, _ := redistest.New(t)
 	e := newMsgEnv(t, map[string]string{"CHORUS_REDIS_URL": redisURL})
 	tn := e.newTenant("+12025550100", 5)
 	other := e.newTenant("+12025550101", 0)
@@ -209,7 +212,8 @@ func TestEventsContactDeletedDropsItsThread(t *testing.T) {
 // after the number texted again (Redis was away meanwhile): the messages from before the
 // deletion go, the newer one stays, and the thread counts only what it still holds.
 func TestEventsLateContactDeletedKeepsNewerMessages(t *testing.T) {
-	redisURL, rdb := ownRedis(t)
+	t.Parallel()
+	redisURL, rdb := redistest.New(t)
 	e := newMsgEnv(t, map[string]string{"CHORUS_REDIS_URL": redisURL})
 	tn := e.newTenant("+12025550100", 0)
 	id := tn.contact("+12025550143", "Ada", false)

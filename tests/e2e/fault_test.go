@@ -29,6 +29,7 @@ import (
 	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -42,7 +43,10 @@ func TestMain(m *testing.M) {
 		runChildStack()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.Close()
+	redistest.Close()
+	os.Exit(code)
 }
 
 // runChildStack runs the whole stack from the environment until the process is killed.
@@ -138,12 +142,14 @@ func TestKilledBetweenCarrierAcceptanceAndCommit(t *testing.T) {
 	}))
 	defer carrier.Close()
 
-	dsn := pgtest.NewDatabase(t)
+	redisURL, _ := redistest.New(t)
+	dsn := stackDB.NewDatabase(t)
 	httpAddr, orgsAddr, billingAddr, messagingAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	keyPath := filepath.Join(t.TempDir(), "dev-key.pem")
 	proc = &child{t: t, vars: []string{
 		childEnv + "=1",
 		"CHORUS_DATABASE_URL=" + dsn,
+		"CHORUS_REDIS_URL=" + redisURL,
 		"CHORUS_HTTP_ADDR=" + httpAddr,
 		"CHORUS_ORGS_ADDR=" + orgsAddr,
 		"CHORUS_CONTACTS_ADDR=" + freeAddr(t),

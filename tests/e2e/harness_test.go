@@ -3,21 +3,18 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -26,6 +23,7 @@ import (
 	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -44,14 +42,40 @@ type env struct {
 	dsn, redisURL string
 }
 
-// newEnv starts the whole stack in-process on loopback listeners with a fresh database.
-// overrides replace CHORUS_* variables (e.g. a small rate limit).
-func newEnv(t *testing.T, overrides map[string]string) *env {
-	t.Helper()
+// stackDB is the schema of every service, migrated by starting the whole stack once; each
+// stack's database is a copy of it.
+var stackDB = pgtest.NewTemplate("e2e_stack", func(ctx context.Context, dsn string) error {
+	redisURL, release, err := redistest.Reserve()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = release() }()
+	dir, err := os.MkdirTemp("", "chorus-e2e-template-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	vars := stackVars(dir)
+	vars["CHORUS_DATABASE_URL"], vars["CHORUS_REDIS_URL"] = dsn, redisURL
+	r := envconfig.FromMap(vars)
+	cfg := stack.ConfigFromEnv(r)
+	if err := r.Err(); err != nil {
+		return err
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := stack.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	st.Close()
+	return nil
+})
+
+// stackVars are the CHORUS_* variables of a test stack on loopback listeners, its dev key in dir.
+func stackVars(dir string) map[string]string {
 	vars := map[string]string{
-		"CHORUS_DATABASE_URL":  pgtest.NewDatabase(t),
 		"CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0",
-		"CHORUS_DEV_KEY":       filepath.Join(t.TempDir(), "dev-key.pem"),
+		"CHORUS_DEV_KEY":       filepath.Join(dir, "dev-key.pem"),
 		"CHORUS_RATE_LIMIT":    "10000",
 		"CHORUS_RATE_BURST":    "10000",
 		"CHORUS_SANDBOX_DELAY": "50ms", // sandbox delivery reports arrive quickly
@@ -59,11 +83,22 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 	for _, svc := range registry.All {
 		vars[svc.AddrVar] = "127.0.0.1:0" // every service, the gateway too, on a free port
 	}
+	return vars
+}
+
+// newEnv starts the whole stack in-process on loopback listeners with a fresh database and
+// Redis database. overrides replace CHORUS_* variables (e.g. a small rate limit).
+func newEnv(t *testing.T, overrides map[string]string) *env {
+	t.Helper()
+	vars := stackVars(t.TempDir())
 	for k, v := range overrides {
 		vars[k] = v
 	}
 	if _, ok := vars["CHORUS_REDIS_URL"]; !ok {
-		vars["CHORUS_REDIS_URL"], _ = ownRedis(t)
+		vars["CHORUS_REDIS_URL"], _ = redistest.New(t)
+	}
+	if _, ok := vars["CHORUS_DATABASE_URL"]; !ok {
+		vars["CHORUS_DATABASE_URL"] = stackDB.NewDatabase(t)
 	}
 	r := envconfig.FromMap(vars)
 	cfg := stack.ConfigFromEnv(r)
@@ -259,43 +294,4 @@ func eventually(t *testing.T, within time.Duration, what string, f func() bool) 
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("not within %s: %s", within, what)
-}
-
-const redisAddr = "127.0.0.1:6379"
-
-// ownRedis claims a Redis database (1-15) for the test's stack and returns its URL and a client
-// of it. Every stack's messaging reads contacts' stream as the same consumer group, so on a
-// shared database a stack running alongside (another run on this machine) could take this
-// stack's contact.deleted and leave it unhandled here; a database of its own also keeps the
-// streams the test reads free of other stacks' events. The claim is a key in database 0,
-// released, and the database emptied, at cleanup (after the stack stopped).
-func ownRedis(t *testing.T) (string, *redis.Client) {
-	t.Helper()
-	ctx := context.Background()
-	admin := redis.NewClient(&redis.Options{Addr: redisAddr})
-	t.Cleanup(func() { _ = admin.Close() })
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	owner := hex.EncodeToString(b[:])
-	for db := 1; db < 16; db++ {
-		key := fmt.Sprintf("chorus:e2e:redis-db:%d", db)
-		ok, err := admin.SetNX(ctx, key, owner, 15*time.Minute).Result()
-		require.NoError(t, err)
-		if !ok {
-			continue
-		}
-		rdb := redis.NewClient(&redis.Options{Addr: redisAddr, DB: db})
-		require.NoError(t, rdb.FlushDB(ctx).Err(), "what a crashed run left behind")
-		t.Cleanup(func() {
-			ctx := context.Background()
-			_ = rdb.FlushDB(ctx).Err()
-			_ = rdb.Close()
-			if admin.Get(ctx, key).Val() == owner {
-				_ = admin.Del(ctx, key).Err()
-			}
-		})
-		return fmt.Sprintf("redis://%s/%d", redisAddr, db), rdb
-	}
-	t.Fatal("every Redis database 1-15 is claimed by another test")
-	return "", nil
 }

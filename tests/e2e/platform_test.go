@@ -15,6 +15,7 @@ import (
 )
 
 func TestAuthAndOrganizationHeader(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	reader := e.newMember("read")
 
@@ -50,6 +51,7 @@ func TestAuthAndOrganizationHeader(t *testing.T) {
 }
 
 func TestErrorBodiesAndLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	c := e.newMember("write")
 
@@ -78,6 +80,7 @@ func TestErrorBodiesAndLimits(t *testing.T) {
 }
 
 func TestRateLimitPerOrganizationAndUser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, map[string]string{"CHORUS_RATE_LIMIT": "1", "CHORUS_RATE_BURST": "3"})
 	c := e.newMember("read")
 	other := e.newMember("read")
@@ -101,6 +104,7 @@ func TestRateLimitPerOrganizationAndUser(t *testing.T) {
 }
 
 func TestOperationalEndpoints(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	get := func(path string) (int, []byte) {
 		res, err := http.Get(e.st.HTTPURL + path)

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
 
@@ -24,6 +24,7 @@ import (
 // change is published, and a late "delivered" callback changes nothing. A reply the carrier
 // accepted is left alone by the sweep.
 func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
+	t.Parallel()
 	const token = "twilio-e2e-token"
 	var callbacks sync.Map // body → the status callback path the carrier was given
 	carrier := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -44,8 +45,8 @@ func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
 		_, _ = io.WriteString(w, `{"sid": "SMreconcile0000000000000000000001", "status": "queued"}`)
 	}))
 	defer carrier.Close()
-	dsn := pgtest.NewDatabase(t)
-	redisURL, rdb := ownRedis(t)
+	dsn := stackDB.NewDatabase(t)
+	redisURL, rdb := redistest.New(t)
 	e := newMsgEnv(t, map[string]string{
 		"CHORUS_DATABASE_URL": dsn, "CHORUS_REDIS_URL": redisURL, "CHORUS_SENDING_TIMEOUT": "1s",
 		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACe2e",

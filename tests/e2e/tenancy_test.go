@@ -12,6 +12,7 @@ import (
 // A member of org A who sends org B's ids gets exactly what a missing id gets, on every
 // contacts and segments route, and never a byte of B's data.
 func TestAnotherOrgsIDsAnswerAsMissing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	a := e.newMember("admin")
 	b := e.newMember("admin")

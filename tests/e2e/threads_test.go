@@ -37,6 +37,7 @@ func threadPhones(list []any) []string {
 }
 
 func TestThreadArchiveAndStar(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 5)
 	tn.contact("+12025550143", "Ada", true)
@@ -98,6 +99,7 @@ func TestThreadArchiveAndStar(t *testing.T) {
 }
 
 func TestThreadUpdateIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 0)
 	other := e.newTenant("+12025550101", 0)
@@ -161,6 +163,7 @@ func TestThreadUpdateIsRefused(t *testing.T) {
 }
 
 func TestThreadUnreadUnrespondedAndRead(t *testing.T) {
+	t.Parallel()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+12025550100", 5)
 	tn.contact("+12025550144", "Bea", true)

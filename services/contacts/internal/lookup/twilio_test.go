@@ -65,6 +65,7 @@ func twilioError(status, code int, msg string) string {
 }
 
 func TestTwilioLineTypes(t *testing.T) {
+	t.Parallel()
 	type reply struct {
 		status int
 		body   string
@@ -122,6 +123,7 @@ func TestTwilioLineTypes(t *testing.T) {
 }
 
 func TestTwilioNetworkErrorsAreRetryableAndQuiet(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	base := srv.URL
 	srv.Close() // nothing listens there any more
@@ -135,6 +137,7 @@ func TestTwilioNetworkErrorsAreRetryableAndQuiet(t *testing.T) {
 }
 
 func TestTwilioNeedsCredentialsAndAnAbsoluteURL(t *testing.T) {
+	t.Parallel()
 	_, err := lookup.NewTwilio(lookup.TwilioConfig{AccountSID: testSID})
 	assert.ErrorContains(t, err, "CHORUS_TWILIO_AUTH_TOKEN")
 	_, err = lookup.NewTwilio(lookup.TwilioConfig{AccountSID: testSID, AuthToken: testToken, BaseURL: "lookups.example"})
@@ -147,6 +150,7 @@ func TestTwilioNeedsCredentialsAndAnAbsoluteURL(t *testing.T) {
 }
 
 func TestSandboxByLastFourDigits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for number, want := range map[string]bool{"+12025550143": true, "+12025550002": false, "+12025550020": true} {
 		got, err := lookup.Sandbox{}.Textable(ctx, number)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseSearch(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string][]store.Term{
 		"":                    nil,
 		"   ":                 nil,

@@ -16,6 +16,7 @@ import (
 
 // SetTextable is what makes lookup jobs safe to run late or twice.
 func TestSetTextableOnlyFillsAnUnknownValueForTheCurrentPhone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "contacts")
 	require.NoError(t, err)

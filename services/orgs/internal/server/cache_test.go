@@ -4,27 +4,33 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.Close()
+	os.Exit(code)
+}
 
 // A reader that read the database before a membership change, and writes the cache after the
 // change invalidated it, must not put the old level back: a revoked user would keep access for
 // the TTL.
 func TestACheckThatRacedAChangeDoesNotCacheTheOldLevel(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	defer rdb.Close()
+	t.Parallel()
+	_, rdb := redistest.New(t)
 	c := &accessCache{rdb: rdb, ttl: time.Minute, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx := context.Background()
 	org := uuid.New()
-	t.Cleanup(func() { rdb.Del(ctx, accessKey(org, "u"), generationKey(org, "u")) })
 
 	_, cached, gen := c.get(ctx, org, "u") // reader: miss, notes the generation...
 	require.False(t, cached)
