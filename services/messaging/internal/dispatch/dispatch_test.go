@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 	"github.com/chorus-sms/chorus/services/messaging/migrations"
@@ -40,15 +42,20 @@ type fixture struct {
 	number string
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.Close()
+	os.Exit(code)
+}
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "messaging")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS))
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	t.Cleanup(func() { _ = rdb.Close() })
+	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS, migrations.With...))
+	_, rdb := redistest.New(t)
 	return &fixture{t: t, pool: pool, store: store.New(pool), rdb: rdb, org: uuid.New(),
 		number: fmt.Sprintf("+1999%07d", rand.IntN(10_000_000))}
 }
