@@ -182,7 +182,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.Provider == ProviderTwilio {
 		tokens[ProviderTwilio] = cfg.Twilio.AuthToken
 	}
-	in := inbound.New(st, s.peers, s.dispatch, log)
+	in := inbound.New(st, s.peers, s.dispatch, s.rdb, log)
 	s.grpc = rpcserver.New(log, server.UnscopedMethods...)
 	messagingv1.RegisterMessagingServiceServer(s.grpc, server.New(server.Config{
 		Store:     st,

@@ -445,3 +445,30 @@ func (s *Store) SetHold(ctx context.Context, id uuid.UUID, hold string) error {
 	}
 	return nil
 }
+
+// IncomingSeen reports whether org already stored the carrier's inbound message sid.
+func (s *Store) IncomingSeen(ctx context.Context, org uuid.UUID, provider, sid string) (bool, error) {
+	var seen bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE organization_id = $1 AND provider = $2
+		AND provider_message_id = $3 AND direction = 'incoming')`, org, provider, sid).Scan(&seen)
+	if err != nil {
+		return false, fmt.Errorf("check duplicate inbound: %w", err)
+	}
+	return seen, nil
+}
+
+// LatestConsentKeyword returns the category ("opt_out" or "opt_in") of the latest consent
+// keyword org received from phone, "" when none, inside tx.
+func (s *Store) LatestConsentKeyword(ctx context.Context, tx pgx.Tx, org uuid.UUID, phone string) (string, error) {
+	var category string
+	err := tx.QueryRow(ctx, `SELECT category FROM messages WHERE organization_id = $1 AND contact_phone = $2
+		AND direction = 'incoming' AND category IN ('opt_out', 'opt_in')
+		ORDER BY thread_at DESC, id DESC LIMIT 1`, org, phone).Scan(&category)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read latest consent keyword: %w", err)
+	}
+	return category, nil
+}
