@@ -398,7 +398,7 @@ func (s *Store) LatestOutgoing(ctx context.Context, tx pgx.Tx, org uuid.UUID, ph
 // ThreadKey is where a page of a thread ends; the next page starts after it.
 type ThreadKey struct {
 	At time.Time `json:"t"` // the message's ThreadAt
-	ID        uuid.UUID `json:"i"`
+	ID uuid.UUID `json:"i"`
 }
 
 // Thread returns up to limit messages of org's thread with phone, latest place (ThreadAt)
