@@ -122,7 +122,7 @@ func (p *Peers) Messaging(t *testing.T, twilioURL string) messagingv1.MessagingS
 	t.Helper()
 	svc, err := messaging.New(context.Background(), messaging.Config{
 		DatabaseURL: p.DSN, RedisURL: RedisURL, OrgsAddr: p.OrgsAddr, ContactsAddr: p.ContactsAddr,
-		BillingAddr: unusedAddr(t), PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
+		BillingAddr: UnusedAddr(t), PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
 		Provider: messaging.ProviderTwilio, SandboxToken: SandboxToken,
 		Twilio:     carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: TwilioToken, BaseURL: twilioURL},
 		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour, Logger: Quiet(),
@@ -131,8 +131,8 @@ func (p *Peers) Messaging(t *testing.T, twilioURL string) messagingv1.MessagingS
 	return messagingv1.NewMessagingServiceClient(servetest.Serve(t, svc))
 }
 
-// unusedAddr is an address nothing listens on (billing, which keyword answers never reach).
-func unusedAddr(t *testing.T) string {
+// UnusedAddr is an address nothing listens on (billing, which keyword answers never reach).
+func UnusedAddr(t *testing.T) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
