@@ -172,3 +172,12 @@ func (r *Reader) OneOf(name, def string, allowed ...string) string {
 
 // Err returns every failure so far, or nil.
 func (r *Reader) Err() error { return errors.Join(r.errs...) }
+
+// NotDefault returns an error naming the variable when value is still its development default
+// dev: a process that reaches a real carrier must not run on a secret anyone can read here.
+func NotDefault(name, value, dev string) error {
+	if value == dev {
+		return fmt.Errorf("%s must be set to a secret of its own, not the development default", name)
+	}
+	return nil
+}

@@ -92,6 +92,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.CursorSecret == "" {
 		return nil, errors.New("contacts: CHORUS_CURSOR_SECRET must not be empty")
 	}
+	if cfg.LookupProvider == lookup.ProviderTwilio {
+		if err := envconfig.NotDefault("CHORUS_CURSOR_SECRET", cfg.CursorSecret, DevCursorSecret); err != nil {
+			return nil, fmt.Errorf("contacts: %w", err)
+		}
+	}
 	provider, err := lookup.NewProvider(cfg.LookupProvider, cfg.Twilio)
 	if err != nil {
 		return nil, fmt.Errorf("contacts: %w", err)

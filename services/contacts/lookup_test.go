@@ -150,3 +150,10 @@ func TestTwilioProviderNeedsCredentials(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "CHORUS_TWILIO_ACCOUNT_SID")
 }
+
+// With a real lookup provider the default cursor secret, which anyone can read here, is refused.
+func TestTwilioProviderRefusesDefaultCursorSecret(t *testing.T) {
+	_, err := contacts.New(t.Context(), contacts.Config{DatabaseURL: "postgres://unused", CursorSecret: contacts.DevCursorSecret, LookupProvider: "twilio"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "CHORUS_CURSOR_SECRET")
+}

@@ -5,11 +5,15 @@ go 1.26.0
 replace (
 	github.com/chorus-sms/chorus/pkg => ../../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../../proto/gen/go
+	github.com/chorus-sms/chorus/services/contacts => ../contacts
+	github.com/chorus-sms/chorus/services/orgs => ../orgs
 )
 
 require (
 	github.com/chorus-sms/chorus/pkg v0.0.0
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
+	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000
+	github.com/chorus-sms/chorus/services/orgs v0.0.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0

@@ -157,6 +157,14 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.CursorSecret == "" || cfg.SandboxToken == "" {
 		return nil, errors.New("messaging: CHORUS_CURSOR_SECRET and CHORUS_SANDBOX_AUTH_TOKEN must not be empty")
 	}
+	if cfg.Provider == ProviderTwilio {
+		// Whoever knows a default sandbox token could sign webhooks, and a default cursor secret
+		// forge cursors, on a process that speaks for real numbers.
+		if err := errors.Join(envconfig.NotDefault("CHORUS_CURSOR_SECRET", cfg.CursorSecret, DevCursorSecret),
+			envconfig.NotDefault("CHORUS_SANDBOX_AUTH_TOKEN", cfg.SandboxToken, DevSandboxToken)); err != nil {
+			return nil, fmt.Errorf("messaging: %w", err)
+		}
+	}
 	// Carriers sign the exact URL; a trailing slash would double the one every path starts with.
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	ropts, err := redis.ParseURL(cfg.RedisURL)
@@ -214,7 +222,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.Provider == ProviderTwilio {
 		tokens[ProviderTwilio] = cfg.Twilio.AuthToken
 	}
-	in := inbound.New(st, s.orgs, s.contacts, s.dispatch, log)
+	in := inbound.New(st, s.orgs, s.contacts, s.dispatch, s.rdb, log)
 	s.grpc = rpcserver.New(log, server.UnscopedMethods...)
 	messagingv1.RegisterMessagingServiceServer(s.grpc, server.New(server.Config{
 		Store:     st,

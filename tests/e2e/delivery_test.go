@@ -32,6 +32,7 @@ func TestStatusCallbacksShuffledAndDuplicatedEndRight(t *testing.T) {
 	e := newMsgEnv(t, map[string]string{
 		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACe2e",
 		"CHORUS_TWILIO_AUTH_TOKEN": token, "CHORUS_TWILIO_API_URL": carrier.URL,
+		"CHORUS_CURSOR_SECRET": "e2e-cursor-secret", "CHORUS_SANDBOX_AUTH_TOKEN": "e2e-sandbox-token",
 	})
 	tn := e.newTenant("+12025550100", 10)
 	tn.contact("+12025550143", "Ada", true)

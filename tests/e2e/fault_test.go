@@ -158,6 +158,8 @@ func TestKilledBetweenCarrierAcceptanceAndCommit(t *testing.T) {
 		"CHORUS_DEV_JWKS_ADDR=" + freeAddr(t),
 		"CHORUS_DEV_KEY=" + keyPath,
 		"CHORUS_SMS_PROVIDER=twilio",
+		"CHORUS_CURSOR_SECRET=e2e-cursor-secret",
+		"CHORUS_SANDBOX_AUTH_TOKEN=e2e-sandbox-token",
 		"CHORUS_TWILIO_ACCOUNT_SID=ACtest",
 		"CHORUS_TWILIO_AUTH_TOKEN=" + authToken,
 		"CHORUS_TWILIO_API_URL=" + carrier.URL,

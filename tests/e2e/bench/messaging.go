@@ -54,7 +54,8 @@ func startMsgStack(ctx context.Context, dbName, carrierURL string, vars map[stri
 		"CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0", "CHORUS_DEV_KEY": filepath.Join(keyDir, "key.pem"),
 		"CHORUS_RATE_LIMIT": "1000000", "CHORUS_RATE_BURST": "1000000",
 		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACbench", "CHORUS_TWILIO_AUTH_TOKEN": "bench-token",
-		"CHORUS_TWILIO_API_URL": carrierURL,
+		"CHORUS_TWILIO_API_URL": carrierURL, "CHORUS_CURSOR_SECRET": "bench-cursor-secret",
+		"CHORUS_SANDBOX_AUTH_TOKEN": "bench-sandbox-token",
 	}
 	for k, v := range vars {
 		all[k] = v

@@ -82,4 +82,7 @@ type Status struct {
 	ProviderMessageID string
 	Status            string // one of the Status* constants
 	ErrorCode         string // the carrier's error code, empty when none
+	// OptOut is the carrier saying the recipient unsubscribed from this sender (Twilio 21610),
+	// which must be recorded as an opt-out, as a synchronous rejection with that code is.
+	OptOut bool
 }

@@ -6,13 +6,39 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/chorus-sms/chorus/pkg/phone"
 )
 
-// maxTwilioMedia is the most media Twilio attaches to one message.
-const maxTwilioMedia = 10
+// Limits of the fields a carrier's webhook carries. They are generous for real traffic and
+// keep what a signed but hostile form can put into a stored row, an index or a thread key.
+const (
+	// maxTwilioMedia is the most media Twilio attaches to one message.
+	maxTwilioMedia = 10
+	// maxSIDLen bounds a carrier message id (Twilio's are 34 characters).
+	maxSIDLen = 64
+	// maxAddressLen bounds From and To before they are read as phone numbers.
+	maxAddressLen = 32
+	// MaxInboundBody is the longest text accepted, in characters: Twilio concatenates at most
+	// 1,600.
+	MaxInboundBody = 1600
+	// maxMediaURLLen bounds one media URL.
+	maxMediaURLLen = 2048
+	// maxErrorCodeLen bounds a status callback's error code (Twilio's have five digits).
+	maxErrorCodeLen = 10
+)
+
+// FieldError is a webhook field that is missing or out of bounds; Field is its form name.
+type FieldError struct {
+	Field, Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
 
 // ParseTwilioInbound reads the form of Twilio's incoming-message webhook. Call it only after
-// the request's signature has been checked.
+// the request's signature has been checked. From must be a phone number or a short code, To
+// a phone number; both are returned as sent.
 func ParseTwilioInbound(form url.Values) (Inbound, error) {
 	in := Inbound{
 		ProviderMessageID: firstOf(form, "MessageSid", "SmsSid"),
@@ -20,20 +46,30 @@ func ParseTwilioInbound(form url.Values) (Inbound, error) {
 		To:                form.Get("To"),
 		Body:              form.Get("Body"),
 	}
-	if in.ProviderMessageID == "" || in.From == "" || in.To == "" {
-		return Inbound{}, errors.New("twilio inbound: MessageSid, From and To are required")
+	if err := checkSID(in.ProviderMessageID); err != nil {
+		return Inbound{}, err
+	}
+	if !validAddress(in.From) || (!IsShortCode(in.From) && !isPhone(in.From)) {
+		return Inbound{}, &FieldError{"From", "must be a phone number or a short code"}
+	}
+	if !validAddress(in.To) || !isPhone(in.To) {
+		return Inbound{}, &FieldError{"To", "must be a phone number"}
+	}
+	if !utf8.ValidString(in.Body) || utf8.RuneCountInString(in.Body) > MaxInboundBody {
+		return Inbound{}, &FieldError{"Body", fmt.Sprintf("must be UTF-8 text of at most %d characters", MaxInboundBody)}
 	}
 	n := 0
 	if s := form.Get("NumMedia"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n < 0 || n > maxTwilioMedia {
-			return Inbound{}, fmt.Errorf("twilio inbound %s: NumMedia %q is not 0 to %d", in.ProviderMessageID, s, maxTwilioMedia)
+			return Inbound{}, &FieldError{"NumMedia", fmt.Sprintf("must be 0 to %d", maxTwilioMedia)}
 		}
 	}
 	for i := range n {
-		u := form.Get("MediaUrl" + strconv.Itoa(i))
-		if u == "" {
-			return Inbound{}, fmt.Errorf("twilio inbound %s: NumMedia is %d but MediaUrl%d is missing", in.ProviderMessageID, n, i)
+		name := "MediaUrl" + strconv.Itoa(i)
+		u := form.Get(name)
+		if !validMediaURL(u) {
+			return Inbound{}, &FieldError{name, fmt.Sprintf("must be an http(s) URL of at most %d characters", maxMediaURLLen)}
 		}
 		in.MediaURLs = append(in.MediaURLs, u)
 	}
@@ -47,18 +83,48 @@ func ParseTwilioStatus(form url.Values) (Status, error) {
 		ProviderMessageID: firstOf(form, "MessageSid", "SmsSid"),
 		ErrorCode:         form.Get("ErrorCode"),
 	}
-	if st.ProviderMessageID == "" {
-		return Status{}, errors.New("twilio status: MessageSid is required")
+	if err := checkSID(st.ProviderMessageID); err != nil {
+		return Status{}, err
 	}
 	raw := firstOf(form, "MessageStatus", "SmsStatus")
 	var err error
 	if st.Status, err = normalizeTwilioStatus(raw); err != nil {
-		return Status{}, fmt.Errorf("twilio status %s: %w", st.ProviderMessageID, err)
+		return Status{}, &FieldError{"MessageStatus", err.Error()}
 	}
-	if strings.Trim(st.ErrorCode, "0123456789") != "" {
-		return Status{}, fmt.Errorf("twilio status %s: ErrorCode %q is not a number", st.ProviderMessageID, st.ErrorCode)
+	if strings.Trim(st.ErrorCode, "0123456789") != "" || len(st.ErrorCode) > maxErrorCodeLen {
+		return Status{}, &FieldError{"ErrorCode", "must be a number"}
 	}
+	st.OptOut = st.ErrorCode == twilioCodeUnsubscribed
 	return st, nil
+}
+
+// checkSID accepts a carrier message id of letters and digits (Twilio's "SM" and 32 hex
+// digits), bounded so it fits the unique index it is stored under.
+func checkSID(sid string) error {
+	if sid == "" || len(sid) > maxSIDLen || strings.Trim(sid, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") != "" {
+		return &FieldError{"MessageSid", fmt.Sprintf("must be 1 to %d letters and digits", maxSIDLen)}
+	}
+	return nil
+}
+
+func validAddress(s string) bool { return s != "" && len(s) <= maxAddressLen }
+
+func isPhone(s string) bool {
+	_, err := phone.Normalize(s)
+	return err == nil
+}
+
+// IsShortCode reports whether s is a short code: 3 to 8 digits, as carriers send them.
+func IsShortCode(s string) bool {
+	return len(s) >= 3 && len(s) <= 8 && strings.Trim(s, "0123456789") == ""
+}
+
+func validMediaURL(s string) bool {
+	if s == "" || len(s) > maxMediaURLLen {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 // normalizeTwilioStatus maps Twilio's message statuses onto ours. Statuses of inbound messages
@@ -76,7 +142,7 @@ func normalizeTwilioStatus(s string) (string, error) {
 	case "failed", "canceled":
 		return StatusFailed, nil
 	default:
-		return "", fmt.Errorf("unexpected message status %q", s)
+		return "", errors.New("is not a known message status")
 	}
 }
 

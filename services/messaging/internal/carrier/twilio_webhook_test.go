@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,13 +90,22 @@ func TestParseTwilioInboundRejects(t *testing.T) {
 		"NumMedia negative":  func(f url.Values) { f.Set("NumMedia", "-1") },
 		"NumMedia too large": func(f url.Values) { f.Set("NumMedia", "1000000000") },
 		"missing MediaUrl1":  func(f url.Values) { f.Del("MediaUrl1") },
+		"long MessageSid":    func(f url.Values) { f.Set("MessageSid", "MM"+strings.Repeat("a", 5000)) },
+		"MessageSid symbols": func(f url.Values) { f.Set("MessageSid", "MM'; DROP") },
+		"long From":          func(f url.Values) { f.Set("From", "+1"+strings.Repeat("2", 5000)) },
+		"From a name":        func(f url.Values) { f.Set("From", "ACME") },
+		"To a short code":    func(f url.Values) { f.Set("To", "12345") },
+		"long Body":          func(f url.Values) { f.Set("Body", strings.Repeat("é", MaxInboundBody+1)) },
+		"MediaUrl a path":    func(f url.Values) { f.Set("MediaUrl0", "/etc/passwd") },
+		"long MediaUrl":      func(f url.Values) { f.Set("MediaUrl0", "https://a.example/"+strings.Repeat("a", maxMediaURLLen)) },
 	}
 	for name, mutate := range tests {
 		t.Run(name, func(t *testing.T) {
 			f := form(t, inboundMMSBody)
 			mutate(f)
 			_, err := ParseTwilioInbound(f)
-			assert.Error(t, err)
+			var fe *FieldError
+			assert.ErrorAs(t, err, &fe, "names the field")
 		})
 	}
 }
@@ -165,6 +175,16 @@ func FuzzParseTwilioInbound(f *testing.F) {
 		if len(in.MediaURLs) > maxTwilioMedia || slices.Contains(in.MediaURLs, "") {
 			t.Fatalf("bad media list %q", in.MediaURLs)
 		}
+		// What is accepted fits the columns and keys it is stored under.
+		if len(in.ProviderMessageID) > maxSIDLen || len(in.From) > maxAddressLen || len(in.To) > maxAddressLen ||
+			utf8.RuneCountInString(in.Body) > MaxInboundBody {
+			t.Fatalf("accepted an oversized field: %q %q %q (%d body characters)", in.ProviderMessageID, in.From, in.To, len(in.Body))
+		}
+		for _, u := range in.MediaURLs {
+			if len(u) > maxMediaURLLen || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
+				t.Fatalf("accepted media URL %q", u)
+			}
+		}
 	})
 }
 
@@ -184,4 +204,18 @@ func FuzzParseTwilioStatus(f *testing.F) {
 			t.Fatalf("accepted a bad status: %+v", st)
 		}
 	})
+}
+
+func TestParseTwilioInboundFromShortCode(t *testing.T) {
+	in, err := ParseTwilioInbound(url.Values{"MessageSid": {"SM1"}, "From": {"72345"}, "To": {"+14155550100"}, "Body": {"HELP"}})
+
+	require.NoError(t, err)
+	assert.Equal(t, "72345", in.From)
+}
+
+func TestParseTwilioStatusUnsubscribed(t *testing.T) {
+	st, err := ParseTwilioStatus(url.Values{"MessageSid": {"SM1"}, "MessageStatus": {"undelivered"}, "ErrorCode": {"21610"}})
+
+	require.NoError(t, err)
+	assert.True(t, st.OptOut)
 }

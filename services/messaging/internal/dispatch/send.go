@@ -285,7 +285,7 @@ func (d *Dispatcher) fail(ctx context.Context, m store.Message, code string, cau
 
 // ApplyStatus applies a carrier's status callback for our message id (or, when id is nil,
 // the carrier's message id). Statuses only move forward; a repeated or late callback changes
-// nothing.
+// nothing. A callback saying the recipient unsubscribed records the opt-out in contacts.
 func (d *Dispatcher) ApplyStatus(ctx context.Context, provider string, id uuid.UUID, s carrier.Status) error {
 	m, err := d.store.MessageForCallback(ctx, provider, id, s.ProviderMessageID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -293,6 +293,9 @@ func (d *Dispatcher) ApplyStatus(ctx context.Context, provider string, id uuid.U
 	}
 	if err != nil {
 		return err
+	}
+	if s.OptOut {
+		d.recordCarrierOptOut(ctx, m)
 	}
 	if s.Status == carrier.StatusQueued {
 		return nil // the carrier has it; nothing moves

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
@@ -38,17 +39,20 @@ type Processor struct {
 	orgs     *orgs.Client
 	contacts *contacts.Client
 	dispatch *dispatch.Dispatcher
+	locks    senderLocks
 	log      *slog.Logger
 }
 
-// New returns a processor.
-func New(st *store.Store, o *orgs.Client, c *contacts.Client, d *dispatch.Dispatcher, log *slog.Logger) *Processor {
-	return &Processor{store: st, orgs: o, contacts: c, dispatch: d, log: log}
+// New returns a processor; rdb holds the locks that keep one sender's messages in order.
+func New(st *store.Store, o *orgs.Client, c *contacts.Client, d *dispatch.Dispatcher, rdb *redis.Client, log *slog.Logger) *Processor {
+	return &Processor{store: st, orgs: o, contacts: c, dispatch: d, locks: senderLocks{rdb: rdb, ttl: time.Minute, wait: 20 * time.Second}, log: log}
 }
 
 // Receive stores and acts on one inbound message of a carrier. A message the carrier delivers
-// again (same carrier message id) changes nothing. Messages from one number are processed one
-// at a time, in arrival order, so a STOP followed by START ends opted in.
+// again (same carrier message id to the same organization) changes nothing. Messages from one
+// number are processed one at a time, in arrival order, so a STOP followed by START ends opted
+// in. A carrier speaks only for the numbers of organizations whose messages it carries:
+// another carrier's webhook naming such a number is answered as for an unknown number.
 func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inbound) error {
 	to, err := phone.Normalize(in.To)
 	if err != nil {
@@ -56,23 +60,35 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	}
 	num, err := p.store.NumberByE164(ctx, to)
 	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("no organization has the number " + to)
+		return unknownNumber(to)
 	}
 	if err != nil {
 		return err
-	}
-	// A sender that is not a valid number (a short code, an alphanumeric id) is stored as sent
-	// and has no contact to act on.
-	from, fromErr := phone.Normalize(in.From)
-	if fromErr != nil {
-		from = in.From
 	}
 	org, err := p.orgs.Organization(ctx, num.OrgID)
 	if err != nil {
 		return err
 	}
-	res := classify.Classify(in.Body)
+	if p.dispatch.ProviderFor(org.GetSandbox()).Name() != provider {
+		return unknownNumber(to)
+	}
+	// A short code is stored as sent and has no contact to act on.
+	from, fromErr := phone.Normalize(in.From)
+	if fromErr != nil {
+		from = in.From
+	}
+	unlock, err := p.locks.lock(ctx, num.OrgID, from)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	seen, err := p.store.IncomingSeen(ctx, num.OrgID, provider, in.ProviderMessageID)
+	if err != nil || seen {
+		return err
+	}
+	// Stamped under the lock, so the number's messages are in the order they are processed.
 	now := time.Now()
+	res := classify.Classify(in.Body)
 	m := store.Message{
 		ID:                uuid.Must(uuid.NewV7()),
 		OrgID:             num.OrgID,
@@ -94,22 +110,18 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 		Keyword:           res.Word,
 		CreatedAt:         now,
 	}
+	// Contacts is called before messaging's transaction opens: no connection waits on it.
+	var contactID string
+	var consent consentResult
+	if fromErr == nil {
+		if contactID, consent, err = p.applyToContact(ctx, num.OrgID, from, res, now); err != nil {
+			return err
+		}
+	}
 	return p.store.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('messaging.inbound:' || $1::text || ':' || $2, 0))`, num.OrgID, from); err != nil {
-			return fmt.Errorf("lock sender: %w", err)
-		}
-		var seen bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE provider = $1 AND provider_message_id = $2)`, provider, in.ProviderMessageID).Scan(&seen); err != nil {
-			return fmt.Errorf("check duplicate: %w", err)
-		}
-		if seen {
-			return nil
-		}
-		var contactID string
 		var reply string
-		if fromErr == nil {
-			contactID, reply, err = p.applyToContact(ctx, num.OrgID, org, from, res, now)
-			if err != nil {
+		if fromErr == nil { // a short code gets no answer
+			if reply, err = p.answer(ctx, tx, org, m, res, consent); err != nil {
 				return err
 			}
 		}
@@ -120,7 +132,8 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 		if err == nil {
 			m.AttributedTo = &last.ID
 		}
-		if _, err := p.store.InsertIncoming(ctx, tx, &m); err != nil {
+		inserted, err := p.store.InsertIncoming(ctx, tx, &m)
+		if err != nil || !inserted {
 			return err
 		}
 		if err := publishReceived(ctx, tx, m, contactID, last); err != nil {
@@ -133,32 +146,63 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	})
 }
 
+// unknownNumber answers a webhook for a number no organization reachable by its carrier has.
+func unknownNumber(to string) error {
+	return apierr.NotFound("no organization has the number " + to)
+}
+
+// consentResult is what a consent keyword did in contacts.
+type consentResult struct {
+	found   bool // a contact has the phone (an opt-in of an unknown phone creates none)
+	changed bool // the contact's consent flipped
+}
+
 // applyToContact records consent keywords and the sender's textability in contacts, and
-// returns the sender's contact id and the automatic answer to send, if any.
-func (p *Processor) applyToContact(ctx context.Context, org uuid.UUID, o *orgsv1.Organization, from string, res classify.Result, now time.Time) (contactID, reply string, err error) {
-	switch res.Keyword {
-	case classify.KeywordOptOut, classify.KeywordOptIn:
-		optIn := res.Keyword == classify.KeywordOptIn
+// returns the sender's contact id and what the keyword did.
+func (p *Processor) applyToContact(ctx context.Context, org uuid.UUID, from string, res classify.Result, now time.Time) (contactID string, consent consentResult, err error) {
+	if res.Keyword == classify.KeywordOptOut || res.Keyword == classify.KeywordOptIn {
 		c, err := p.contacts.SetConsent(ctx, org, &contactsv1.SetConsentRequest{
-			Phone: from, OptedIn: optIn, OccurredAt: timestamppb.New(now), Source: "keyword:" + res.Word,
+			Phone: from, OptedIn: res.Keyword == classify.KeywordOptIn, OccurredAt: timestamppb.New(now), Source: "keyword:" + res.Word,
 		})
 		if err != nil {
-			return "", "", fmt.Errorf("record consent: %w", err)
+			return "", consentResult{}, fmt.Errorf("record consent: %w", err)
 		}
-		if c.GetChanged() {
-			reply = optOutReply(o)
-			if optIn {
-				reply = optInReply(o)
-			}
-		}
-	case classify.KeywordHelp:
-		reply = helpReply(o)
+		consent = consentResult{found: c.GetFound(), changed: c.GetChanged()}
 	}
 	rec, err := p.contacts.RecordInbound(ctx, org, from)
 	if err != nil {
-		return "", "", fmt.Errorf("record inbound: %w", err)
+		return "", consentResult{}, fmt.Errorf("record inbound: %w", err)
 	}
-	return rec.GetContactId(), reply, nil
+	return rec.GetContactId(), consent, nil
+}
+
+// answer returns the automatic answer to m, if any, inside tx. A consent keyword is confirmed
+// when it changed the contact's consent, or when the number's previous keyword here was not
+// the same one: a delivery whose consent change was recorded in contacts but whose message
+// was not stored here (the transaction failed) comes again and finds "no change", and must
+// still be confirmed once. A repeated STOP is not confirmed again.
+func (p *Processor) answer(ctx context.Context, tx pgx.Tx, o *orgsv1.Organization, m store.Message, res classify.Result, consent consentResult) (string, error) {
+	switch res.Keyword {
+	case classify.KeywordOptOut, classify.KeywordOptIn:
+		if !consent.found {
+			return "", nil // no contact to confirm anything to
+		}
+		prev, err := p.store.LatestConsentKeyword(ctx, tx, m.OrgID, m.ContactPhone)
+		if err != nil {
+			return "", err
+		}
+		if !consent.changed && prev == res.Category {
+			return "", nil
+		}
+		if res.Keyword == classify.KeywordOptIn {
+			return optInReply(o), nil
+		}
+		return optOutReply(o), nil
+	case classify.KeywordHelp:
+		return helpReply(o), nil
+	default:
+		return "", nil
+	}
 }
 
 // queueReply queues a keyword's answer from the number the message came to. It costs no

@@ -133,7 +133,7 @@ func (s *Server) ListMessages(ctx context.Context, req *messagingv1.ListMessages
 	if len(msgs) > limit {
 		msgs = msgs[:limit]
 		last := msgs[limit-1]
-		c, err := s.cfg.Cursors.Encode(threadCursor{Org: org, Phone: p, ThreadKey: store.ThreadKey{CreatedAt: last.CreatedAt, ID: last.ID}})
+		c, err := s.cfg.Cursors.Encode(threadCursor{Org: org, Phone: p, ThreadKey: store.ThreadKey{At: last.ThreadAt, ID: last.ID}})
 		if err != nil {
 			return nil, err
 		}

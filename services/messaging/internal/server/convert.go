@@ -35,7 +35,8 @@ func toMessage(m store.Message) *messagingv1.Message {
 		Id:        m.ID.String(),
 		Direction: m.Direction,
 		Message:   m.Body,
-		Timestamp: timestamppb.New(m.CreatedAt),
+		// The thread's time, so a thread reads in the order it is listed.
+		Timestamp: timestamppb.New(m.ThreadAt),
 	}
 	if len(m.MediaURLs) > 0 {
 		out.MediaUrl = wrapperspb.String(m.MediaURLs[0])

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -41,7 +42,7 @@ func (s *Server) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebho
 	case messagingv1.WebhookKind_WEBHOOK_KIND_INBOUND:
 		in, err := carrier.ParseTwilioInbound(form)
 		if err != nil {
-			return nil, apierr.Field("params", err.Error())
+			return nil, fieldError(err)
 		}
 		if err := s.cfg.Inbound.Receive(ctx, req.GetProvider(), in); err != nil {
 			return nil, err
@@ -50,7 +51,7 @@ func (s *Server) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebho
 	case messagingv1.WebhookKind_WEBHOOK_KIND_STATUS:
 		st, err := carrier.ParseTwilioStatus(form)
 		if err != nil {
-			return nil, apierr.Field("params", err.Error())
+			return nil, fieldError(err)
 		}
 		id := callbackMessageID(req.GetPathAndQuery())
 		err = s.cfg.Dispatch.ApplyStatus(ctx, req.GetProvider(), id, st)
@@ -64,6 +65,15 @@ func (s *Server) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebho
 	default:
 		return nil, apierr.Field("kind", "must be inbound or status")
 	}
+}
+
+// fieldError answers a carrier form that failed to parse with a 400 naming its field.
+func fieldError(err error) error {
+	var fe *carrier.FieldError
+	if errors.As(err, &fe) {
+		return apierr.Field(fe.Field, fe.Reason)
+	}
+	return fmt.Errorf("parse carrier form: %w", err)
 }
 
 // callbackMessageID reads our message id from a status callback URL; uuid.Nil when absent.

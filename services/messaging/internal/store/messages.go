@@ -64,7 +64,11 @@ type Message struct {
 	OptOutDetected   bool
 	Keyword          string
 
+	// CreatedAt is when the row was made; it never changes.
 	CreatedAt time.Time
+	// ThreadAt is the message's place in its thread: its creation, or for a queued message
+	// its claim (a keyword's answer keeps its place right after the message it answers).
+	ThreadAt time.Time
 	// DispatchedAt is when the number's throttle let the message go to the carrier.
 	DispatchedAt *time.Time
 	SentAt       *time.Time
@@ -76,7 +80,7 @@ const messageColumns = `id, organization_id, direction, contact_phone, our_numbe
 	coalesce(hold_id, ''), source_kind, coalesce(source_id, ''), coalesce(dedupe_key, ''), coalesce(quiet_hours_timezone, ''),
 	attributed_message_id, coalesce(sentiment, ''), coalesce(sentiment_score, 0), coalesce(category, ''),
 	coalesce(requires_response, false), coalesce(opt_out_detected, false), coalesce(keyword, ''),
-	created_at, dispatched_at, sent_at, status_at`
+	created_at, thread_at, dispatched_at, sent_at, status_at`
 
 func scanMessage(row pgx.Row) (Message, error) {
 	var m Message
@@ -85,7 +89,7 @@ func scanMessage(row pgx.Row) (Message, error) {
 		&m.HoldID, &m.SourceKind, &m.SourceID, &m.DedupeKey, &m.QuietTimezone,
 		&m.AttributedTo, &m.Sentiment, &m.SentimentScore, &m.Category,
 		&m.RequiresResponse, &m.OptOutDetected, &m.Keyword,
-		&m.CreatedAt, &m.DispatchedAt, &m.SentAt, &m.StatusAt)
+		&m.CreatedAt, &m.ThreadAt, &m.DispatchedAt, &m.SentAt, &m.StatusAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, ErrNotFound
 	}
@@ -142,11 +146,11 @@ func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Messa
 		), stored AS (
 			INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id, body,
 				media_urls, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
-				quiet_hours_timezone, created_at)
+				quiet_hours_timezone, created_at, thread_at)
 			SELECT id, organization_id, 'outgoing', contact_phone, our_number, nullif(phone_number_id, '')::uuid, body,
 				ARRAY(SELECT jsonb_array_elements_text(media::jsonb)), is_mms, status, provider, credits, billable,
 				nullif(hold_id, ''), source_kind, nullif(source_id, ''), nullif(dedupe_key, ''),
-				nullif(quiet_hours_timezone, ''), created_at
+				nullif(quiet_hours_timezone, ''), created_at, created_at
 			FROM input
 			ON CONFLICT (organization_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
 			RETURNING id, organization_id, contact_phone, body, status, created_at
@@ -251,17 +255,19 @@ func (s *Store) resolveDuplicates(ctx context.Context, tx pgx.Tx, msgs []*Messag
 	return nil
 }
 
-// InsertIncoming stores an inbound message once per provider message id and moves its thread,
-// inside tx. A repeated delivery of the same carrier message returns inserted false.
+// InsertIncoming stores an inbound message once per receiving organization and carrier message
+// id and moves its thread, inside tx. A repeated delivery of the same carrier message returns
+// inserted false. Its place in the thread is its creation.
 func (s *Store) InsertIncoming(ctx context.Context, tx pgx.Tx, m *Message) (inserted bool, err error) {
 	if m.MediaURLs == nil {
 		m.MediaURLs = []string{}
 	}
 	tag, err := tx.Exec(ctx, `INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id,
 			body, media_urls, is_mms, provider, provider_message_id, source_kind, attributed_message_id, sentiment,
-			sentiment_score, category, requires_response, opt_out_detected, keyword, created_at)
-		VALUES ($1, $2, 'incoming', $3, $4, $5, $6, $7, $8, $9, $10, 'inbound', $11, $12, $13, $14, $15, $16, $17, $18)
-		ON CONFLICT (provider, provider_message_id) WHERE provider_message_id IS NOT NULL DO NOTHING`,
+			sentiment_score, category, requires_response, opt_out_detected, keyword, created_at, thread_at)
+		VALUES ($1, $2, 'incoming', $3, $4, $5, $6, $7, $8, $9, $10, 'inbound', $11, $12, $13, $14, $15, $16, $17, $18, $18)
+		ON CONFLICT (organization_id, provider, provider_message_id)
+			WHERE direction = 'incoming' AND provider_message_id IS NOT NULL DO NOTHING`,
 		m.ID, m.OrgID, m.ContactPhone, m.OurNumber, m.PhoneNumberID, m.Body, m.MediaURLs, m.IsMMS, m.Provider,
 		m.ProviderMessageID, m.AttributedTo, m.Sentiment, m.SentimentScore, m.Category, m.RequiresResponse,
 		m.OptOutDetected, nullIfEmpty(m.Keyword), m.CreatedAt)
@@ -271,6 +277,7 @@ func (s *Store) InsertIncoming(ctx context.Context, tx pgx.Tx, m *Message) (inse
 	if tag.RowsAffected() == 0 {
 		return false, nil
 	}
+	m.ThreadAt = m.CreatedAt
 	return true, touchConversation(ctx, tx, m)
 }
 
@@ -288,7 +295,7 @@ const conversationUpsert = `ON CONFLICT (organization_id, phone) DO UPDATE SET
 func touchConversation(ctx context.Context, tx pgx.Tx, m *Message) error {
 	_, err := tx.Exec(ctx, `INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
 		VALUES ($1, $2, $3, $4, 'incoming', 1) `+conversationUpsert,
-		m.OrgID, m.ContactPhone, m.Body, m.CreatedAt)
+		m.OrgID, m.ContactPhone, m.Body, m.ThreadAt)
 	if err != nil {
 		return fmt.Errorf("update conversation: %w", err)
 	}
@@ -312,16 +319,19 @@ func (s *Store) MessageForCallback(ctx context.Context, provider string, id uuid
 // Claim moves a queued message to sending, so one dispatcher sends it, recording when its
 // throttle let it go, and makes it part of its thread as of now: a message that waited (quiet
 // hours, throttle) takes its place in the conversation when it is sent, not when it was
-// queued. False means another took it or it is no longer queued.
+// queued. A keyword's answer keeps the place it was given, right after the message it
+// answers, so a later keyword's exchange never comes before it. created_at is left as it
+// was. False means another took it or it is no longer queued.
 func (s *Store) Claim(ctx context.Context, id uuid.UUID, dispatchedAt time.Time) (bool, error) {
 	var claimed bool
 	err := s.pool.QueryRow(ctx, `WITH claimed AS (
-			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2, created_at = now()
+			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2,
+				thread_at = CASE WHEN source_kind = 'system' THEN thread_at ELSE now() END
 			WHERE id = $1 AND status = 'queued'
-			RETURNING organization_id, contact_phone, body, created_at
+			RETURNING organization_id, contact_phone, body, thread_at
 		), thread AS (
 			INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
-			SELECT organization_id, contact_phone, body, created_at, 'outgoing', 0 FROM claimed
+			SELECT organization_id, contact_phone, body, thread_at, 'outgoing', 0 FROM claimed
 			`+conversationUpsert+`
 		)
 		SELECT count(*) = 1 FROM claimed`, id, dispatchedAt).Scan(&claimed)
@@ -382,26 +392,26 @@ func (s *Store) AdvanceStatus(ctx context.Context, tx pgx.Tx, id uuid.UUID, c St
 func (s *Store) LatestOutgoing(ctx context.Context, tx pgx.Tx, org uuid.UUID, phone string) (Message, error) {
 	return scanMessage(tx.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE organization_id = $1 AND contact_phone = $2 AND direction = 'outgoing'
-		ORDER BY created_at DESC, id DESC LIMIT 1`, org, phone))
+		ORDER BY thread_at DESC, id DESC LIMIT 1`, org, phone))
 }
 
 // ThreadKey is where a page of a thread ends; the next page starts after it.
 type ThreadKey struct {
-	CreatedAt time.Time `json:"t"`
-	ID        uuid.UUID `json:"i"`
+	At time.Time `json:"t"` // the message's ThreadAt
+	ID uuid.UUID `json:"i"`
 }
 
-// Thread returns up to limit messages of org's thread with phone, newest first, older than
-// after when it is set. Queued messages are not part of it until they are claimed.
+// Thread returns up to limit messages of org's thread with phone, latest place (ThreadAt)
+// first, before after when it is set. Queued messages are not part of it until they are claimed.
 func (s *Store) Thread(ctx context.Context, org uuid.UUID, phone string, after *ThreadKey, limit int) ([]Message, error) {
 	q := `SELECT ` + messageColumns + ` FROM messages WHERE organization_id = $1 AND contact_phone = $2
 		AND status IS DISTINCT FROM 'queued'`
 	args := []any{org, phone}
 	if after != nil {
-		q += ` AND (created_at, id) < ($3, $4)`
-		args = append(args, after.CreatedAt, after.ID)
+		q += ` AND (thread_at, id) < ($3, $4)`
+		args = append(args, after.At, after.ID)
 	}
-	q += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT %d`, limit)
+	q += fmt.Sprintf(` ORDER BY thread_at DESC, id DESC LIMIT %d`, limit)
 	return s.messages(ctx, "read thread", q, args...)
 }
 
@@ -434,4 +444,31 @@ func (s *Store) SetHold(ctx context.Context, id uuid.UUID, hold string) error {
 		return fmt.Errorf("set message hold: %w", err)
 	}
 	return nil
+}
+
+// IncomingSeen reports whether org already stored the carrier's inbound message sid.
+func (s *Store) IncomingSeen(ctx context.Context, org uuid.UUID, provider, sid string) (bool, error) {
+	var seen bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE organization_id = $1 AND provider = $2
+		AND provider_message_id = $3 AND direction = 'incoming')`, org, provider, sid).Scan(&seen)
+	if err != nil {
+		return false, fmt.Errorf("check duplicate inbound: %w", err)
+	}
+	return seen, nil
+}
+
+// LatestConsentKeyword returns the category ("opt_out" or "opt_in") of the latest consent
+// keyword org received from phone, "" when none, inside tx.
+func (s *Store) LatestConsentKeyword(ctx context.Context, tx pgx.Tx, org uuid.UUID, phone string) (string, error) {
+	var category string
+	err := tx.QueryRow(ctx, `SELECT category FROM messages WHERE organization_id = $1 AND contact_phone = $2
+		AND direction = 'incoming' AND category IN ('opt_out', 'opt_in')
+		ORDER BY thread_at DESC, id DESC LIMIT 1`, org, phone).Scan(&category)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read latest consent keyword: %w", err)
+	}
+	return category, nil
 }

@@ -196,3 +196,33 @@ func TestOutgoingBatchDeduplicatesAndMovesEachThreadOnce(t *testing.T) {
 	assert.Equal(t, map[string]string{"+12025550143": "one", "+12025550144": "b newest"}, last)
 	assert.Equal(t, map[string]int32{"+12025550143": 0, "+12025550144": 1}, unread, "sending does not read a thread")
 }
+
+// A queued message takes its place in the thread when it is claimed, but keeps its creation
+// time (analytics reads it); the thread is ordered by the place.
+func TestClaimKeepsCreationAndMovesThreadPlace(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	org := uuid.New()
+	queued := outgoing(org, "+12025550143")
+	queued.Status, queued.Body = store.StatusQueued, "queued an hour ago"
+	queued.CreatedAt = time.Now().Add(-time.Hour).Truncate(time.Microsecond)
+	later := outgoing(org, "+12025550143")
+	later.Body, later.CreatedAt = "sent half an hour ago", time.Now().Add(-30*time.Minute)
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := st.InsertOutgoingMany(ctx, tx, []*store.Message{queued, later})
+		return err
+	}))
+
+	claimed, err := st.Claim(ctx, queued.ID, time.Now())
+	require.NoError(t, err)
+	require.True(t, claimed)
+
+	got, err := st.Message(ctx, org, queued.ID)
+	require.NoError(t, err)
+	assert.True(t, got.CreatedAt.Equal(queued.CreatedAt), "creation time kept: %s, was %s", got.CreatedAt, queued.CreatedAt)
+	assert.WithinDuration(t, time.Now(), got.ThreadAt, time.Minute)
+	thread, err := st.Thread(ctx, org, "+12025550143", nil, 10)
+	require.NoError(t, err)
+	require.Len(t, thread, 2)
+	assert.Equal(t, queued.ID, thread[0].ID, "the claimed message is the thread's latest")
+}

@@ -1,0 +1,170 @@
+package inbound_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
+	"github.com/chorus-sms/chorus/services/messaging/internal/inbound"
+	"github.com/chorus-sms/chorus/services/messaging/internal/msgtest"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+)
+
+const (
+	ourNumber = "+12025550100"
+	sender    = "+12025550143"
+)
+
+// env is an inbound processor over real orgs and contacts, with a sandbox organization that
+// owns ourNumber. Its dispatcher is not started: keyword answers stay queued until start.
+type env struct {
+	peers *msgtest.Peers
+	db    *pgxpool.Pool
+	st    *store.Store
+	d     *dispatch.Dispatcher
+	proc  *inbound.Processor
+	org   uuid.UUID
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.Close()
+	os.Exit(code)
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	e := &env{peers: msgtest.StartPeers(t)}
+	e.db = e.peers.MessagingDB(t)
+	e.st = store.New(e.db)
+	oc, err := orgs.Dial(e.peers.OrgsAddr, "messaging")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = oc.Close() })
+	cc, err := contacts.Dial(e.peers.ContactsAddr, "messaging")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cc.Close() })
+	opts, err := redis.ParseURL(e.peers.RedisURL)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	e.d, err = dispatch.New(dispatch.Config{
+		Pool: e.db, Schema: "messaging", Store: e.st, Contacts: cc, Redis: rdb, PublicURL: msgtest.PublicURL,
+		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour, Logger: msgtest.Quiet(),
+	})
+	require.NoError(t, err)
+	e.proc = inbound.New(e.st, oc, cc, e.d, rdb, msgtest.Quiet())
+	e.org = e.peers.Org(t, "Acme", true)
+	_, err = e.st.AddNumber(ctx, e.org, ourNumber, true)
+	require.NoError(t, err)
+	e.peers.Contact(t, e.org, sender)
+	return e
+}
+
+// start runs the dispatcher until the test ends.
+func (e *env) start(t *testing.T) {
+	t.Helper()
+	require.NoError(t, e.d.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.d.Stop(ctx)
+	})
+}
+
+var sids int
+
+func (e *env) text(body string) carrier.Inbound {
+	sids++
+	return carrier.Inbound{ProviderMessageID: "SM" + strings.Repeat("0", 30) + string(rune('a'+sids/26)) + string(rune('a'+sids%26)), From: sender, To: ourNumber, Body: body}
+}
+
+// confirmations counts the keyword answers queued or sent to sender.
+func (e *env) confirmations(t *testing.T) int {
+	t.Helper()
+	var n int
+	require.NoError(t, e.db.QueryRow(context.Background(), `SELECT count(*) FROM messages
+		WHERE organization_id = $1 AND contact_phone = $2 AND source_kind = 'system'`, e.org, sender).Scan(&n))
+	return n
+}
+
+// A STOP whose consent change reached contacts but whose message was not stored (messaging's
+// transaction failed) is delivered again by the carrier: it still ends with exactly one
+// confirmation, and a third delivery adds none.
+func TestRedeliveredStopIsConfirmedOnce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	_, err := e.db.Exec(ctx, `CREATE TABLE fail_inbound (x int);
+		INSERT INTO fail_inbound VALUES (1);
+		CREATE FUNCTION fail_inbound() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.direction = 'incoming' AND EXISTS (SELECT 1 FROM fail_inbound) THEN
+				RAISE EXCEPTION 'injected failure';
+			END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER fail_inbound BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION fail_inbound();`)
+	require.NoError(t, err)
+	stop := e.text("STOP")
+
+	require.Error(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
+	optedIn, _ := e.peers.Consent(t, e.org, sender)
+	require.False(t, optedIn, "contacts recorded the opt-out before messaging's transaction failed")
+	_, err = e.db.Exec(ctx, `DELETE FROM fail_inbound`)
+	require.NoError(t, err)
+
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
+	assert.Equal(t, 1, e.confirmations(t), "the redelivery is confirmed")
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("STOP")))
+	assert.Equal(t, 1, e.confirmations(t), "neither a duplicate nor a repeated STOP is confirmed again")
+}
+
+// STOP then START 40 ms apart, answered by a dispatcher that claims both answers after the
+// START arrived: the thread reads STOP, its confirmation, START, its confirmation.
+func TestKeywordConfirmationsKeepTheirPlaceInTheThread(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("STOP")))
+	time.Sleep(40 * time.Millisecond)
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("START")))
+	time.Sleep(20 * time.Millisecond)
+	e.start(t)
+	var thread []store.Message
+	require.Eventually(t, func() bool {
+		var err error
+		thread, err = e.st.Thread(ctx, e.org, sender, nil, 10)
+		require.NoError(t, err)
+		return len(thread) == 4
+	}, 10*time.Second, 20*time.Millisecond, "both answers are sent")
+
+	var bodies []string
+	for i := len(thread) - 1; i >= 0; i-- {
+		bodies = append(bodies, thread[i].Body)
+	}
+	require.Len(t, bodies, 4)
+	assert.Equal(t, "STOP", bodies[0])
+	assert.Contains(t, bodies[1], "unsubscribed")
+	assert.Equal(t, "START", bodies[2])
+	assert.Contains(t, bodies[3], "resubscribed")
+	optedIn, _ := e.peers.Consent(t, e.org, sender)
+	assert.True(t, optedIn)
+	for _, m := range thread {
+		if m.Direction == store.Outgoing {
+			assert.True(t, m.ThreadAt.Before(m.DispatchedAt.Add(time.Nanosecond)), "a claim keeps the answer's place")
+		}
+	}
+}
