@@ -29,11 +29,7 @@ func TestStatusCallbacksShuffledAndDuplicatedEndRight(t *testing.T) {
 		_, _ = io.WriteString(w, `{"sid": "SMe2e`+string(rune('A'+n.Add(1)))+`", "status": "queued"}`)
 	}))
 	defer carrier.Close()
-	e := newMsgEnv(t, map[string]string{
-		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACe2e",
-		"CHORUS_TWILIO_AUTH_TOKEN": token, "CHORUS_TWILIO_API_URL": carrier.URL,
-		"CHORUS_CURSOR_SECRET": "e2e-cursor-secret", "CHORUS_SANDBOX_AUTH_TOKEN": "e2e-sandbox-token",
-	})
+	e := newMsgEnv(t, twilioStack(carrier.URL, token, nil))
 	tn := e.newTenant("+12025550100", 10)
 	tn.contact("+12025550143", "Ada", true)
 

@@ -146,3 +146,18 @@ func newSID() string {
 }
 
 func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+// twilioStack is the stack configuration of a real-carrier (Twilio) deployment whose carrier is
+// the fake at carrierURL signing with token, with secrets of its own as such a deployment
+// must have; extra adds or overrides variables.
+func twilioStack(carrierURL, token string, extra map[string]string) map[string]string {
+	vars := map[string]string{
+		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACe2e",
+		"CHORUS_TWILIO_AUTH_TOKEN": token, "CHORUS_TWILIO_API_URL": carrierURL,
+		"CHORUS_CURSOR_SECRET": "e2e-cursor-secret", "CHORUS_SANDBOX_AUTH_TOKEN": "e2e-sandbox-token",
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	return vars
+}

@@ -92,11 +92,7 @@ func TestReplyWaitingOnTheThrottleIsNotSentAfterStop(t *testing.T) {
 		_, _ = io.WriteString(w, `{"sid": "`+newSID()+`", "status": "queued"}`)
 	}))
 	defer carrier.Close()
-	e := newMsgEnv(t, map[string]string{
-		"CHORUS_NUMBER_RATE":  "2",
-		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACe2e",
-		"CHORUS_TWILIO_AUTH_TOKEN": token, "CHORUS_TWILIO_API_URL": carrier.URL,
-	})
+	e := newMsgEnv(t, twilioStack(carrier.URL, token, map[string]string{"CHORUS_NUMBER_RATE": "2"}))
 	tn := e.newTenant("+12025550100", 30)
 	tn.contact("+12025550143", "Ada", true)
 	sentSoFar := func() int {
