@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,10 +48,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Close()
-	redistest.Close()
-	os.Exit(code)
+	pgtest.Main(m, redistest.Close)
 }
 
 // redisURL is a Redis database of the test's own.

@@ -1,11 +1,17 @@
-// Package jobs holds the River setup services share: sweeps, the periodic jobs that look for
-// due work (stuck messages, ended billing periods) with one replica working each one.
+// Package jobs holds the River setup services share: the client's start and stop, and sweeps,
+// the periodic jobs that look for due work (stuck messages, ended billing periods) with one
+// replica working each one.
 package jobs
 
 import (
+	"context"
+	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -29,4 +35,43 @@ func SweepInsertOpts(queue string) river.InsertOpts {
 			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled,
 		}},
 	}
+}
+
+// StopTimeout is how long Stop lets running jobs finish before it cancels them, unless the
+// config given to NewClient sets SoftStopTimeout.
+const StopTimeout = 10 * time.Second
+
+// Client is a service's River client in its own schema. Start works jobs under a context the
+// caller's cancellation does not reach, so that Stop can let running jobs finish.
+type Client struct {
+	*river.Client[pgx.Tx]
+	name string
+}
+
+// NewClient builds the River client of the part of a service called name (its errors say it).
+func NewClient(name string, pool *pgxpool.Pool, cfg *river.Config) (*Client, error) {
+	if cfg.SoftStopTimeout == 0 {
+		cfg.SoftStopTimeout = StopTimeout
+	}
+	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: river client: %w", name, err)
+	}
+	return &Client{Client: c, name: name}, nil
+}
+
+// Start begins scheduling and working jobs in the background.
+func (c *Client) Start(ctx context.Context) error {
+	if err := c.Client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("%s: start river: %w", c.name, err)
+	}
+	return nil
+}
+
+// Stop lets running jobs finish (up to the soft stop timeout, then cancels them) and stops.
+func (c *Client) Stop(ctx context.Context) error {
+	if err := c.Client.Stop(ctx); err != nil {
+		return fmt.Errorf("%s: stop river: %w", c.name, err)
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -30,10 +29,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Close()
-	redistest.Close()
-	os.Exit(code)
+	pgtest.Main(m, redistest.Close)
 }
 
 // fast keeps the suite quick: an idle relay looks every 10ms, and a consumer retries after

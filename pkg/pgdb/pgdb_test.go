@@ -43,6 +43,8 @@ CREATE TABLE processed_events (
 );
 `)}}
 
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
 func open(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	pool, err := pgdb.Open(t.Context(), pgtest.NewDatabase(t), schema)

@@ -104,10 +104,17 @@ func newDatabase(tb testing.TB, template string) string {
 	if err := admin(context.Background(), stmt); err != nil {
 		tb.Fatalf("pgtest: create database: %v", err)
 	}
+	// The drop runs in the background: it waits for a checkpoint, about a second, that the
+	// next test need not wait for. Close waits for the drops; a process that ends without
+	// Close leaves its databases to the next run's sweep of orphans.
+	drops.Add(1)
 	tb.Cleanup(func() {
-		if err := dropDatabase(name); err != nil {
-			tb.Logf("pgtest: %v", err)
-		}
+		go func() {
+			defer drops.Done()
+			if err := dropDatabase(name); err != nil {
+				fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+			}
+		}()
 	})
 	dsn, err := dsnOf(name)
 	if err != nil {
@@ -151,9 +158,13 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// Close drops the templates this process built and ends its lease. Call it from TestMain after
-// m.Run; without it the next run drops them.
+// drops counts the test databases still being dropped.
+var drops sync.WaitGroup
+
+// Close waits for the test databases to be dropped, drops the templates this process built and
+// ends its lease. Call it from TestMain after m.Run; without it the next run drops them.
 func Close() {
+	drops.Wait()
 	templates.Lock()
 	built := templates.names
 	templates.names = nil
@@ -166,4 +177,15 @@ func Close() {
 	if process.lease != nil {
 		_ = process.lease.Close(context.Background())
 	}
+}
+
+// Main runs a test binary's tests, then Close and each of after (e.g. redistest.Close), and
+// exits with the tests' status: the whole TestMain of a package that uses pgtest.
+func Main(m *testing.M, after ...func()) {
+	code := m.Run()
+	Close()
+	for _, f := range after {
+		f()
+	}
+	os.Exit(code)
 }

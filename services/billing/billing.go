@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
@@ -61,7 +62,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 type Service struct {
 	pool    *pgxpool.Pool
 	grpc    *grpc.Server
-	renewal *renewal.Jobs
+	renewal *jobs.Client
 	log     *slog.Logger
 }
 
@@ -86,12 +87,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if every <= 0 {
 		every = DefaultRenewalInterval
 	}
-	jobs, err := renewal.New(pool, Schema, st, every, log)
+	sweeps, err := renewal.New(pool, Schema, st, every, log)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("billing: %w", err)
 	}
-	return &Service{pool: pool, grpc: srv, renewal: jobs, log: log}, nil
+	return &Service{pool: pool, grpc: srv, renewal: sweeps, log: log}, nil
 }
 
 // Serve renews ended full_service periods (River's leader schedules the sweeps) and answers

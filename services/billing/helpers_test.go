@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -36,9 +35,7 @@ func start(t *testing.T) *env {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Close()
-	os.Exit(code)
+	pgtest.Main(m)
 }
 
 // migrated is the schema every test's database starts with, migrated by the service itself.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -28,10 +27,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Close()
-	redistest.Close()
-	os.Exit(code)
+	pgtest.Main(m, redistest.Close)
 }
 
 // env is a contacts service on a 127.0.0.1 listener over its own database and Redis database,

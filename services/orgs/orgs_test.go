@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +23,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Close()
-	redistest.Close()
-	os.Exit(code)
+	pgtest.Main(m, redistest.Close)
 }
 
 // migrated is the schema every test's database starts with, migrated by the service itself.

@@ -43,10 +43,7 @@ func TestMain(m *testing.M) {
 		runChildStack()
 		return
 	}
-	code := m.Run()
-	pgtest.Close()
-	redistest.Close()
-	os.Exit(code)
+	pgtest.Main(m, redistest.Close)
 }
 
 // runChildStack runs the whole stack from the environment until the process is killed.

@@ -9,10 +9,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/chorus-sms/chorus/pkg/jobs"
 )
@@ -52,42 +50,15 @@ func (w *worker) Work(ctx context.Context, _ *river.Job[args]) error {
 	return nil
 }
 
-// Jobs owns the River client that schedules and works the sweeps in the service's schema.
-type Jobs struct {
-	client *river.Client[pgx.Tx]
-}
-
 // New builds the River client sweeping every interval; Start begins working.
-func New(pool *pgxpool.Pool, schema string, r Renewer, every time.Duration, log *slog.Logger) (*Jobs, error) {
+func New(pool *pgxpool.Pool, schema string, r Renewer, every time.Duration, log *slog.Logger) (*jobs.Client, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &worker{renewer: r, log: log})
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Schema:          schema,
-		Queues:          map[string]river.QueueConfig{queue: {MaxWorkers: 1}},
-		Workers:         workers,
-		PeriodicJobs:    []*river.PeriodicJob{jobs.Sweep(every, args{})},
-		Logger:          log,
-		SoftStopTimeout: 10 * time.Second,
+	return jobs.NewClient("renewal", pool, &river.Config{
+		Schema:       schema,
+		Queues:       map[string]river.QueueConfig{queue: {MaxWorkers: 1}},
+		Workers:      workers,
+		PeriodicJobs: []*river.PeriodicJob{jobs.Sweep(every, args{})},
+		Logger:       log,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("renewal: river client: %w", err)
-	}
-	return &Jobs{client: client}, nil
-}
-
-// Start begins scheduling and working sweeps. They run under a context Start's ctx does not
-// cancel, so that Stop can let a running one finish.
-func (j *Jobs) Start(ctx context.Context) error {
-	if err := j.client.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("renewal: start river: %w", err)
-	}
-	return nil
-}
-
-// Stop lets a running sweep finish (up to the soft stop timeout, then cancels it) and stops.
-func (j *Jobs) Stop(ctx context.Context) error {
-	if err := j.client.Stop(ctx); err != nil {
-		return fmt.Errorf("renewal: stop river: %w", err)
-	}
-	return nil
 }

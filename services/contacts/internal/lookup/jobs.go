@@ -11,7 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/chorus-sms/chorus/pkg/jobs"
 )
 
 // maxAttempts caps the retries of a lookup that keeps failing. With River's backoff (attempt⁴
@@ -75,16 +76,16 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	return err
 }
 
-// Jobs owns the River client that queues and works lookups in the service's schema.
+// Jobs queues and works lookups in the service's schema.
 type Jobs struct {
-	client *river.Client[pgx.Tx]
+	*jobs.Client
 }
 
 // NewJobs builds the River client; Start begins working.
 func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *slog.Logger) (*Jobs, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &worker{provider: p, recorder: rec, log: log})
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+	c, err := jobs.NewClient("lookup", pool, &river.Config{
 		Schema:  schema,
 		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
 		Workers: workers,
@@ -92,36 +93,18 @@ func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *s
 		// Inserts notify the queue, but River rate-limits those notifications; polling this
 		// often keeps a lookup within about a second of the phone being set even then.
 		FetchPollInterval: 250 * time.Millisecond,
-		SoftStopTimeout:   10 * time.Second,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lookup: river client: %w", err)
+		return nil, err
 	}
-	return &Jobs{client: client}, nil
+	return &Jobs{Client: c}, nil
 }
 
 // EnqueueTx queues a lookup of the phone the contact was given at setAt, inside tx.
 func (j *Jobs) EnqueueTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID, phone string, setAt time.Time) error {
 	args := Args{OrganizationID: org, ContactID: contact, Phone: phone, PhoneSetAt: setAt}
-	if _, err := j.client.InsertTx(ctx, tx, args, nil); err != nil {
+	if _, err := j.InsertTx(ctx, tx, args, nil); err != nil {
 		return fmt.Errorf("queue phone lookup: %w", err)
-	}
-	return nil
-}
-
-// Start begins fetching and working jobs in the background. Jobs run under a context that
-// Start's ctx does not cancel, so that Stop can let them finish.
-func (j *Jobs) Start(ctx context.Context) error {
-	if err := j.client.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("lookup: start river: %w", err)
-	}
-	return nil
-}
-
-// Stop lets running lookups finish (up to the soft stop timeout, then cancels them) and stops.
-func (j *Jobs) Stop(ctx context.Context) error {
-	if err := j.client.Stop(ctx); err != nil {
-		return fmt.Errorf("lookup: stop river: %w", err)
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 )
 
 // SetTextable is what makes lookup jobs safe to run late or twice.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
 func TestSetTextableOnlyFillsAnUnknownValueForTheCurrentPhone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

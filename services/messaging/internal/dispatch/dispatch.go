@@ -24,10 +24,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
@@ -54,7 +54,7 @@ type Config struct {
 
 // Dispatcher sends messages and applies their status callbacks.
 type Dispatcher struct {
-	river     *river.Client[pgx.Tx]
+	river     *jobs.Client
 	store     *store.Store
 	contacts  *contacts.Client
 	billing   *billing.Client
@@ -85,7 +85,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	river.AddWorker(workers, &sendWorker{d: d})
 	river.AddWorker(workers, &reportWorker{d: d})
 	river.AddWorker(workers, &reconcileWorker{d: d, timeout: cfg.SendingTimeout})
-	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
+	client, err := jobs.NewClient("dispatch", cfg.Pool, &river.Config{
 		Schema: cfg.Schema,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: cfg.Workers},
@@ -96,10 +96,9 @@ func New(cfg Config) (*Dispatcher, error) {
 		PeriodicJobs:      []*river.PeriodicJob{reconcilePeriodicJob(cfg.SendingTimeout)},
 		Logger:            cfg.Logger,
 		FetchPollInterval: 100 * time.Millisecond,
-		SoftStopTimeout:   10 * time.Second,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("dispatch: river client: %w", err)
+		return nil, err
 	}
 	d.river = client
 	return d, nil
@@ -111,18 +110,12 @@ const queueSandbox = "sandbox"
 // Start begins working jobs; they run under a context Start's ctx does not cancel, so that
 // Stop can let them finish.
 func (d *Dispatcher) Start(ctx context.Context) error {
-	if err := d.river.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("dispatch: start river: %w", err)
-	}
-	return nil
+	return d.river.Start(ctx)
 }
 
 // Stop lets running jobs finish (up to the soft stop timeout) and stops.
 func (d *Dispatcher) Stop(ctx context.Context) error {
-	if err := d.river.Stop(ctx); err != nil {
-		return fmt.Errorf("dispatch: stop river: %w", err)
-	}
-	return nil
+	return d.river.Stop(ctx)
 }
 
 // QueueTx queues the dispatch of stored messages inside tx, so they are sent only if tx commits.

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,9 +42,7 @@ type fixture struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	redistest.Close()
-	os.Exit(code)
+	pgtest.Main(m, redistest.Close)
 }
 
 func newFixture(t *testing.T) *fixture {

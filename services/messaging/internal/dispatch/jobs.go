@@ -67,14 +67,14 @@ func (reportArgs) InsertOpts() river.InsertOpts {
 // providerID: one status every delay, in the order SandboxOutcome gives.
 func sandboxReports(m store.Message, providerID string, now time.Time, delay time.Duration) []river.InsertManyParams {
 	statuses := carrier.SandboxOutcome(m.ContactPhone)
-	jobs := make([]river.InsertManyParams, len(statuses))
+	reports := make([]river.InsertManyParams, len(statuses))
 	for i, s := range statuses {
-		jobs[i] = river.InsertManyParams{
+		reports[i] = river.InsertManyParams{
 			Args:       reportArgs{MessageID: m.ID, ProviderMessageID: providerID, Status: s},
 			InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(time.Duration(i+1) * delay)},
 		}
 	}
-	return jobs
+	return reports
 }
 
 type reportWorker struct {

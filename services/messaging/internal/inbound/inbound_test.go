@@ -2,7 +2,6 @@ package inbound_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
@@ -40,9 +40,7 @@ type env struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	redistest.Close()
-	os.Exit(code)
+	pgtest.Main(m, redistest.Close)
 }
 
 func newEnv(t *testing.T) *env {

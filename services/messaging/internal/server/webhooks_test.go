@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/twiliosig"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -45,9 +45,7 @@ type fakeTwilio struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	redistest.Close()
-	os.Exit(code)
+	pgtest.Main(m, redistest.Close)
 }
 
 func (f *fakeTwilio) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,8 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging/migrations"
 )
 
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
 	ctx := context.Background()
