@@ -440,7 +440,9 @@ func TestAStartRenewsPeriodsThatEndedWhileDown(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close(ctx))
 	e := startConfig(t, cfg)
-	assert.Eventually(t, func() bool { return e.credits(t, org).GetIncluded() == 100 }, 10*time.Second, 50*time.Millisecond)
+	// The new process sweeps once River elects it leader: at once when the old one resigned,
+	// else when the old leadership lapses (River's TTL, tens of seconds), never an hour later.
+	assert.Eventually(t, func() bool { return e.credits(t, org).GetIncluded() == 100 }, 45*time.Second, 50*time.Millisecond)
 }
 
 // Billing runs its renewal sweeps on River, in its own schema.
