@@ -14,6 +14,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,56 +30,148 @@ import (
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
-// usage is printed on a bad command line; the services' addresses come from the registry.
-var usage = `usage:
-  chorusctl org create --name NAME [--timezone TZ] [--sandbox] [--pricing MODEL] [--credits N]
-                       [--number E164] [--help-text TEXT]
-  chorusctl member add --org ID --user SUBJECT --access read|write|admin
-  chorusctl credits grant --org ID --amount N [--included] [--key KEY]
-  chorusctl plan set --org ID --pricing MODEL [--included N --interval month|year] [--period-end RFC3339]
-  chorusctl number add --org ID --number E164 [--default]
-  chorusctl sandbox inbound --to E164 --from PHONE --body TEXT [--media URL]...
-  chorusctl token --user SUBJECT [--ttl 1h]
+// commands are chorusctl's command lines: the name, then its flags as usage shows them.
+var commands = []struct{ name, flags string }{
+	{"org create", "--name NAME [--timezone TZ] [--sandbox] [--pricing MODEL] [--credits N]\n" +
+		"                       [--number E164] [--help-text TEXT]"},
+	{"member add", "--org ID --user SUBJECT --access read|write|admin"},
+	{"credits grant", "--org ID --amount N [--included] [--key KEY]"},
+	{"plan set", "--org ID --pricing MODEL [--included N --interval month|year] [--period-end RFC3339]"},
+	{"billing set-status", "--org ID --status active|past_due|suspended|overage_warning|archived"},
+	{"number add", "--org ID --number E164 [--default]"},
+	{"sandbox inbound", "--to E164 --from PHONE --body TEXT [--media URL]..."},
+	{"token", "--user SUBJECT [--ttl 1h]"},
+}
 
+// usage is printed on a bad command line, or on stdout when asked for; the services'
+// addresses come from the registry.
+var usage = usageOf("") + `
 environment:
 ` + addrVars(registry.Orgs, registry.Billing, registry.Messaging) +
-	`  CHORUS_PUBLIC_URL          the gateway's public URL (default ` + defaultPublicURL + `)
+	`  CHORUS_PUBLIC_URL          the gateway's public URL (default http://$` + registry.Gateway.AddrVar + `, else ` + defaultPublicURL + `)
   CHORUS_SANDBOX_AUTH_TOKEN  signs sandbox webhooks (default: the local stack's)
   CHORUS_DEV_KEY             dev signing key of the local stack (default .run/dev-key.pem)
+
+"chorusctl help COMMAND" or "chorusctl COMMAND --help" describes a command's flags.
 `
+
+// usageOf lists the command lines whose name starts with prefix.
+func usageOf(prefix string) string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, prefix) {
+			fmt.Fprintf(&b, "  chorusctl %s %s\n", c.name, c.flags)
+		}
+	}
+	return b.String()
+}
+
+// isGroup reports whether word starts two-word commands ("org" of "org create").
+func isGroup(word string) bool {
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, word+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func isCommand(name string) bool {
+	for _, c := range commands {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
+}
 
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := run(ctx, os.Args[1:], os.Stderr)
+	code := chorusctl(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	cancel()
+	os.Exit(code)
+}
+
+// Exit statuses: a command that failed, and a command line that is not one (usage on stderr).
+const (
+	exitFailed   = 1
+	exitBadUsage = 2
+)
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+// chorusctl runs one command line and returns the exit status. Help asked for (help,
+// --help, help COMMAND, COMMAND --help) is printed on stdout with status 0; a wrong command
+// or flag prints the usage on stderr with status 2.
+func chorusctl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitBadUsage
+	}
+	if isHelp(args[0]) {
+		if len(args) == 1 {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		args = append(slices.Clone(args[1:]), "--help") // help COMMAND is COMMAND --help
+	}
+	name, flags := args[0], args[1:]
+	if isGroup(name) {
+		if len(flags) == 0 || !isCommand(name+" "+flags[0]) {
+			if len(flags) > 0 && isHelp(flags[0]) {
+				fmt.Fprint(stdout, usageOf(name+" "))
+				return 0
+			}
+			fmt.Fprintf(stderr, "chorusctl: %q needs one of its commands\n%s", name, usageOf(name+" "))
+			return exitBadUsage
+		}
+		name, flags = name+" "+flags[0], flags[1:]
+	}
+	if !isCommand(name) {
+		fmt.Fprintf(stderr, "chorusctl: unknown command %q\n%s", name, usage)
+		return exitBadUsage
+	}
+	fs := flag.NewFlagSet("chorusctl "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr) // where the flag package reports a bad flag
+	badFlags := false
+	fs.Usage = func() { badFlags = true } // printed below, on stdout when asked for
+	out, err := run(ctx, name, fs, flags, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+		printCommandUsage(stdout, name, fs)
+		return 0
+	}
+	if badFlags {
+		printCommandUsage(stderr, name, fs)
+		return exitBadUsage
 	}
 	if out != nil { // printed even on failure when the command has an outcome to report
-		_ = json.NewEncoder(os.Stdout).Encode(out)
+		_ = json.NewEncoder(stdout).Encode(out)
 	}
 	if err != nil {
 		if st, ok := status.FromError(err); ok {
 			err = errors.New(st.Message())
 		}
-		fmt.Fprintln(os.Stderr, "chorusctl:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "chorusctl:", err)
+		return exitFailed
 	}
+	return 0
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
-	if len(args) == 0 {
-		return nil, flag.ErrHelp
-	}
-	cmd := args[0]
-	if len(args) > 1 && (cmd == "org" || cmd == "member" || cmd == "credits" || cmd == "plan" || cmd == "number" || cmd == "sandbox") {
-		cmd += " " + args[1]
-		args = args[1:]
-	}
-	fs := flag.NewFlagSet("chorusctl "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	switch cmd {
+// printCommandUsage prints one command's line and its flags.
+func printCommandUsage(w io.Writer, name string, fs *flag.FlagSet) {
+	fmt.Fprint(w, usageOf(name))
+	fmt.Fprintln(w, "\nflags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// run runs the command name with its flags; fs is the command's flag set, empty.
+func run(ctx context.Context, name string, fs *flag.FlagSet, args []string, stderr io.Writer) (any, error) {
+	switch name {
 	case "org create":
 		name := fs.String("name", "", "organization name")
 		tz := fs.String("timezone", "", "IANA timezone (default America/New_York)")
@@ -87,7 +180,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		credits := fs.Int("credits", 0, "purchased credits to grant the new organization")
 		number := fs.String("number", "", "sending number to add as the organization's default")
 		helpText := fs.String("help-text", "", "answer to a HELP or INFO text (default: one naming the organization)")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		// Flags are checked before the organization exists, so a typo leaves nothing behind.
@@ -129,7 +222,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		org := fs.String("org", "", "organization id")
 		user := fs.String("user", "", "user subject (the token's sub claim)")
 		access := fs.String("access", "", "read, write or admin")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		level, ok := orgsv1.Access_value["ACCESS_"+strings.ToUpper(*access)]
@@ -148,7 +241,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		amount := fs.Int("amount", 0, "credits to add (at least 1)")
 		included := fs.Bool("included", false, "included credits of a full_service plan instead of purchased ones")
 		key := fs.String("key", "", "idempotency key: a rerun with the same key grants nothing more (default: a new key)")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		if *amount < 1 || *amount > math.MaxInt32 {
@@ -169,12 +262,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 			}, nil
 		})
 	case "plan set":
-		return planSet(ctx, fs, args[1:])
+		return planSet(ctx, fs, args)
 	case "number add":
 		org := fs.String("org", "", "organization id")
 		number := fs.String("number", "", "the number, E.164 or any US format")
 		isDefault := fs.Bool("default", false, "make it the organization's default sending number (its first number always is)")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		added, err := addNumber(ctx, *org, *number, *isDefault)
@@ -183,11 +276,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 		}
 		return added, nil
 	case "sandbox inbound":
-		return sandboxInbound(ctx, fs, args[1:], stderr)
+		return sandboxInbound(ctx, fs, args, stderr)
 	case "token":
 		user := fs.String("user", "", "user subject")
-		ttl := fs.Duration("ttl", time.Hour, "token lifetime")
-		if err := fs.Parse(args[1:]); err != nil {
+		ttl := fs.Duration("ttl", time.Hour, "token lifetime, e.g. 8h or 720h")
+		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		if *user == "" {
@@ -202,8 +295,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) (any, error) {
 			return nil, err
 		}
 		return map[string]string{"token": tok}, nil
+	case "billing set-status":
+		return billingSetStatus(ctx, fs, args)
 	}
-	return nil, flag.ErrHelp
+	return nil, fmt.Errorf("command %q is listed but not run", name)
 }
 
 // setUpBilling opens the new organization's billing account and grants its first credits,
@@ -237,6 +332,15 @@ func setUpBilling(ctx context.Context, org, pricing string, credits int, out map
 
 // defaultPublicURL is the gateway of a local stack.
 var defaultPublicURL = "http://" + registry.Gateway.Addr
+
+// publicURL is where the gateway answers, found as the stack finds it: CHORUS_PUBLIC_URL, else
+// the gateway's listen address (CHORUS_HTTP_ADDR), else the registry's default.
+func publicURL() string {
+	if u := os.Getenv("CHORUS_PUBLIC_URL"); u != "" {
+		return u
+	}
+	return "http://" + env(registry.Gateway.AddrVar, registry.Gateway.Addr)
+}
 
 func addrVars(svcs ...registry.Service) string {
 	var b strings.Builder

@@ -58,7 +58,7 @@ func sandboxInbound(ctx context.Context, fs *flag.FlagSet, args []string, stderr
 	if err != nil {
 		return nil, err
 	}
-	res, err := sandbox.Post(ctx, http.DefaultClient, env("CHORUS_PUBLIC_URL", defaultPublicURL),
+	res, err := sandbox.Post(ctx, http.DefaultClient, publicURL(),
 		env("CHORUS_SANDBOX_AUTH_TOKEN", messaging.DevSandboxToken), form)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -166,4 +167,52 @@ func TestSetAccountNamesEveryBadField(t *testing.T) {
 	}, badFields(t, err))
 	_, err = e.c.SetAccount(context.Background(), &billingv1.SetAccountRequest{OrganizationId: uuid.NewString()})
 	assert.Equal(t, []string{"pricingModel"}, badFields(t, err), "the pricing model is required")
+}
+
+// An operator suspends an account and reactivates it: the status is all that changes, and a
+// repeat of the same call is harmless.
+func TestSetBillingStatusSuspendsAndReactivates(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	ctx := context.Background()
+	org := e.account(t, "full_service", "active")
+	e.grant(t, org, 7, true)
+	e.grant(t, org, 5, false)
+	before := statusJSON(t, getStatus(t, e, org))
+
+	for range 2 {
+		res, err := e.c.SetBillingStatus(ctx, &billingv1.SetBillingStatusRequest{OrganizationId: org.String(), Status: "suspended"})
+		require.NoError(t, err)
+		assert.Equal(t, "suspended", res.GetStatus().GetBillingStatus())
+	}
+	_, err := charge(e, org, uuid.New(), 1)
+	assertReason(t, err, codes.FailedPrecondition, "BILLING_SUSPENDED")
+	_, err = e.c.PlaceHold(as(org), &billingv1.PlaceHoldRequest{HoldId: uuid.NewString(), Credits: 1})
+	assertReason(t, err, codes.FailedPrecondition, "BILLING_SUSPENDED")
+
+	res, err := e.c.SetBillingStatus(ctx, &billingv1.SetBillingStatusRequest{OrganizationId: org.String(), Status: "active"})
+	require.NoError(t, err)
+	assert.Equal(t, before, statusJSON(t, res.GetStatus()), "reactivating restores the account as it was")
+	_, err = charge(e, org, uuid.New(), 1)
+	require.NoError(t, err)
+	e.assertLedgerSums(t, org)
+}
+
+func TestSetBillingStatusValidation(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	ctx := context.Background()
+	org := e.account(t, "per_message", "active")
+	_, err := e.c.SetBillingStatus(ctx, &billingv1.SetBillingStatusRequest{OrganizationId: org.String(), Status: "frozen"})
+	assert.Equal(t, []string{"status"}, badFields(t, err))
+	_, err = e.c.SetBillingStatus(ctx, &billingv1.SetBillingStatusRequest{OrganizationId: org.String()})
+	assert.Equal(t, []string{"status"}, badFields(t, err), "the status is required")
+	_, err = e.c.SetBillingStatus(ctx, &billingv1.SetBillingStatusRequest{OrganizationId: "nope", Status: "active"})
+	assert.Equal(t, []string{"organizationId"}, badFields(t, err))
+	assert.Equal(t, "active", getStatus(t, e, org).GetBillingStatus(), "a refused change changes nothing")
+
+	unknown := uuid.New()
+	_, err = e.c.SetBillingStatus(ctx, &billingv1.SetBillingStatusRequest{OrganizationId: unknown.String(), Status: "suspended"})
+	assertReason(t, err, codes.NotFound, "NOT_FOUND")
+	assert.Equal(t, "active", getStatus(t, e, unknown).GetBillingStatus(), "an unknown organization gets no account")
 }

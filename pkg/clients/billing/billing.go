@@ -38,6 +38,22 @@ func (c *Client) Conn() *clients.Conn { return c.conn }
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
+// Suspended reports whether org's account is suspended or archived: billing refuses every hold
+// and charge of such an account, so a caller can refuse a send before queuing anything.
+func (c *Client) Suspended(ctx context.Context, org uuid.UUID) (bool, error) {
+	res, err := clients.Call(ctx, c.conn, "GetBillingStatus", clients.Idempotent, func(ctx context.Context) (*billingv1.GetBillingStatusResponse, error) {
+		return c.stub.GetBillingStatus(c.conn.For(ctx, org), &billingv1.GetBillingStatusRequest{})
+	})
+	if err != nil {
+		return false, err
+	}
+	switch res.GetStatus().GetBillingStatus() {
+	case "suspended", "archived":
+		return true, nil
+	}
+	return false, nil
+}
+
 // PlaceHold reserves credits of org under holdID. A refusal is a *clients.Error whose reason
 // is apierr.ReasonInsufficientCredits or apierr.ReasonBillingSuspended.
 func (c *Client) PlaceHold(ctx context.Context, org uuid.UUID, holdID string, credits int32) error {

@@ -32,6 +32,7 @@ func New(st *store.Store) *Server { return &Server{store: st} }
 var UnscopedMethods = []string{
 	billingv1.BillingService_SetAccount_FullMethodName,
 	billingv1.BillingService_SetPlan_FullMethodName,
+	billingv1.BillingService_SetBillingStatus_FullMethodName,
 	billingv1.BillingService_GrantCredits_FullMethodName,
 }
 

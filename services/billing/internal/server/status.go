@@ -93,6 +93,29 @@ func (s *Server) SetAccount(ctx context.Context, req *billingv1.SetAccountReques
 	return &billingv1.SetAccountResponse{Status: st}, nil
 }
 
+// SetBillingStatus sets an organization's billing status (an operator RPC: suspend,
+// reactivate). An organization without an account answers as a missing one.
+func (s *Server) SetBillingStatus(ctx context.Context, req *billingv1.SetBillingStatusRequest) (*billingv1.SetBillingStatusResponse, error) {
+	fields := apierr.Fields{}
+	org := bodyID(fields, "organizationId", req.GetOrganizationId())
+	st := oneOf(fields, "status", req.GetStatus(), "", billingStatuses)
+	if err := fields.Err(); err != nil {
+		return nil, err
+	}
+	a, err := s.store.SetBillingStatus(ctx, org, st)
+	if errors.Is(err, store.ErrNoAccount) {
+		return nil, apierr.NotFound("the organization has no billing account")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.status(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &billingv1.SetBillingStatusResponse{Status: out}, nil
+}
+
 // status builds the spec's Billing status of a.
 func (s *Server) status(ctx context.Context, a store.Account) (*billingv1.BillingStatus, error) {
 	products, err := s.store.Products(ctx)

@@ -139,6 +139,24 @@ func (s *Store) SetAccount(ctx context.Context, a Account) (Account, error) {
 	return out, nil
 }
 
+// SetBillingStatus sets the account's billing status and nothing else; setting the status it
+// has changes nothing, so an operator can repeat it. ErrNoAccount when the organization has
+// none: an organization billing has never heard of is not created by a status change.
+func (s *Store) SetBillingStatus(ctx context.Context, org uuid.UUID, status string) (Account, error) {
+	a, err := scanAccount(s.pool.QueryRow(ctx, `
+		UPDATE accounts SET billing_status = $2,
+			updated_at = CASE WHEN billing_status = $2 THEN updated_at ELSE now() END
+		WHERE organization_id = $1
+		RETURNING `+accountColumns, org, status))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Account{}, ErrNoAccount
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("set billing status: %w", err)
+	}
+	return a, nil
+}
+
 // Products returns the active credit packs in catalog order.
 func (s *Store) Products(ctx context.Context) ([]Product, error) {
 	rows, _ := s.pool.Query(ctx, `

@@ -18,7 +18,9 @@ import (
 
 // Errors the server maps to API errors.
 var (
-	ErrNotFound     = errors.New("not found")
+	ErrNotFound = errors.New("not found")
+	// ErrNoAccount: the organization has no billing account.
+	ErrNoAccount    = errors.New("no billing account")
 	ErrInsufficient = errors.New("insufficient credits")
 	// ErrSuspended: a suspended or archived account cannot spend.
 	ErrSuspended = errors.New("billing suspended")

@@ -260,11 +260,14 @@ func (s *Server) hold(ctx context.Context, m *store.Message) error {
 		m.HoldID = m.ID.String()
 		return nil
 	case apierr.ReasonBillingSuspended:
-		return apierr.New(codes.FailedPrecondition, reason, "the organization's billing is suspended")
+		return errSuspended
 	default:
 		return apierr.New(codes.FailedPrecondition, reason, fmt.Sprintf("the reply needs %d credits and the balance cannot cover them", m.Credits))
 	}
 }
+
+// errSuspended refuses a send of an organization whose billing is suspended (a 402).
+var errSuspended = apierr.New(codes.FailedPrecondition, apierr.ReasonBillingSuspended, "the organization's billing is suspended")
 
 // releaseHold gives back a hold whose message was never stored.
 func (s *Server) releaseHold(ctx context.Context, m store.Message) {

@@ -20,7 +20,8 @@ import (
 const maxQueued = 1000
 
 // SendMessages stores messages for campaigns and polls and queues their dispatch, in one
-// transaction; a message whose dedupe key was used before is not queued again.
+// transaction; a message whose dedupe key was used before is not queued again. A suspended
+// account's batch is refused whole (BILLING_SUSPENDED), as billing would refuse every message.
 func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessagesRequest) (*messagingv1.SendMessagesResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
@@ -32,6 +33,15 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	o, err := s.cfg.Orgs.Organization(ctx, org)
 	if err != nil {
 		return nil, err
+	}
+	if !o.GetSandbox() { // sandbox messages are free
+		suspended, err := s.cfg.Billing.Suspended(ctx, org)
+		if err != nil {
+			return nil, fmt.Errorf("billing status: %w", err)
+		}
+		if suspended {
+			return nil, errSuspended
+		}
 	}
 	provider := s.cfg.Dispatch.ProviderFor(o.GetSandbox()).Name()
 	numbers := map[string]*store.Number{}

@@ -929,6 +929,105 @@ func (x *SetPlanResponse) GetCredits() *Credits {
 	return nil
 }
 
+// SetBillingStatusRequest names the organization and its new status.
+type SetBillingStatusRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// active, past_due, suspended, overage_warning or archived.
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBillingStatusRequest) Reset() {
+	*x = SetBillingStatusRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBillingStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBillingStatusRequest) ProtoMessage() {}
+
+func (x *SetBillingStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBillingStatusRequest.ProtoReflect.Descriptor instead.
+func (*SetBillingStatusRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SetBillingStatusRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *SetBillingStatusRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// SetBillingStatusResponse is the account's billing status after the change.
+type SetBillingStatusResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        *BillingStatus         `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBillingStatusResponse) Reset() {
+	*x = SetBillingStatusResponse{}
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBillingStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBillingStatusResponse) ProtoMessage() {}
+
+func (x *SetBillingStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBillingStatusResponse.ProtoReflect.Descriptor instead.
+func (*SetBillingStatusResponse) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SetBillingStatusResponse) GetStatus() *BillingStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
 // GrantCreditsRequest adds credits to an organization.
 type GrantCreditsRequest struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -945,7 +1044,7 @@ type GrantCreditsRequest struct {
 
 func (x *GrantCreditsRequest) Reset() {
 	*x = GrantCreditsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1056,7 @@ func (x *GrantCreditsRequest) String() string {
 func (*GrantCreditsRequest) ProtoMessage() {}
 
 func (x *GrantCreditsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1069,7 @@ func (x *GrantCreditsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantCreditsRequest.ProtoReflect.Descriptor instead.
 func (*GrantCreditsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GrantCreditsRequest) GetOrganizationId() string {
@@ -1011,7 +1110,7 @@ type GrantCreditsResponse struct {
 
 func (x *GrantCreditsResponse) Reset() {
 	*x = GrantCreditsResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1122,7 @@ func (x *GrantCreditsResponse) String() string {
 func (*GrantCreditsResponse) ProtoMessage() {}
 
 func (x *GrantCreditsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1135,7 @@ func (x *GrantCreditsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantCreditsResponse.ProtoReflect.Descriptor instead.
 func (*GrantCreditsResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GrantCreditsResponse) GetCredits() *Credits {
@@ -1059,7 +1158,7 @@ type ChargeRequest struct {
 
 func (x *ChargeRequest) Reset() {
 	*x = ChargeRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1170,7 @@ func (x *ChargeRequest) String() string {
 func (*ChargeRequest) ProtoMessage() {}
 
 func (x *ChargeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1183,7 @@ func (x *ChargeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeRequest.ProtoReflect.Descriptor instead.
 func (*ChargeRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ChargeRequest) GetMessageId() string {
@@ -1116,7 +1215,7 @@ type ChargeResponse struct {
 
 func (x *ChargeResponse) Reset() {
 	*x = ChargeResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1227,7 @@ func (x *ChargeResponse) String() string {
 func (*ChargeResponse) ProtoMessage() {}
 
 func (x *ChargeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1240,7 @@ func (x *ChargeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeResponse.ProtoReflect.Descriptor instead.
 func (*ChargeResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChargeResponse) GetCharged() int32 {
@@ -1178,7 +1277,7 @@ type PlaceHoldRequest struct {
 
 func (x *PlaceHoldRequest) Reset() {
 	*x = PlaceHoldRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1190,7 +1289,7 @@ func (x *PlaceHoldRequest) String() string {
 func (*PlaceHoldRequest) ProtoMessage() {}
 
 func (x *PlaceHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1203,7 +1302,7 @@ func (x *PlaceHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceHoldRequest.ProtoReflect.Descriptor instead.
 func (*PlaceHoldRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PlaceHoldRequest) GetHoldId() string {
@@ -1235,7 +1334,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1346,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1359,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Hold) GetId() string {
@@ -1302,7 +1401,7 @@ type PlaceHoldResponse struct {
 
 func (x *PlaceHoldResponse) Reset() {
 	*x = PlaceHoldResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[20]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1413,7 @@ func (x *PlaceHoldResponse) String() string {
 func (*PlaceHoldResponse) ProtoMessage() {}
 
 func (x *PlaceHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[20]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1426,7 @@ func (x *PlaceHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceHoldResponse.ProtoReflect.Descriptor instead.
 func (*PlaceHoldResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PlaceHoldResponse) GetHold() *Hold {
@@ -1358,7 +1457,7 @@ type PostHoldRequest struct {
 
 func (x *PostHoldRequest) Reset() {
 	*x = PostHoldRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[21]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1370,7 +1469,7 @@ func (x *PostHoldRequest) String() string {
 func (*PostHoldRequest) ProtoMessage() {}
 
 func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[21]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1482,7 @@ func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldRequest.ProtoReflect.Descriptor instead.
 func (*PostHoldRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PostHoldRequest) GetHoldId() string {
@@ -1419,7 +1518,7 @@ type PostHoldResponse struct {
 
 func (x *PostHoldResponse) Reset() {
 	*x = PostHoldResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[22]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1431,7 +1530,7 @@ func (x *PostHoldResponse) String() string {
 func (*PostHoldResponse) ProtoMessage() {}
 
 func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[22]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1444,7 +1543,7 @@ func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldResponse.ProtoReflect.Descriptor instead.
 func (*PostHoldResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{22}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PostHoldResponse) GetCharged() int32 {
@@ -1471,7 +1570,7 @@ type ReleaseHoldRequest struct {
 
 func (x *ReleaseHoldRequest) Reset() {
 	*x = ReleaseHoldRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[23]
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1483,7 +1582,7 @@ func (x *ReleaseHoldRequest) String() string {
 func (*ReleaseHoldRequest) ProtoMessage() {}
 
 func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[23]
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1496,7 +1595,7 @@ func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{23}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReleaseHoldRequest) GetHoldId() string {
@@ -1519,7 +1618,7 @@ type ReleaseHoldResponse struct {
 
 func (x *ReleaseHoldResponse) Reset() {
 	*x = ReleaseHoldResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[24]
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1630,7 @@ func (x *ReleaseHoldResponse) String() string {
 func (*ReleaseHoldResponse) ProtoMessage() {}
 
 func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[24]
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1643,7 @@ func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{24}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReleaseHoldResponse) GetReturned() int32 {
@@ -1578,7 +1677,7 @@ type RefundDebitRequest struct {
 
 func (x *RefundDebitRequest) Reset() {
 	*x = RefundDebitRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1689,7 @@ func (x *RefundDebitRequest) String() string {
 func (*RefundDebitRequest) ProtoMessage() {}
 
 func (x *RefundDebitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1702,7 @@ func (x *RefundDebitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefundDebitRequest.ProtoReflect.Descriptor instead.
 func (*RefundDebitRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RefundDebitRequest) GetMessageId() string {
@@ -1624,7 +1723,7 @@ type RefundDebitResponse struct {
 
 func (x *RefundDebitResponse) Reset() {
 	*x = RefundDebitResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1735,7 @@ func (x *RefundDebitResponse) String() string {
 func (*RefundDebitResponse) ProtoMessage() {}
 
 func (x *RefundDebitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1748,7 @@ func (x *RefundDebitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefundDebitResponse.ProtoReflect.Descriptor instead.
 func (*RefundDebitResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RefundDebitResponse) GetRefunded() int32 {
@@ -1731,7 +1830,12 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x12current_period_end\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x10currentPeriodEnd\"t\n" +
 	"\x0fSetPlanResponse\x12+\n" +
 	"\x04plan\x18\x01 \x01(\v2\x17.chorus.billing.v1.PlanR\x04plan\x124\n" +
-	"\acredits\x18\x02 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits\"\x9b\x01\n" +
+	"\acredits\x18\x02 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits\"Z\n" +
+	"\x17SetBillingStatusRequest\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"T\n" +
+	"\x18SetBillingStatusResponse\x128\n" +
+	"\x06status\x18\x01 \x01(\v2 .chorus.billing.v1.BillingStatusR\x06status\"\x9b\x01\n" +
 	"\x13GrantCreditsRequest\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x05R\x06amount\x12\x1a\n" +
@@ -1777,13 +1881,14 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\"g\n" +
 	"\x13RefundDebitResponse\x12\x1a\n" +
 	"\brefunded\x18\x01 \x01(\x05R\brefunded\x124\n" +
-	"\acredits\x18\x02 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits2\xb0\a\n" +
+	"\acredits\x18\x02 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits2\x9d\b\n" +
 	"\x0eBillingService\x12k\n" +
 	"\x10GetBillingStatus\x12*.chorus.billing.v1.GetBillingStatusRequest\x1a+.chorus.billing.v1.GetBillingStatusResponse\x12k\n" +
 	"\x10GetCreditBalance\x12*.chorus.billing.v1.GetCreditBalanceRequest\x1a+.chorus.billing.v1.GetCreditBalanceResponse\x12Y\n" +
 	"\n" +
 	"SetAccount\x12$.chorus.billing.v1.SetAccountRequest\x1a%.chorus.billing.v1.SetAccountResponse\x12P\n" +
-	"\aSetPlan\x12!.chorus.billing.v1.SetPlanRequest\x1a\".chorus.billing.v1.SetPlanResponse\x12_\n" +
+	"\aSetPlan\x12!.chorus.billing.v1.SetPlanRequest\x1a\".chorus.billing.v1.SetPlanResponse\x12k\n" +
+	"\x10SetBillingStatus\x12*.chorus.billing.v1.SetBillingStatusRequest\x1a+.chorus.billing.v1.SetBillingStatusResponse\x12_\n" +
 	"\fGrantCredits\x12&.chorus.billing.v1.GrantCreditsRequest\x1a'.chorus.billing.v1.GrantCreditsResponse\x12M\n" +
 	"\x06Charge\x12 .chorus.billing.v1.ChargeRequest\x1a!.chorus.billing.v1.ChargeResponse\x12V\n" +
 	"\tPlaceHold\x12#.chorus.billing.v1.PlaceHoldRequest\x1a$.chorus.billing.v1.PlaceHoldResponse\x12S\n" +
@@ -1803,7 +1908,7 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 	return file_billing_v1_billing_proto_rawDescData
 }
 
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(*BillingStatus)(nil),            // 0: chorus.billing.v1.BillingStatus
 	(*Subscription)(nil),             // 1: chorus.billing.v1.Subscription
@@ -1819,73 +1924,78 @@ var file_billing_v1_billing_proto_goTypes = []any{
 	(*SetPlanRequest)(nil),           // 11: chorus.billing.v1.SetPlanRequest
 	(*Plan)(nil),                     // 12: chorus.billing.v1.Plan
 	(*SetPlanResponse)(nil),          // 13: chorus.billing.v1.SetPlanResponse
-	(*GrantCreditsRequest)(nil),      // 14: chorus.billing.v1.GrantCreditsRequest
-	(*GrantCreditsResponse)(nil),     // 15: chorus.billing.v1.GrantCreditsResponse
-	(*ChargeRequest)(nil),            // 16: chorus.billing.v1.ChargeRequest
-	(*ChargeResponse)(nil),           // 17: chorus.billing.v1.ChargeResponse
-	(*PlaceHoldRequest)(nil),         // 18: chorus.billing.v1.PlaceHoldRequest
-	(*Hold)(nil),                     // 19: chorus.billing.v1.Hold
-	(*PlaceHoldResponse)(nil),        // 20: chorus.billing.v1.PlaceHoldResponse
-	(*PostHoldRequest)(nil),          // 21: chorus.billing.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),         // 22: chorus.billing.v1.PostHoldResponse
-	(*ReleaseHoldRequest)(nil),       // 23: chorus.billing.v1.ReleaseHoldRequest
-	(*ReleaseHoldResponse)(nil),      // 24: chorus.billing.v1.ReleaseHoldResponse
-	(*RefundDebitRequest)(nil),       // 25: chorus.billing.v1.RefundDebitRequest
-	(*RefundDebitResponse)(nil),      // 26: chorus.billing.v1.RefundDebitResponse
-	(*wrapperspb.StringValue)(nil),   // 27: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),    // 28: google.protobuf.Timestamp
+	(*SetBillingStatusRequest)(nil),  // 14: chorus.billing.v1.SetBillingStatusRequest
+	(*SetBillingStatusResponse)(nil), // 15: chorus.billing.v1.SetBillingStatusResponse
+	(*GrantCreditsRequest)(nil),      // 16: chorus.billing.v1.GrantCreditsRequest
+	(*GrantCreditsResponse)(nil),     // 17: chorus.billing.v1.GrantCreditsResponse
+	(*ChargeRequest)(nil),            // 18: chorus.billing.v1.ChargeRequest
+	(*ChargeResponse)(nil),           // 19: chorus.billing.v1.ChargeResponse
+	(*PlaceHoldRequest)(nil),         // 20: chorus.billing.v1.PlaceHoldRequest
+	(*Hold)(nil),                     // 21: chorus.billing.v1.Hold
+	(*PlaceHoldResponse)(nil),        // 22: chorus.billing.v1.PlaceHoldResponse
+	(*PostHoldRequest)(nil),          // 23: chorus.billing.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),         // 24: chorus.billing.v1.PostHoldResponse
+	(*ReleaseHoldRequest)(nil),       // 25: chorus.billing.v1.ReleaseHoldRequest
+	(*ReleaseHoldResponse)(nil),      // 26: chorus.billing.v1.ReleaseHoldResponse
+	(*RefundDebitRequest)(nil),       // 27: chorus.billing.v1.RefundDebitRequest
+	(*RefundDebitResponse)(nil),      // 28: chorus.billing.v1.RefundDebitResponse
+	(*wrapperspb.StringValue)(nil),   // 29: google.protobuf.StringValue
+	(*timestamppb.Timestamp)(nil),    // 30: google.protobuf.Timestamp
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	1,  // 0: chorus.billing.v1.BillingStatus.subscription:type_name -> chorus.billing.v1.Subscription
 	2,  // 1: chorus.billing.v1.BillingStatus.credits:type_name -> chorus.billing.v1.Credits
 	3,  // 2: chorus.billing.v1.BillingStatus.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	4,  // 3: chorus.billing.v1.BillingStatus.available_credit_products:type_name -> chorus.billing.v1.CreditProduct
-	27, // 4: chorus.billing.v1.Subscription.paid_through:type_name -> google.protobuf.StringValue
-	28, // 5: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
-	27, // 6: chorus.billing.v1.Subscription.next_billing_date:type_name -> google.protobuf.StringValue
-	27, // 7: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
-	27, // 8: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
+	29, // 4: chorus.billing.v1.Subscription.paid_through:type_name -> google.protobuf.StringValue
+	30, // 5: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
+	29, // 6: chorus.billing.v1.Subscription.next_billing_date:type_name -> google.protobuf.StringValue
+	29, // 7: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
+	29, // 8: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
 	0,  // 9: chorus.billing.v1.GetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
 	1,  // 10: chorus.billing.v1.SetAccountRequest.subscription:type_name -> chorus.billing.v1.Subscription
 	3,  // 11: chorus.billing.v1.SetAccountRequest.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	0,  // 12: chorus.billing.v1.SetAccountResponse.status:type_name -> chorus.billing.v1.BillingStatus
-	28, // 13: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
-	28, // 14: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
+	30, // 13: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
+	30, // 14: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
 	12, // 15: chorus.billing.v1.SetPlanResponse.plan:type_name -> chorus.billing.v1.Plan
 	2,  // 16: chorus.billing.v1.SetPlanResponse.credits:type_name -> chorus.billing.v1.Credits
-	2,  // 17: chorus.billing.v1.GrantCreditsResponse.credits:type_name -> chorus.billing.v1.Credits
-	2,  // 18: chorus.billing.v1.ChargeResponse.credits:type_name -> chorus.billing.v1.Credits
-	19, // 19: chorus.billing.v1.PlaceHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	2,  // 20: chorus.billing.v1.PlaceHoldResponse.credits:type_name -> chorus.billing.v1.Credits
-	19, // 21: chorus.billing.v1.PostHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	19, // 22: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	2,  // 23: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
-	2,  // 24: chorus.billing.v1.RefundDebitResponse.credits:type_name -> chorus.billing.v1.Credits
-	5,  // 25: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
-	7,  // 26: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
-	9,  // 27: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
-	11, // 28: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
-	14, // 29: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
-	16, // 30: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
-	18, // 31: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
-	21, // 32: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
-	23, // 33: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
-	25, // 34: chorus.billing.v1.BillingService.RefundDebit:input_type -> chorus.billing.v1.RefundDebitRequest
-	6,  // 35: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
-	8,  // 36: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
-	10, // 37: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
-	13, // 38: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
-	15, // 39: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
-	17, // 40: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
-	20, // 41: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
-	22, // 42: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
-	24, // 43: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
-	26, // 44: chorus.billing.v1.BillingService.RefundDebit:output_type -> chorus.billing.v1.RefundDebitResponse
-	35, // [35:45] is the sub-list for method output_type
-	25, // [25:35] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	0,  // 17: chorus.billing.v1.SetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
+	2,  // 18: chorus.billing.v1.GrantCreditsResponse.credits:type_name -> chorus.billing.v1.Credits
+	2,  // 19: chorus.billing.v1.ChargeResponse.credits:type_name -> chorus.billing.v1.Credits
+	21, // 20: chorus.billing.v1.PlaceHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	2,  // 21: chorus.billing.v1.PlaceHoldResponse.credits:type_name -> chorus.billing.v1.Credits
+	21, // 22: chorus.billing.v1.PostHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	21, // 23: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	2,  // 24: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
+	2,  // 25: chorus.billing.v1.RefundDebitResponse.credits:type_name -> chorus.billing.v1.Credits
+	5,  // 26: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
+	7,  // 27: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
+	9,  // 28: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
+	11, // 29: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
+	14, // 30: chorus.billing.v1.BillingService.SetBillingStatus:input_type -> chorus.billing.v1.SetBillingStatusRequest
+	16, // 31: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
+	18, // 32: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
+	20, // 33: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
+	23, // 34: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
+	25, // 35: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
+	27, // 36: chorus.billing.v1.BillingService.RefundDebit:input_type -> chorus.billing.v1.RefundDebitRequest
+	6,  // 37: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
+	8,  // 38: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
+	10, // 39: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
+	13, // 40: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
+	15, // 41: chorus.billing.v1.BillingService.SetBillingStatus:output_type -> chorus.billing.v1.SetBillingStatusResponse
+	17, // 42: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
+	19, // 43: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
+	22, // 44: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
+	24, // 45: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
+	26, // 46: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
+	28, // 47: chorus.billing.v1.BillingService.RefundDebit:output_type -> chorus.billing.v1.RefundDebitResponse
+	37, // [37:48] is the sub-list for method output_type
+	26, // [26:37] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_billing_v1_billing_proto_init() }
@@ -1899,7 +2009,7 @@ func file_billing_v1_billing_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const (
 	BillingService_GetCreditBalance_FullMethodName = "/chorus.billing.v1.BillingService/GetCreditBalance"
 	BillingService_SetAccount_FullMethodName       = "/chorus.billing.v1.BillingService/SetAccount"
 	BillingService_SetPlan_FullMethodName          = "/chorus.billing.v1.BillingService/SetPlan"
+	BillingService_SetBillingStatus_FullMethodName = "/chorus.billing.v1.BillingService/SetBillingStatus"
 	BillingService_GrantCredits_FullMethodName     = "/chorus.billing.v1.BillingService/GrantCredits"
 	BillingService_Charge_FullMethodName           = "/chorus.billing.v1.BillingService/Charge"
 	BillingService_PlaceHold_FullMethodName        = "/chorus.billing.v1.BillingService/PlaceHold"
@@ -59,6 +60,11 @@ type BillingServiceClient interface {
 	// the period end it leaves is already past (by default a new plan's period ends now), the
 	// period rolls over at once: included credits left expire and the allowance is granted.
 	SetPlan(ctx context.Context, in *SetPlanRequest, opts ...grpc.CallOption) (*SetPlanResponse, error)
+	// SetBillingStatus is an operator RPC too: it changes only the billing status of an
+	// organization's account, which is how operators suspend and reactivate accounts. Setting
+	// the status the account has changes nothing, so a retry is safe. An organization without an account is NOT_FOUND (open one with SetPlan or
+	// SetAccount first). Suspended and archived accounts cannot spend (BILLING_SUSPENDED).
+	SetBillingStatus(ctx context.Context, in *SetBillingStatusRequest, opts ...grpc.CallOption) (*SetBillingStatusResponse, error)
 	// GrantCredits adds purchased or included credits, once per idempotency key.
 	GrantCredits(ctx context.Context, in *GrantCreditsRequest, opts ...grpc.CallOption) (*GrantCreditsResponse, error)
 	// Charge debits a dispatched message's credits exactly once per message id. full_service
@@ -124,6 +130,16 @@ func (c *billingServiceClient) SetPlan(ctx context.Context, in *SetPlanRequest, 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetPlanResponse)
 	err := c.cc.Invoke(ctx, BillingService_SetPlan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingServiceClient) SetBillingStatus(ctx context.Context, in *SetBillingStatusRequest, opts ...grpc.CallOption) (*SetBillingStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetBillingStatusResponse)
+	err := c.cc.Invoke(ctx, BillingService_SetBillingStatus_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +234,11 @@ type BillingServiceServer interface {
 	// the period end it leaves is already past (by default a new plan's period ends now), the
 	// period rolls over at once: included credits left expire and the allowance is granted.
 	SetPlan(context.Context, *SetPlanRequest) (*SetPlanResponse, error)
+	// SetBillingStatus is an operator RPC too: it changes only the billing status of an
+	// organization's account, which is how operators suspend and reactivate accounts. Setting
+	// the status the account has changes nothing, so a retry is safe. An organization without an account is NOT_FOUND (open one with SetPlan or
+	// SetAccount first). Suspended and archived accounts cannot spend (BILLING_SUSPENDED).
+	SetBillingStatus(context.Context, *SetBillingStatusRequest) (*SetBillingStatusResponse, error)
 	// GrantCredits adds purchased or included credits, once per idempotency key.
 	GrantCredits(context.Context, *GrantCreditsRequest) (*GrantCreditsResponse, error)
 	// Charge debits a dispatched message's credits exactly once per message id. full_service
@@ -260,6 +281,9 @@ func (UnimplementedBillingServiceServer) SetAccount(context.Context, *SetAccount
 }
 func (UnimplementedBillingServiceServer) SetPlan(context.Context, *SetPlanRequest) (*SetPlanResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetPlan not implemented")
+}
+func (UnimplementedBillingServiceServer) SetBillingStatus(context.Context, *SetBillingStatusRequest) (*SetBillingStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetBillingStatus not implemented")
 }
 func (UnimplementedBillingServiceServer) GrantCredits(context.Context, *GrantCreditsRequest) (*GrantCreditsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GrantCredits not implemented")
@@ -368,6 +392,24 @@ func _BillingService_SetPlan_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(BillingServiceServer).SetPlan(ctx, req.(*SetPlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingService_SetBillingStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetBillingStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).SetBillingStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_SetBillingStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).SetBillingStatus(ctx, req.(*SetBillingStatusRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -502,6 +544,10 @@ var BillingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetPlan",
 			Handler:    _BillingService_SetPlan_Handler,
+		},
+		{
+			MethodName: "SetBillingStatus",
+			Handler:    _BillingService_SetBillingStatus_Handler,
 		},
 		{
 			MethodName: "GrantCredits",

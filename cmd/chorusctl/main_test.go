@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/services/billing"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Close()
+	os.Exit(code)
+}
+
+// result is one chorusctl command line's exit status and output.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCtl(args ...string) result {
+	var stdout, stderr bytes.Buffer
+	code := chorusctl(context.Background(), args, &stdout, &stderr)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+func TestHelpAskedForIsPrintedOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		r := runCtl(args...)
+		assert.Equal(t, 0, r.code, args)
+		assert.Empty(t, r.stderr, args)
+		assert.Contains(t, r.stdout, "chorusctl billing set-status --org ID --status", args)
+		assert.Contains(t, r.stdout, "CHORUS_BILLING_ADDR", args)
+	}
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		for _, args := range [][]string{append(words, "--help"), append([]string{"help"}, words...)} {
+			r := runCtl(args...)
+			assert.Equal(t, 0, r.code, args)
+			assert.Empty(t, r.stderr, args)
+			assert.Equal(t, "usage:\n  chorusctl "+c.name+" "+c.flags+"\n\nflags:\n", r.stdout[:strings.Index(r.stdout, "flags:\n")+7], args)
+			assert.Contains(t, r.stdout, "  -", "%v lists its flags", args)
+		}
+	}
+	r := runCtl("org", "--help")
+	assert.Equal(t, 0, r.code)
+	assert.Equal(t, usageOf("org "), r.stdout)
+}
+
+func TestABadCommandLineExits2WithUsageOnStderr(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{nil, "usage:\n"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"org"}, `"org" needs one of its commands`},
+		{[]string{"org", "destroy"}, `"org" needs one of its commands`},
+		{[]string{"token", "--user", "alice", "--ttl", "forever"}, `invalid value "forever" for flag -ttl`},
+		{[]string{"billing", "set-status", "--org", "x", "--state", "active"}, "flag provided but not defined: -state"},
+		{[]string{"help", "frobnicate"}, `unknown command "frobnicate"`},
+	} {
+		r := runCtl(tc.args...)
+		assert.Equal(t, 2, r.code, tc.args)
+		assert.Empty(t, r.stdout, tc.args)
+		assert.Contains(t, r.stderr, tc.says, tc.args)
+		assert.Contains(t, r.stderr, "usage:\n  chorusctl ", tc.args)
+	}
+}
+
+// Without CHORUS_PUBLIC_URL, chorusctl reaches the gateway where the stack runs it:
+// CHORUS_HTTP_ADDR.
+func TestSandboxInboundPostsToTheGatewaysListenAddress(t *testing.T) {
+	got := make(chan string, 1)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.URL.Path
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer gw.Close()
+	t.Setenv("CHORUS_PUBLIC_URL", "")
+	t.Setenv(registry.Gateway.AddrVar, strings.TrimPrefix(gw.URL, "http://"))
+
+	r := runCtl("sandbox", "inbound", "--to", "+12025550100", "--from", "2025550111", "--body", "hi")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, sandbox.InboundPath, <-got)
+	var out inboundResult
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	assert.Equal(t, 200, out.Status)
+}
+
+// An operator suspends and reactivates an account through a real billing service.
+func TestBillingSetStatus(t *testing.T) {
+	svc, err := billing.New(context.Background(), billing.Config{DatabaseURL: pgtest.NewDatabase(t)})
+	require.NoError(t, err)
+	t.Setenv(registry.Billing.AddrVar, servetest.Serve(t, svc).Target())
+
+	org := uuid.NewString()
+	r := runCtl("plan", "set", "--org", org, "--pricing", "per_message")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, st := range []string{"suspended", "suspended", "active"} {
+		r = runCtl("billing", "set-status", "--org", org, "--status", st)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.JSONEq(t, `{"organizationId":"`+org+`","billingStatus":"`+st+`"}`, r.stdout)
+	}
+
+	r = runCtl("billing", "set-status", "--org", org, "--status", "frozen")
+	assert.Equal(t, 1, r.code)
+	assert.Empty(t, r.stdout)
+	assert.Equal(t, "chorusctl: invalid status: must be one of active, past_due, suspended, overage_warning, archived\n", r.stderr)
+	r = runCtl("billing", "set-status", "--org", uuid.NewString(), "--status", "suspended")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "chorusctl: the organization has no billing account\n", r.stderr)
+}
