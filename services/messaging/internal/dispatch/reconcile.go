@@ -119,19 +119,27 @@ func (d *Dispatcher) expireSending(ctx context.Context, id uuid.UUID, cutoff tim
 // settleMissed settles the credits of messages whose settle billing refused or missed when
 // they reached their status before cutoff: debited if the carrier took them, refunded if they
 // failed.
+// A message billing keeps refusing is logged and passed over, so it cannot hold back the ones
+// after it in its page; the sweep reports the first failure.
 func (d *Dispatcher) settleMissed(ctx context.Context, cutoff time.Time) error {
+	var first error
 	for {
 		batch, err := d.store.Unsettled(ctx, cutoff, reconcileBatch)
 		if err != nil {
-			return err
+			return errors.Join(first, err)
 		}
 		for _, m := range batch {
 			if err := d.settle(ctx, m, m.Status); err != nil {
-				return fmt.Errorf("settle message %s again: %w", m.ID, err)
+				d.log.ErrorContext(ctx, "settling a message's credits failed again", "message", m.ID, "org", m.OrgID, "err", err)
+				if first == nil {
+					first = fmt.Errorf("settle message %s again: %w", m.ID, err)
+				}
 			}
 		}
-		if len(batch) < reconcileBatch {
-			return nil
+		// Settled messages leave the list, so the next page is what follows them; after a
+		// failure the same page would come again, and the next sweep takes it.
+		if len(batch) < reconcileBatch || first != nil || ctx.Err() != nil {
+			return first
 		}
 	}
 }

@@ -10,7 +10,9 @@ import (
 )
 
 // senderLocks serialize the messages of one sender to one organization across replicas, so a
-// STOP and a START sent moments apart reach contacts in the order they came. The lock is a
+// STOP and a START are applied one after the other, each stamped after the one before. Waiters
+// are not queued: of two messages waiting behind a third, either may go first (messages a
+// carrier delivers at once for one sender are rare; a fair queue would fix it). The lock is a
 // Redis key, not a database lock: contacts is called while it is held, and a pooled
 // connection must not wait on another service. It expires if its holder dies.
 type senderLocks struct {

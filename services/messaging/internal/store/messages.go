@@ -415,14 +415,22 @@ func (s *Store) Thread(ctx context.Context, org uuid.UUID, phone string, after *
 	return s.messages(ctx, "read thread", q, args...)
 }
 
+// stillOwed holds the messages a deleted contact's history keeps: those still queued or with
+// the carrier, and those whose credits billing has not settled yet (the reconciler needs the
+// row to debit or release them). They are deleted with a later deletion, or stay: credits are
+// never stranded in a hold.
+const stillOwed = `(status IN ('queued', 'sending') OR (billable AND hold_id IS NOT NULL AND settled_at IS NULL))`
+
 // DeleteThread removes org's messages with phone created up to before, and the thread when
-// nothing newer remains (a deleted contact's history).
+// nothing newer remains (a deleted contact's history), except the messages stillOwed keeps.
 func (s *Store) DeleteThread(ctx context.Context, tx pgx.Tx, org uuid.UUID, phone string, before time.Time) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM short_links WHERE organization_id = $1 AND message_id IN
-		(SELECT id FROM messages WHERE organization_id = $1 AND contact_phone = $2 AND created_at <= $3)`, org, phone, before); err != nil {
+		(SELECT id FROM messages WHERE organization_id = $1 AND contact_phone = $2 AND created_at <= $3
+			AND NOT `+stillOwed+`)`, org, phone, before); err != nil {
 		return fmt.Errorf("delete short links: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE organization_id = $1 AND contact_phone = $2 AND created_at <= $3`, org, phone, before); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE organization_id = $1 AND contact_phone = $2 AND created_at <= $3
+			AND NOT `+stillOwed, org, phone, before); err != nil {
 		return fmt.Errorf("delete messages: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM conversations WHERE organization_id = $1 AND phone = $2 AND last_message_at <= $3`, org, phone, before); err != nil {

@@ -228,3 +228,37 @@ func TestClaimKeepsCreationAndMovesThreadPlace(t *testing.T) {
 	require.Len(t, thread, 2)
 	assert.Equal(t, queued.ID, thread[0].ID, "the claimed message is the thread's latest")
 }
+
+// A deleted contact's history goes, except messages whose credits billing has not settled or
+// that are still with the carrier: the reconciler needs their rows, or the credits would stay
+// held for good.
+func TestDeleteThreadKeepsMessagesStillOwed(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	ctx := context.Background()
+	org := uuid.New()
+	const phone = "+12025550143"
+	settled, unsettled, sending := outgoing(org, phone), outgoing(org, phone), outgoing(org, phone)
+	for _, m := range []*store.Message{settled, unsettled} {
+		m.Status, m.Billable, m.HoldID = "delivered", true, uuid.NewString()
+	}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		for _, m := range []*store.Message{settled, unsettled, sending} {
+			if _, err := st.InsertOutgoing(ctx, tx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.NoError(t, st.MarkSettled(ctx, settled.ID))
+
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		return st.DeleteThread(ctx, tx, org, phone, time.Now())
+	}))
+	_, err := st.Message(ctx, org, settled.ID)
+	assert.ErrorIs(t, err, store.ErrNotFound, "a settled message is deleted with the contact")
+	_, err = st.Message(ctx, org, unsettled.ID)
+	assert.NoError(t, err, "a message whose credits are unsettled is kept for the reconciler")
+	_, err = st.Message(ctx, org, sending.ID)
+	assert.NoError(t, err, "a message still with the carrier is kept")
+}
