@@ -419,7 +419,7 @@ func (s *Store) Thread(ctx context.Context, org uuid.UUID, phone string, after *
 // the carrier, and those whose credits billing has not settled yet (the reconciler needs the
 // row to debit or release them). They are deleted with a later deletion, or stay: credits are
 // never stranded in a hold.
-const stillOwed = `(status IN ('queued', 'sending') OR (billable AND hold_id IS NOT NULL AND settled_at IS NULL))`
+const stillOwed = `coalesce(status IN ('queued', 'sending') OR (billable AND hold_id IS NOT NULL AND settled_at IS NULL), false)`
 
 // DeleteThread removes org's messages with phone created up to before, and the thread when
 // nothing newer remains (a deleted contact's history), except the messages stillOwed keeps.

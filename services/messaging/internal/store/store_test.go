@@ -242,13 +242,16 @@ func TestDeleteThreadKeepsMessagesStillOwed(t *testing.T) {
 	for _, m := range []*store.Message{settled, unsettled} {
 		m.Status, m.Billable, m.HoldID = "delivered", true, uuid.NewString()
 	}
+	incoming := &store.Message{ID: uuid.Must(uuid.NewV7()), OrgID: org, Direction: store.Incoming, ContactPhone: phone,
+		OurNumber: "+12025550100", Body: "hi", Provider: "sandbox", ProviderMessageID: "SMin", CreatedAt: time.Now()}
 	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
 		for _, m := range []*store.Message{settled, unsettled, sending} {
 			if _, err := st.InsertOutgoing(ctx, tx, m); err != nil {
 				return err
 			}
 		}
-		return nil
+		_, err := st.InsertIncoming(ctx, tx, incoming)
+		return err
 	}))
 	require.NoError(t, st.MarkSettled(ctx, settled.ID))
 
@@ -257,6 +260,8 @@ func TestDeleteThreadKeepsMessagesStillOwed(t *testing.T) {
 	}))
 	_, err := st.Message(ctx, org, settled.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound, "a settled message is deleted with the contact")
+	_, err = st.Message(ctx, org, incoming.ID)
+	assert.ErrorIs(t, err, store.ErrNotFound, "an incoming message is deleted with the contact")
 	_, err = st.Message(ctx, org, unsettled.ID)
 	assert.NoError(t, err, "a message whose credits are unsettled is kept for the reconciler")
 	_, err = st.Message(ctx, org, sending.ID)
