@@ -207,6 +207,9 @@ func (g *Gateway) dial(name, addr string) (*clients.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	// Each request already carries CHORUS_HTTP_REQUEST_TIMEOUT; a shorter per-attempt deadline
+	// would cut a slow webhook off at the client's default and have the carrier redeliver it.
+	conn.Timeout = g.cfg.RequestTimeout
 	g.backends = append(g.backends, backend{name: name, conn: conn.ClientConn()})
 	return conn, nil
 }

@@ -21,8 +21,8 @@ import (
 	"github.com/chorus-sms/chorus/pkg/tenant"
 )
 
-// Defaults of a Conn: a peer answers within seconds or is treated as down; a read is tried
-// three times over roughly a third of a second before its caller sees the failure.
+// Defaults of a Conn: a peer answers within seconds or is treated as down; an idempotent call
+// is tried three times, 50 ms then 100 ms apart, while the peer is unavailable.
 const (
 	DefaultTimeout  = 5 * time.Second
 	DefaultAttempts = 3
@@ -105,7 +105,8 @@ func Call[Resp any](ctx context.Context, c *Conn, method string, retry Retry, ca
 		}
 		select {
 		case <-ctx.Done():
-			return resp, c.translate(method, err)
+			// The caller gave up while the peer was down: that is what to report, not an outage.
+			return resp, fmt.Errorf("%s %s: %w", c.peer, method, ctx.Err())
 		case <-time.After(wait):
 		}
 		wait *= 2

@@ -137,6 +137,19 @@ func TestIdempotentCallsRetryOnlyWhileThePeerIsUnavailable(t *testing.T) {
 	assert.Equal(t, 1, p.count(), "a refusal is not retried")
 }
 
+// A caller that gives up while its peer is down is told so: it is not a peer outage to report.
+func TestACallerThatGivesUpDuringRetriesGetsItsOwnCancellation(t *testing.T) {
+	p := &peer{}
+	conn := start(t, p)
+	conn.Backoff = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	p.failWith(unavailable, unavailable)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := contacts.New(conn).CheckSendable(ctx, uuid.New(), []string{"+15125550100"})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, apierr.ErrUnavailable)
+}
+
 func TestPeerErrorsAreTranslatedByCode(t *testing.T) {
 	p := &peer{}
 	c := contacts.New(start(t, p))

@@ -41,6 +41,11 @@ func SweepInsertOpts(queue string) river.InsertOpts {
 // config given to NewClient sets SoftStopTimeout.
 const StopTimeout = 10 * time.Second
 
+// RescueAfter is how long a job may stay running before River takes it for lost (its worker
+// died) and runs it again, unless the config sets RescueStuckJobsAfter. River's hour would
+// stall a sweep that long after a crash: sweeps stay unique while one is "running".
+const RescueAfter = 5 * time.Minute
+
 // Client is a service's River client in its own schema. Start works jobs under a context the
 // caller's cancellation does not reach, so that Stop can let running jobs finish.
 type Client struct {
@@ -52,6 +57,9 @@ type Client struct {
 func NewClient(name string, pool *pgxpool.Pool, cfg *river.Config) (*Client, error) {
 	if cfg.SoftStopTimeout == 0 {
 		cfg.SoftStopTimeout = StopTimeout
+	}
+	if cfg.RescueStuckJobsAfter == 0 {
+		cfg.RescueStuckJobsAfter = RescueAfter
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {

@@ -28,6 +28,10 @@ var schemaName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 // OpenOption tunes the pool Open builds.
 type OpenOption func(*pgxpool.Config)
 
+// MinConns is the smallest pool a service can start with: Migrate holds one connection for
+// its advisory lock while the migrators use another.
+const MinConns = 2
+
 // WithMaxConns bounds the pool at n connections (CHORUS_DB_MAX_CONNS); pgx's default is the
 // larger of 4 and the number of CPUs, too few for a service with many workers and too many to
 // multiply by every service and replica on a small server.
@@ -48,8 +52,8 @@ func Open(ctx context.Context, dsn, schema string, opts ...OpenOption) (*pgxpool
 	for _, opt := range opts {
 		opt(cfg)
 	}
-	if cfg.MaxConns < 1 {
-		return nil, fmt.Errorf("pgdb: pool of %d connections: want at least 1", cfg.MaxConns)
+	if cfg.MaxConns < MinConns {
+		return nil, fmt.Errorf("pgdb: pool of %d connections: want at least %d", cfg.MaxConns, MinConns)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema + ",public"
 	// Queries become spans of the request's trace (statement text only, never the arguments:

@@ -54,7 +54,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
 		DatabaseURL:     r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RenewalInterval: r.Duration("CHORUS_RENEWAL_INTERVAL", DefaultRenewalInterval),
-		DBMaxConns:      r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, 1),
+		DBMaxConns:      r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
 }
 

@@ -64,7 +64,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		CursorSecret:   r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         lookup.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", lookup.TwilioDefaultBaseURL)},
-		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, 1),
+		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")

@@ -297,3 +297,23 @@ func TestWritesNeedWriteAccess(t *testing.T) {
 	_, err = e.c.ListContacts(r, &contactsv1.ListContactsRequest{})
 	assert.NoError(t, err)
 }
+
+// A contact stored over the tag limit before merges were checked can still be merged into, as
+// long as the merge adds no tag; one that adds a tag is refused.
+func TestMergeIntoAContactAlreadyOverTheLimit(t *testing.T) {
+	t.Parallel()
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	phone := str("2025550152")
+	c, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: phone, Tags: tagRange("a", 50)})
+	_, err := e.db.Exec(t.Context(), `UPDATE contacts SET tags = tags || ARRAY['x1','x2','x3'] WHERE id = $1`, c.GetId())
+	require.NoError(t, err)
+
+	res, err := e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: phone, FirstName: str("Ada"), Tags: []string{"a1"}})
+	require.NoError(t, err, "a merge that adds no tag is not refused for the tags already there")
+	assert.Equal(t, "merged", res.GetContact().GetOutcome())
+	assert.Equal(t, "Ada", getContact(t, e, ctx, c.GetId()).GetFirstName())
+
+	_, err = e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: phone, Tags: []string{"new"}})
+	assert.Equal(t, []string{"tags"}, badFields(t, err), "a merge that adds one is")
+}

@@ -126,7 +126,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		SandboxDelay:   r.DurationOrZero("CHORUS_SANDBOX_DELAY", 300*time.Millisecond),
 		SendingTimeout: r.Duration("CHORUS_SENDING_TIMEOUT", time.Hour),
 	}
-	cfg.DBMaxConns = r.Int("CHORUS_DB_MAX_CONNS", cfg.dbMaxConns(), 1)
+	cfg.DBMaxConns = r.Int("CHORUS_DB_MAX_CONNS", cfg.dbMaxConns(), pgdb.MinConns)
 	if cfg.Provider == ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")
 		cfg.Twilio.AuthToken = r.Required("CHORUS_TWILIO_AUTH_TOKEN")

@@ -45,7 +45,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		DatabaseURL: r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		CacheTTL:    r.Duration("CHORUS_ACCESS_CACHE_TTL", 30*time.Second),
-		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, 1),
+		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
 }
 

@@ -83,7 +83,7 @@ func (ch Changes) setScalars(c *Contact) (phoneChanged bool) {
 
 // mergeInto applies a create's fields to an existing contact: sent fields win, tags are
 // unioned (existing order first) and custom fields merged key by key, sent keys winning. A
-// result over MaxTags or MaxCustomFields is a *LimitError and leaves c unchanged.
+// result that grows past MaxTags or MaxCustomFields is a *LimitError and leaves c unchanged.
 func (ch Changes) mergeInto(c *Contact) (phoneChanged bool, err error) {
 	fields := make(map[string]any, len(c.CustomFields)+len(ch.CustomFields))
 	for k, v := range c.CustomFields {
@@ -98,11 +98,13 @@ func (ch Changes) mergeInto(c *Contact) (phoneChanged bool, err error) {
 			tags = append(tags, t)
 		}
 	}
+	// Only a merge that adds past a limit is refused: a contact already over one (stored before
+	// merges were checked) can still be merged into without growing further.
 	var over []Overflow
-	if len(tags) > MaxTags {
+	if len(tags) > MaxTags && len(tags) > len(c.Tags) {
 		over = append(over, Overflow{Field: "tags", Noun: "tags", Max: MaxTags, Would: len(tags)})
 	}
-	if len(fields) > MaxCustomFields {
+	if len(fields) > MaxCustomFields && len(fields) > len(c.CustomFields) {
 		over = append(over, Overflow{Field: "customFields", Noun: "custom fields", Max: MaxCustomFields, Would: len(fields)})
 	}
 	if over != nil {
