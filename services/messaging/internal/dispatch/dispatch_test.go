@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
@@ -39,6 +41,8 @@ type fixture struct {
 	org   uuid.UUID
 	// number is a sending number no other test uses, so throttles do not meet in Redis.
 	number string
+	// contacts, when set, is the dispatchers' consent checker (nil: system messages only).
+	contacts *contacts.Client
 }
 
 func TestMain(m *testing.M) {
@@ -63,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) dispatcher(live carrier.Provider, rate int, sandboxDelay time.Duration) *Dispatcher {
 	f.t.Helper()
 	d, err := New(Config{
-		Pool: f.pool, Schema: "messaging", Store: f.store, Redis: f.rdb, Live: live,
+		Pool: f.pool, Schema: "messaging", Store: f.store, Redis: f.rdb, Live: live, Contacts: f.contacts,
 		PublicURL: "http://chorus.test", NumberRate: rate, Workers: 4, SandboxDelay: sandboxDelay,
 		SendingTimeout: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
@@ -305,4 +309,32 @@ func TestQuietHoursSnoozeUntilTheWindow(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, untilSendable(c.zone, c.now), "%s at %s", c.zone, c.now)
 	}
+}
+
+// A reply whose consent cannot be checked when its number lets it go (contacts is down) is not
+// handed to the carrier, and is failed as unavailable: the carrier was never asked.
+func TestSendNowWithoutAConsentAnswerSendsNothing(t *testing.T) {
+	f := newFixture(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	down := lis.Addr().String()
+	require.NoError(t, lis.Close())
+	f.contacts, err = contacts.Dial(down, "messaging")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = f.contacts.Close() })
+	d := f.dispatcher(nil, 100, time.Second)
+
+	ctx := context.Background()
+	m := store.Message{
+		ID: uuid.Must(uuid.NewV7()), OrgID: f.org, Direction: store.Outgoing, ContactPhone: "+12025550143", OurNumber: f.number,
+		Body: "hello", Status: store.StatusSending, Provider: carrier.SandboxName, SourceKind: store.SourceReply, CreatedAt: time.Now(),
+	}
+	require.NoError(t, f.store.InTx(ctx, func(tx pgx.Tx) error { _, err := f.store.InsertOutgoing(ctx, tx, &m); return err }))
+	out, err := d.SendNow(ctx, m)
+	require.NoError(t, err)
+	assert.Equal(t, CodeUnavailable, out.ErrorCode)
+	got := f.message(m.ID)
+	assert.Equal(t, store.StatusFailed, got.Status)
+	assert.Equal(t, CodeUnavailable, got.ErrorCode, "not blamed on the carrier")
+	assert.Empty(t, got.ProviderMessageID, "the carrier was never asked")
 }

@@ -21,6 +21,9 @@ import (
 // Error codes stored on messages that failed before or at the carrier.
 const (
 	CodeCarrierUnavailable = apierr.ReasonCarrierUnavailable
+	// CodeUnavailable: a service the hand-off needed (the throttle's Redis, contacts for the
+	// consent check) did not answer; the carrier was never asked.
+	CodeUnavailable = apierr.ReasonUnavailable
 	CodeMisconfigured      = apierr.ReasonCarrierMisconfigured
 	CodeNotSendable        = apierr.ReasonNotSendable
 	CodeHoldNotFound       = apierr.ReasonHoldNotFound
@@ -49,12 +52,12 @@ type Outcome struct {
 func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, error) {
 	granted, err := d.throttle.wait(ctx, m.OurNumber)
 	if err != nil {
-		return d.fail(ctx, m, CodeCarrierUnavailable, err)
+		return d.fail(ctx, m, CodeUnavailable, err)
 	}
 	m.DispatchedAt = &granted
 	refused, err := d.refusal(ctx, m)
 	if err != nil {
-		return d.fail(ctx, m, CodeCarrierUnavailable, err) // nothing sent; the caller may retry
+		return d.fail(ctx, m, CodeUnavailable, err) // nothing sent; the caller may retry
 	}
 	if refused != contactsv1.SendableReason_SENDABLE_REASON_OK {
 		o, err := d.fail(ctx, m, CodeNotSendable, nil)

@@ -125,8 +125,11 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 		// it is recorded failed, costs nothing, and the caller gets the answer it would get now.
 		return nil, recipientError(out.Refused)
 	}
-	if out.ErrorCode == dispatch.CodeCarrierUnavailable {
+	switch out.ErrorCode {
+	case dispatch.CodeCarrierUnavailable:
 		return nil, apierr.New(codes.Unavailable, apierr.ReasonCarrierUnavailable, "the carrier did not take the message; nothing was sent or charged, try again")
+	case dispatch.CodeUnavailable:
+		return nil, apierr.New(codes.Unavailable, apierr.ReasonUnavailable, "the message could not be handed to the carrier now; nothing was sent or charged, try again")
 	}
 	log := &messagingv1.MessageLog{Id: id.String(), PhoneNumber: to, Message: text, Status: apiStatus(out.Status)}
 	if log.Status == store.StatusSent {
