@@ -23,12 +23,12 @@ const (
 	CodeCarrierUnavailable = apierr.ReasonCarrierUnavailable
 	// CodeUnavailable: a service the hand-off needed (the throttle's Redis, contacts for the
 	// consent check) did not answer; the carrier was never asked.
-	CodeUnavailable = apierr.ReasonUnavailable
-	CodeMisconfigured      = apierr.ReasonCarrierMisconfigured
-	CodeNotSendable        = apierr.ReasonNotSendable
-	CodeHoldNotFound       = apierr.ReasonHoldNotFound
-	CodeHoldExhausted      = apierr.ReasonHoldExhausted
-	CodeHoldReleased       = apierr.ReasonHoldReleased
+	CodeUnavailable   = apierr.ReasonUnavailable
+	CodeMisconfigured = apierr.ReasonCarrierMisconfigured
+	CodeNotSendable   = apierr.ReasonNotSendable
+	CodeHoldNotFound  = apierr.ReasonHoldNotFound
+	CodeHoldExhausted = apierr.ReasonHoldExhausted
+	CodeHoldReleased  = apierr.ReasonHoldReleased
 )
 
 // Outcome is what became of one send.
