@@ -20,6 +20,7 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 )
 
 // withDetails is a status error carrying details, as a service would build it.
@@ -101,7 +102,7 @@ func TestServiceErrorsMapToTheSharedBody(t *testing.T) {
 
 func TestUnreachableServiceAnswers503(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = closedAddr(t) })
+	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = servetest.ClosedAddr(t) })
 	org := e.member("reader", "read")
 	res := e.get("/api/contacts", "reader", org)
 	require.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)

@@ -14,11 +14,12 @@ import (
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 )
 
 func TestNotReadyWhileAServiceIsDown(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = closedAddr(t) })
+	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = servetest.ClosedAddr(t) })
 	res := e.do(request{method: http.MethodGet, path: "/readyz"})
 	assert.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
 	services, _ := res.json(t)["services"].(map[string]any)
@@ -67,7 +68,7 @@ func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
 	redis := redisURL(t)
 	orgsAddr, _ := startOrgs(t, redis)
 	gw, err := gateway.New(context.Background(), gateway.Config{
-		OrgsAddr: orgsAddr, ContactsAddr: closedAddr(t), RedisURL: redis,
+		OrgsAddr: orgsAddr, ContactsAddr: servetest.ClosedAddr(t), RedisURL: redis,
 		JWKSURL: newIDP(t, key).url, Issuer: issuer, Audience: audience,
 		RateLimit: 1, RateBurst: 1, Logger: quietLogger(),
 	})
@@ -92,8 +93,8 @@ func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
 func TestNewFailsWhenTheJWKSCannotBeFetched(t *testing.T) {
 	t.Parallel()
 	_, err := gateway.New(context.Background(), gateway.Config{
-		OrgsAddr: closedAddr(t), ContactsAddr: closedAddr(t), RedisURL: redisURL(t),
-		JWKSURL: "http://" + closedAddr(t) + "/jwks.json", Issuer: issuer, Audience: audience,
+		OrgsAddr: servetest.ClosedAddr(t), ContactsAddr: servetest.ClosedAddr(t), RedisURL: redisURL(t),
+		JWKSURL: "http://" + servetest.ClosedAddr(t) + "/jwks.json", Issuer: issuer, Audience: audience,
 		RateLimit: 1, RateBurst: 1, Logger: quietLogger(),
 	})
 	require.Error(t, err)

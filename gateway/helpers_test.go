@@ -60,16 +60,6 @@ func redisURL(t *testing.T) string {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := lis.Addr().String()
-	require.NoError(t, lis.Close())
-	return addr
-}
-
 // ---- identity provider ----
 
 // signingKey is one key of the test identity provider.

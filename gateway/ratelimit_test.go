@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/gateway"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 )
 
 func TestRateLimitPerOrganizationAndUser(t *testing.T) {
@@ -48,7 +49,7 @@ func TestRateLimitPerOrganizationAndUser(t *testing.T) {
 func TestRateLimiterFailsOpenWithoutRedis(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(c *gateway.Config) {
-		c.RedisURL = "redis://" + closedAddr(t) + "/0"
+		c.RedisURL = "redis://" + servetest.ClosedAddr(t) + "/0"
 		c.RateLimit, c.RateBurst = 1, 1
 	})
 	org := e.member("alice", "read")

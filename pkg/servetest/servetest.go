@@ -38,3 +38,18 @@ func Serve(t testing.TB, srv process.Server) *grpc.ClientConn {
 	})
 	return conn
 }
+
+// ClosedAddr is a loopback address nothing listens on: a peer that is down, or a port a test
+// hands to a process it starts itself.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("servetest: listen: %v", err)
+	}
+	addr := lis.Addr().String()
+	if err := lis.Close(); err != nil {
+		t.Fatalf("servetest: close: %v", err)
+	}
+	return addr
+}

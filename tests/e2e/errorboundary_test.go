@@ -20,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 	caller "github.com/chorus-sms/chorus/pkg/tenant"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging"
@@ -54,7 +55,7 @@ func assertError(t *testing.T, res response, status int, want errorBody) {
 // Errors that start in a peer (contacts, billing, orgs) and pass through messaging reach the
 // REST client in messaging's own words, or masked; never with the peer's text.
 func TestPeerErrorsCrossMessagingInItsOwnWords(t *testing.T) {
-	jwksAddr := freeAddr(t)
+	jwksAddr := servetest.ClosedAddr(t)
 	e := newMsgEnv(t, map[string]string{"CHORUS_DEV_JWKS_ADDR": jwksAddr})
 	tn := e.newTenant("+12025550100", 0)
 	tn.contact("+12025550143", "Ada", true)
@@ -136,7 +137,7 @@ func startWithoutBilling(t *testing.T, e *env, jwksAddr string) string {
 	cfg := stack.ConfigFromEnv(r)
 	require.NoError(t, r.Err())
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	dead := freeAddr(t)
+	dead := servetest.ClosedAddr(t)
 	cfg.Messaging.OrgsAddr, cfg.Messaging.ContactsAddr, cfg.Messaging.BillingAddr = e.st.Addr(registry.Orgs), contactsAddr, dead
 	cfg.Messaging.PublicURL, cfg.Messaging.Logger = e.st.PublicURL, quiet
 	msg, err := messaging.New(ctx, cfg.Messaging)

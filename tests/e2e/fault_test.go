@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -30,6 +29,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -62,14 +62,6 @@ func runChildStack() {
 	}
 	fmt.Println("READY")
 	_ = st.Wait()
-}
-
-// freeAddr returns a loopback address nobody listens on now.
-func freeAddr(t *testing.T) string {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer lis.Close()
-	return lis.Addr().String()
 }
 
 // child is a stack process on fixed addresses, so a restarted one is the same service.
@@ -141,7 +133,7 @@ func TestKilledBetweenCarrierAcceptanceAndCommit(t *testing.T) {
 
 	redisURL, _ := redistest.New(t)
 	dsn := stackDB.NewDatabase(t)
-	httpAddr, orgsAddr, billingAddr, messagingAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	httpAddr, orgsAddr, billingAddr, messagingAddr := servetest.ClosedAddr(t), servetest.ClosedAddr(t), servetest.ClosedAddr(t), servetest.ClosedAddr(t)
 	keyPath := filepath.Join(t.TempDir(), "dev-key.pem")
 	proc = &child{t: t, vars: []string{
 		childEnv + "=1",
@@ -149,10 +141,10 @@ func TestKilledBetweenCarrierAcceptanceAndCommit(t *testing.T) {
 		"CHORUS_REDIS_URL=" + redisURL,
 		"CHORUS_HTTP_ADDR=" + httpAddr,
 		"CHORUS_ORGS_ADDR=" + orgsAddr,
-		"CHORUS_CONTACTS_ADDR=" + freeAddr(t),
+		"CHORUS_CONTACTS_ADDR=" + servetest.ClosedAddr(t),
 		"CHORUS_BILLING_ADDR=" + billingAddr,
 		"CHORUS_MESSAGING_ADDR=" + messagingAddr,
-		"CHORUS_DEV_JWKS_ADDR=" + freeAddr(t),
+		"CHORUS_DEV_JWKS_ADDR=" + servetest.ClosedAddr(t),
 		"CHORUS_DEV_KEY=" + keyPath,
 		"CHORUS_SMS_PROVIDER=twilio",
 		"CHORUS_CURSOR_SECRET=e2e-cursor-secret",

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -26,6 +25,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 	"github.com/chorus-sms/chorus/services/messaging/migrations"
@@ -315,11 +315,8 @@ func TestQuietHoursSnoozeUntilTheWindow(t *testing.T) {
 // handed to the carrier, and is failed as unavailable: the carrier was never asked.
 func TestSendNowWithoutAConsentAnswerSendsNothing(t *testing.T) {
 	f := newFixture(t)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	down := lis.Addr().String()
-	require.NoError(t, lis.Close())
-	f.contacts, err = contacts.Dial(down, "messaging")
+	var err error
+	f.contacts, err = contacts.Dial(servetest.ClosedAddr(t), "messaging")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = f.contacts.Close() })
 	d := f.dispatcher(nil, 100, time.Second)

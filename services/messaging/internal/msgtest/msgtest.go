@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -124,21 +123,11 @@ func (p *Peers) Messaging(t *testing.T, twilioURL string) messagingv1.MessagingS
 	t.Helper()
 	svc, err := messaging.New(context.Background(), messaging.Config{
 		DatabaseURL: p.DSN, RedisURL: p.RedisURL, OrgsAddr: p.OrgsAddr, ContactsAddr: p.ContactsAddr,
-		BillingAddr: UnusedAddr(t), PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
+		BillingAddr: servetest.ClosedAddr(t), PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
 		Provider: messaging.ProviderTwilio, SandboxToken: SandboxToken,
 		Twilio:     carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: TwilioToken, BaseURL: twilioURL},
 		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour, Logger: Quiet(),
 	})
 	require.NoError(t, err)
 	return messagingv1.NewMessagingServiceClient(servetest.Serve(t, svc))
-}
-
-// UnusedAddr is an address nothing listens on (billing, which keyword answers never reach).
-func UnusedAddr(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := lis.Addr().String()
-	require.NoError(t, lis.Close())
-	return addr
 }
