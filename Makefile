@@ -23,13 +23,14 @@ tools: ## install buf and the protoc plugins at pinned versions
 
 generate: ## regenerate Go stubs, gateway handlers and the OpenAPI document
 	buf generate
+	go run ./gateway/openapi/gen
 
 check: ## gofmt, go vet, buf lint, and generated code current
 	@out=$$(git ls-files '*.go' | grep -v '^proto/gen/' | xargs gofmt -l); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do echo "go vet $$m"; (cd $$m && go vet ./...) || exit 1; done
 	buf lint
-	buf generate
+	$(MAKE) --no-print-directory generate
 	@git diff --exit-code -- proto/gen gateway/openapi || { echo "generated code is stale: run make generate and commit"; exit 1; }
 	@if [ -n "$$(git status --porcelain -- proto/gen gateway/openapi)" ]; then git status --porcelain -- proto/gen gateway/openapi; echo "generated files not committed"; exit 1; fi
 

@@ -1,10 +1,11 @@
-// Package openapi holds the OpenAPI document generated from the protos and the HTTP rules
-// (chorus.swagger.json, written by `make generate`); the gateway serves it at /openapi.json.
+// Package openapi holds the gateway's OpenAPI 3 document (openapi.json), generated at `make
+// generate` by ./gen from the protos, the HTTP rules and overlay.yaml; the gateway serves it
+// at /openapi.json and the e2e harness validates every response against it.
 package openapi
 
 import _ "embed"
 
-// Spec is the OpenAPI 2.0 document of the REST API.
+// Spec is the OpenAPI 3 document of the gateway's whole HTTP surface.
 //
-//go:embed chorus.swagger.json
+//go:embed openapi.json
 var Spec []byte

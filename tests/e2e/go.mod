@@ -29,6 +29,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require github.com/getkin/kin-openapi v0.153.0 // indirect
+
 require (
 	github.com/MicahParks/jwkset v0.11.3 // indirect
 	github.com/MicahParks/keyfunc/v3 v3.9.0 // indirect
