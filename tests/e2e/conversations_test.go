@@ -75,7 +75,7 @@ func TestInboundThreadReplyAndShortLink(t *testing.T) {
 	assert.Empty(t, conversations(t, tn, "unresponded=true"), "the last message is ours now")
 
 	// The short link redirects to the original and counts the click.
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	noFollow := e.noFollow()
 	hit, err := noFollow.Get(link[1])
 	require.NoError(t, err)
 	hit.Body.Close()

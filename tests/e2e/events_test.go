@@ -170,7 +170,7 @@ func TestEventsContactDeletedDropsItsThread(t *testing.T) {
 	e.text("+12025550100", "+12025550143", "thanks")
 	e.text("+12025550100", "+12025550144", "an unrelated thread")
 	e.text("+12025550101", "+12025550143", "the same phone in another organization")
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	noFollow := e.noFollow()
 	follow := func() int {
 		t.Helper()
 		hit, err := noFollow.Get(link)

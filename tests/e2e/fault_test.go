@@ -43,7 +43,8 @@ func TestMain(m *testing.M) {
 		runChildStack()
 		return
 	}
-	pgtest.Main(m, redistest.Close)
+	guardDefaultTransport()
+	pgtest.Main(m, redistest.Close, failOnStrayViolations)
 }
 
 // runChildStack runs the whole stack from the environment until the process is killed.
@@ -177,7 +178,8 @@ func TestKilledBetweenCarrierAcceptanceAndCommit(t *testing.T) {
 	require.NoError(t, err)
 	tok, err := key.Sign("ops", time.Hour)
 	require.NoError(t, err)
-	e := &env{t: t, st: &stack.Stack{HTTPURL: "http://" + httpAddr}, http: &http.Client{Timeout: 30 * time.Second}}
+	registerGateway(t, "http://"+httpAddr)
+	e := &env{t: t, st: &stack.Stack{HTTPURL: "http://" + httpAddr}, http: &http.Client{Timeout: 30 * time.Second, Transport: testTransport(t)}}
 	tn := &tenant{client: &client{e: e, token: tok, org: org}}
 	tn.contact("+12025550143", "Ada", true)
 

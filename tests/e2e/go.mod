@@ -29,7 +29,15 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require github.com/getkin/kin-openapi v0.153.0 // indirect
+require (
+	github.com/getkin/kin-openapi v0.153.0
+	github.com/go-openapi/jsonpointer v1.0.2 // indirect
+	github.com/gorilla/mux v1.8.0 // indirect
+	github.com/jonreiter/govader v0.0.0-20250429093935-f6505c8d03cc // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)
 
 require (
 	github.com/MicahParks/jwkset v0.11.3 // indirect

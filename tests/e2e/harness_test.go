@@ -107,12 +107,22 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 	st, err := stack.Start(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(st.Close)
+	registerGateway(t, st.HTTPURL)
 	return &env{
 		t: t, st: st, orgs: orgsv1.NewOrgsServiceClient(dial(t, st.Addr(registry.Orgs))),
 		messaging:    messagingv1.NewMessagingServiceClient(dial(t, st.Addr(registry.Messaging))),
-		http:         &http.Client{Timeout: 30 * time.Second},
+		http:         &http.Client{Timeout: 30 * time.Second, Transport: testTransport(t)},
 		sandboxToken: cfg.Messaging.SandboxToken,
 		dsn:          vars["CHORUS_DATABASE_URL"], redisURL: vars["CHORUS_REDIS_URL"],
+	}
+}
+
+// noFollow is a client that answers redirects instead of following them, its answers
+// validated like e.http's.
+func (e *env) noFollow() *http.Client {
+	return &http.Client{
+		Timeout: 30 * time.Second, Transport: testTransport(e.t),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/gateway/openapi"
 )
 
 func TestAuthAndOrganizationHeader(t *testing.T) {
@@ -107,7 +109,7 @@ func TestOperationalEndpoints(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	get := func(path string) (int, []byte) {
-		res, err := http.Get(e.st.HTTPURL + path)
+		res, err := e.http.Get(e.st.HTTPURL + path)
 		require.NoError(t, err)
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
@@ -119,6 +121,7 @@ func TestOperationalEndpoints(t *testing.T) {
 	assert.Equal(t, 200, code, "%s", body)
 	code, body = get("/openapi.json")
 	require.Equal(t, 200, code)
+	assert.Equal(t, string(openapi.Spec), string(body), "the validated contract is the served document")
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(body, &doc))
 	assert.Contains(t, doc["paths"], "/api/contacts")
