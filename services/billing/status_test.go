@@ -67,8 +67,8 @@ func TestStatusOfEachPricingModel(t *testing.T) {
 	periodEnd := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	sub := &billingv1.Subscription{
 		Id: "sub_123", PlanType: "growth", BillingInterval: "month", Status: "active",
-		PaidThrough: wrapperspb.String("2026-02-28"), CurrentPeriodEnd: timestamppb.New(periodEnd),
-		NextBillingDate: wrapperspb.String("2026-03-01"), Provider: "stripe",
+		PaidThrough: "2026-02-28", CurrentPeriodEnd: timestamppb.New(periodEnd),
+		NextBillingDate: "2026-03-01", Provider: "stripe",
 	}
 	portal := &billingv1.PortalUrls{
 		CustomerPortal: wrapperspb.String("https://billing.example.com/portal"), SubscriptionManagement: wrapperspb.String("https://billing.example.com/plan"),
@@ -156,7 +156,7 @@ func TestSetAccountNamesEveryBadField(t *testing.T) {
 	e := start(t)
 	_, err := e.c.SetAccount(context.Background(), &billingv1.SetAccountRequest{
 		OrganizationId: "nope", PricingModel: "free", BillingStatus: "happy",
-		Subscription: &billingv1.Subscription{PaidThrough: wrapperspb.String("28/02/2026"), NextBillingDate: wrapperspb.String("")},
+		Subscription: &billingv1.Subscription{PaidThrough: "28/02/2026", NextBillingDate: "2026-02-30"},
 		PortalUrls:   &billingv1.PortalUrls{CustomerPortal: wrapperspb.String("javascript:alert(1)"), SubscriptionManagement: wrapperspb.String("/relative")},
 	})
 	assert.ElementsMatch(t, []string{

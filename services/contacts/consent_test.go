@@ -96,7 +96,7 @@ func TestRecordInboundMarksTheSenderTextable(t *testing.T) {
 
 	for _, c := range []*contactsv1.CreatedContact{landline, pending} {
 		for range 2 {
-			res, err := e.c.RecordInbound(a, &contactsv1.RecordInboundRequest{Phone: c.GetPhone().GetValue()})
+			res, err := e.c.RecordInbound(a, &contactsv1.RecordInboundRequest{Phone: c.GetPhone()})
 			require.NoError(t, err)
 			assert.True(t, res.GetFound())
 			assert.Equal(t, c.GetId(), res.GetContactId())
@@ -188,7 +188,7 @@ func TestOptOutOfUnknownPhoneCreatesASuppressedContact(t *testing.T) {
 	assert.True(t, res.GetChanged())
 	assert.False(t, res.GetIsOptedIn())
 	got := getContact(t, e, a, res.GetContactId())
-	assert.Equal(t, "+12025550190", got.GetPhone().GetValue())
+	assert.Equal(t, "+12025550190", got.GetPhone())
 	assert.False(t, got.GetIsOptedIn())
 	assert.Equal(t, at, got.GetOptedOutAt().AsTime())
 	again := optOut(t, e, a, "2025550190", at)

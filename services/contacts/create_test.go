@@ -32,9 +32,9 @@ func TestCreateThenMergeByPhoneOrEmail(t *testing.T) {
 	})
 	assert.Equal(t, "201", code)
 	assert.Equal(t, "created", c.GetOutcome())
-	assert.Equal(t, "+12025550143", c.GetPhone().GetValue())
+	assert.Equal(t, "+12025550143", c.GetPhone())
 	assert.Equal(t, "Ada", c.GetFirstName(), "names are trimmed")
-	assert.Equal(t, "Ada@Example.com", c.GetEmail().GetValue(), "email is stored as given")
+	assert.Equal(t, "Ada@Example.com", c.GetEmail(), "email is stored as given")
 	assert.Equal(t, []string{"vip", "math"}, c.GetTags(), "tags trimmed and deduplicated")
 	assert.Nil(t, c.GetIsTextable(), "null until the lookup completes")
 	assert.True(t, c.GetIsOptedIn())
@@ -68,7 +68,7 @@ func TestCreateThenMergeByPhoneOrEmail(t *testing.T) {
 	assert.Equal(t, "NY", full.GetState())
 	assert.Equal(t, "London", full.GetCity())
 	assert.Equal(t, "Europe/London", full.GetTimezone())
-	assert.Equal(t, "ADA@example.COM", full.GetEmail().GetValue(), "sent fields win, the email's spelling too")
+	assert.Equal(t, "ADA@example.COM", full.GetEmail(), "sent fields win, the email's spelling too")
 
 	// A contact needs neither phone nor email.
 	bare, code := create(t, e, ctx, &contactsv1.CreateContactRequest{FirstName: str("Nobody")})
@@ -90,7 +90,7 @@ func TestCreateConflictsWhenPhoneAndEmailMatchDifferentContacts(t *testing.T) {
 	// Merging a phone-matched contact with an email that is free is fine.
 	m, code := create(t, e, ctx, &contactsv1.CreateContactRequest{Phone: str("2025550101"), Email: str("a@example.com")})
 	assert.Equal(t, "200", code)
-	assert.Equal(t, "a@example.com", m.GetEmail().GetValue())
+	assert.Equal(t, "a@example.com", m.GetEmail())
 }
 
 func TestConcurrentCreatesOfOnePhoneMakeOneContact(t *testing.T) {

@@ -56,7 +56,7 @@ func TestBillingStatusAndBalanceOverREST(t *testing.T) {
 		OrganizationId: c.org, PricingModel: "full_service", Brand: "Acme",
 		Subscription: &billingv1.Subscription{
 			Id: "sub_1", PlanType: "pro", BillingInterval: "month", Status: "active",
-			PaidThrough: wrapperspb.String("2026-05-31"), Provider: "stripe",
+			PaidThrough: "2026-05-31", Provider: "stripe",
 		},
 		PortalUrls: &billingv1.PortalUrls{CustomerPortal: wrapperspb.String("https://pay.example.com/p")},
 	})
@@ -71,7 +71,7 @@ func TestBillingStatusAndBalanceOverREST(t *testing.T) {
 	assert.Equal(t, "Acme", st["brand"])
 	assert.Equal(t, map[string]any{
 		"id": "sub_1", "plan_type": "pro", "billing_interval": "month", "status": "active",
-		"paid_through": "2026-05-31", "current_period_end": nil, "next_billing_date": nil, "provider": "stripe",
+		"paid_through": "2026-05-31", "current_period_end": nil, "next_billing_date": "", "provider": "stripe",
 	}, st["subscription"])
 	assert.Equal(t, map[string]any{"available": 25.0, "included": 300.0, "total": 325.0}, st["credits"])
 	assert.Equal(t, map[string]any{"customer_portal": "https://pay.example.com/p", "subscription_management": nil}, st["portal_urls"])

@@ -200,7 +200,7 @@ func TestEventsContactDeletedDropsItsThread(t *testing.T) {
 	e.text("+12025550100", "+12025550143", "hi again")
 	item := threadItem(t, tn, "+12025550143")
 	require.NotNil(t, item)
-	assert.Nil(t, item["contactId"])
+	assert.Equal(t, "", item["contactId"])
 	assert.Equal(t, "hi again", item["lastMessage"])
 	assert.Equal(t, 1.0, item["unreadCount"])
 	msgs := tn.thread("+12025550143")
@@ -243,6 +243,6 @@ func TestEventsLateContactDeletedKeepsNewerMessages(t *testing.T) {
 	item := threadItem(t, tn, "+12025550143")
 	require.NotNil(t, item, "the newer message keeps its thread")
 	assert.Equal(t, "three", item["lastMessage"])
-	assert.Nil(t, item["contactId"])
+	assert.Equal(t, "", item["contactId"])
 	assert.Equal(t, 1.0, item["unreadCount"], "unread counts only messages the thread still has")
 }

@@ -198,11 +198,12 @@ func required(fields apierr.Fields, field, v string) string {
 	return text(fields, field, v, "")
 }
 
-func date(fields apierr.Fields, field string, v *wrapperspb.StringValue) *time.Time {
-	if v == nil {
+// date reads an optional date; "" is none.
+func date(fields apierr.Fields, field string, v string) *time.Time {
+	if v == "" {
 		return nil
 	}
-	t, err := time.Parse(dateLayout, v.GetValue())
+	t, err := time.Parse(dateLayout, v)
 	if err != nil {
 		fields.Add(field, "must be a date (YYYY-MM-DD)")
 		return nil
@@ -230,9 +231,10 @@ func optString(s *string) *wrapperspb.StringValue {
 	return wrapperspb.String(*s)
 }
 
-func optDate(t *time.Time) *wrapperspb.StringValue {
+// optDate is a date as the API gives it: "" when unknown, never null.
+func optDate(t *time.Time) string {
 	if t == nil {
-		return nil
+		return ""
 	}
-	return wrapperspb.String(t.Format(dateLayout))
+	return t.Format(dateLayout)
 }

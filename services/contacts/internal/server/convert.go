@@ -19,7 +19,7 @@ func toContact(c store.Contact) (*contactsv1.Contact, error) {
 	}
 	return &contactsv1.Contact{
 		Id: c.ID.String(), OrganizationId: c.OrganizationID.String(),
-		Phone: optString(c.Phone), Email: optString(c.Email),
+		Phone: deref(c.Phone), Email: deref(c.Email),
 		FirstName: c.FirstName, LastName: c.LastName, Address: c.Address, City: c.City, State: c.State, Zip: c.Zip,
 		Tags: c.Tags, CustomFields: fields, IsTextable: optBool(c.IsTextable), IsOptedIn: c.IsOptedIn,
 		OptedOutAt: optTime(c.OptedOutAt), Timezone: c.Timezone, IsStarred: c.IsStarred, IsArchived: c.IsArchived,
@@ -30,7 +30,7 @@ func toContact(c store.Contact) (*contactsv1.Contact, error) {
 func toListItem(c store.Contact) *contactsv1.ContactListItem {
 	return &contactsv1.ContactListItem{
 		Id: c.ID.String(), OrganizationId: c.OrganizationID.String(),
-		Phone: optString(c.Phone), Email: optString(c.Email),
+		Phone: deref(c.Phone), Email: deref(c.Email),
 		FirstName: c.FirstName, LastName: c.LastName, Address: c.Address, City: c.City, State: c.State, Zip: c.Zip,
 		Tags: c.Tags, IsTextable: optBool(c.IsTextable), IsOptedIn: c.IsOptedIn,
 		OptedOutAt: optTime(c.OptedOutAt), Timezone: c.Timezone, IsStarred: c.IsStarred, IsArchived: c.IsArchived,
@@ -44,8 +44,8 @@ func toCreated(c store.Contact, created bool) *contactsv1.CreatedContact {
 		outcome = "created"
 	}
 	return &contactsv1.CreatedContact{
-		Id: c.ID.String(), OrganizationId: c.OrganizationID.String(), Phone: optString(c.Phone),
-		FirstName: c.FirstName, LastName: c.LastName, Email: optString(c.Email), Tags: c.Tags,
+		Id: c.ID.String(), OrganizationId: c.OrganizationID.String(), Phone: deref(c.Phone),
+		FirstName: c.FirstName, LastName: c.LastName, Email: deref(c.Email), Tags: c.Tags,
 		IsTextable: optBool(c.IsTextable), IsOptedIn: c.IsOptedIn,
 		CreatedAt: timestamppb.New(c.CreatedAt), UpdatedAt: timestamppb.New(c.UpdatedAt), Outcome: outcome,
 	}
@@ -64,11 +64,13 @@ func toSegment(s store.Segment) *contactsv1.Segment {
 	}
 }
 
-func optString(p *string) *wrapperspb.StringValue {
+// deref is a text column as the API gives it: "" when NULL. A field the spec types as a string
+// is never null.
+func deref(p *string) string {
 	if p == nil {
-		return nil
+		return ""
 	}
-	return wrapperspb.String(*p)
+	return *p
 }
 
 func optBool(p *bool) *wrapperspb.BoolValue {

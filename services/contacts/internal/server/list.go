@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -61,7 +60,7 @@ func (s *Server) ListContacts(ctx context.Context, req *contactsv1.ListContactsR
 		if err != nil {
 			return nil, err
 		}
-		res.Cursor = wrapperspb.String(next)
+		res.Cursor = next
 	}
 	if req.GetIncludeTotal() {
 		n, err := s.store.Count(ctx, org, page.Filter)

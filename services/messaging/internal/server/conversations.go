@@ -87,7 +87,7 @@ func (s *Server) searchFilter(ctx context.Context, org uuid.UUID, q string, f *s
 		return fmt.Errorf("search contacts: %w", err)
 	}
 	for _, c := range resp.GetContacts() {
-		f.SearchPhones = append(f.SearchPhones, c.GetPhone().GetValue())
+		f.SearchPhones = append(f.SearchPhones, c.GetPhone())
 	}
 	// Letters alone never match a phone.
 	if f.SearchDigits != "" && len(f.SearchDigits) < 3 {
@@ -137,7 +137,7 @@ func (s *Server) ListMessages(ctx context.Context, req *messagingv1.ListMessages
 		if err != nil {
 			return nil, err
 		}
-		resp.Cursor = wrapperspb.String(c)
+		resp.Cursor = c
 	}
 	resp.Messages = make([]*messagingv1.Message, len(msgs))
 	for i, m := range msgs {

@@ -21,9 +21,7 @@ func toConversation(c store.Conversation, contact *contactsv1.Sendability) *mess
 		IsStarred:     c.IsStarred,
 	}
 	if contact.GetContactId() != "" {
-		out.ContactId = wrapperspb.String(contact.GetContactId())
-		out.FirstName = wrapperspb.String(contact.GetFirstName())
-		out.LastName = wrapperspb.String(contact.GetLastName())
+		out.ContactId, out.FirstName, out.LastName = contact.GetContactId(), contact.GetFirstName(), contact.GetLastName()
 	}
 	return out
 }
@@ -53,8 +51,8 @@ func toMessage(m store.Message) *messagingv1.Message {
 	if m.Sentiment != "" {
 		out.Sentiment = wrapperspb.String(m.Sentiment)
 	}
-	out.SentimentScore = wrapperspb.Double(m.SentimentScore)
-	out.MessageCategory = wrapperspb.String(m.Category)
+	out.SentimentScore = &m.SentimentScore
+	out.MessageCategory = &m.Category
 	out.RequiresResponse = wrapperspb.Bool(m.RequiresResponse)
 	out.OptOutDetected = wrapperspb.Bool(m.OptOutDetected)
 	return out

@@ -135,11 +135,13 @@ type Subscription struct {
 	// e.g. month or year.
 	BillingInterval string `protobuf:"bytes,3,opt,name=billing_interval,proto3" json:"billing_interval,omitempty"`
 	Status          string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	// Date (YYYY-MM-DD) the subscription is paid through; null when unknown.
-	PaidThrough      *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=paid_through,proto3" json:"paid_through,omitempty"`
-	CurrentPeriodEnd *timestamppb.Timestamp  `protobuf:"bytes,6,opt,name=current_period_end,proto3" json:"current_period_end,omitempty"`
-	// Date (YYYY-MM-DD) of the next charge; null when unknown.
-	NextBillingDate *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=next_billing_date,proto3" json:"next_billing_date,omitempty"`
+	// Date (YYYY-MM-DD) the subscription is paid through; "" when unknown (the spec types it a
+	// string, and strings are never null).
+	PaidThrough string `protobuf:"bytes,5,opt,name=paid_through,proto3" json:"paid_through,omitempty"`
+	// Null when unknown (e.g. an unlimited plan billed outside Chorus).
+	CurrentPeriodEnd *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=current_period_end,proto3" json:"current_period_end,omitempty"`
+	// Date (YYYY-MM-DD) of the next charge; "" when unknown.
+	NextBillingDate string `protobuf:"bytes,7,opt,name=next_billing_date,proto3" json:"next_billing_date,omitempty"`
 	// Payment provider, e.g. stripe.
 	Provider      string `protobuf:"bytes,8,opt,name=provider,proto3" json:"provider,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -204,11 +206,11 @@ func (x *Subscription) GetStatus() string {
 	return ""
 }
 
-func (x *Subscription) GetPaidThrough() *wrapperspb.StringValue {
+func (x *Subscription) GetPaidThrough() string {
 	if x != nil {
 		return x.PaidThrough
 	}
-	return nil
+	return ""
 }
 
 func (x *Subscription) GetCurrentPeriodEnd() *timestamppb.Timestamp {
@@ -218,11 +220,11 @@ func (x *Subscription) GetCurrentPeriodEnd() *timestamppb.Timestamp {
 	return nil
 }
 
-func (x *Subscription) GetNextBillingDate() *wrapperspb.StringValue {
+func (x *Subscription) GetNextBillingDate() string {
 	if x != nil {
 		return x.NextBillingDate
 	}
-	return nil
+	return ""
 }
 
 func (x *Subscription) GetProvider() string {
@@ -1778,15 +1780,15 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\fsubscription\x18\x05 \x01(\v2\x1f.chorus.billing.v1.SubscriptionR\fsubscription\x124\n" +
 	"\acredits\x18\x06 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits\x12?\n" +
 	"\vportal_urls\x18\a \x01(\v2\x1d.chorus.billing.v1.PortalUrlsR\vportal_urls\x12^\n" +
-	"\x19available_credit_products\x18\b \x03(\v2 .chorus.billing.v1.CreditProductR\x19available_credit_products\"\xf6\x02\n" +
+	"\x19available_credit_products\x18\b \x03(\v2 .chorus.billing.v1.CreditProductR\x19available_credit_products\"\xba\x02\n" +
 	"\fSubscription\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tplan_type\x18\x02 \x01(\tR\tplan_type\x12*\n" +
 	"\x10billing_interval\x18\x03 \x01(\tR\x10billing_interval\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\tR\x06status\x12@\n" +
-	"\fpaid_through\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\fpaid_through\x12J\n" +
-	"\x12current_period_end\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x12current_period_end\x12J\n" +
-	"\x11next_billing_date\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\x11next_billing_date\x12\x1a\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12\"\n" +
+	"\fpaid_through\x18\x05 \x01(\tR\fpaid_through\x12J\n" +
+	"\x12current_period_end\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x12current_period_end\x12,\n" +
+	"\x11next_billing_date\x18\a \x01(\tR\x11next_billing_date\x12\x1a\n" +
 	"\bprovider\x18\b \x01(\tR\bprovider\"Y\n" +
 	"\aCredits\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\x05R\tavailable\x12\x1a\n" +
@@ -1939,63 +1941,61 @@ var file_billing_v1_billing_proto_goTypes = []any{
 	(*ReleaseHoldResponse)(nil),      // 26: chorus.billing.v1.ReleaseHoldResponse
 	(*RefundDebitRequest)(nil),       // 27: chorus.billing.v1.RefundDebitRequest
 	(*RefundDebitResponse)(nil),      // 28: chorus.billing.v1.RefundDebitResponse
-	(*wrapperspb.StringValue)(nil),   // 29: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),    // 30: google.protobuf.Timestamp
+	(*timestamppb.Timestamp)(nil),    // 29: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),   // 30: google.protobuf.StringValue
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	1,  // 0: chorus.billing.v1.BillingStatus.subscription:type_name -> chorus.billing.v1.Subscription
 	2,  // 1: chorus.billing.v1.BillingStatus.credits:type_name -> chorus.billing.v1.Credits
 	3,  // 2: chorus.billing.v1.BillingStatus.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	4,  // 3: chorus.billing.v1.BillingStatus.available_credit_products:type_name -> chorus.billing.v1.CreditProduct
-	29, // 4: chorus.billing.v1.Subscription.paid_through:type_name -> google.protobuf.StringValue
-	30, // 5: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
-	29, // 6: chorus.billing.v1.Subscription.next_billing_date:type_name -> google.protobuf.StringValue
-	29, // 7: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
-	29, // 8: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
-	0,  // 9: chorus.billing.v1.GetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
-	1,  // 10: chorus.billing.v1.SetAccountRequest.subscription:type_name -> chorus.billing.v1.Subscription
-	3,  // 11: chorus.billing.v1.SetAccountRequest.portal_urls:type_name -> chorus.billing.v1.PortalUrls
-	0,  // 12: chorus.billing.v1.SetAccountResponse.status:type_name -> chorus.billing.v1.BillingStatus
-	30, // 13: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
-	30, // 14: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
-	12, // 15: chorus.billing.v1.SetPlanResponse.plan:type_name -> chorus.billing.v1.Plan
-	2,  // 16: chorus.billing.v1.SetPlanResponse.credits:type_name -> chorus.billing.v1.Credits
-	0,  // 17: chorus.billing.v1.SetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
-	2,  // 18: chorus.billing.v1.GrantCreditsResponse.credits:type_name -> chorus.billing.v1.Credits
-	2,  // 19: chorus.billing.v1.ChargeResponse.credits:type_name -> chorus.billing.v1.Credits
-	21, // 20: chorus.billing.v1.PlaceHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	2,  // 21: chorus.billing.v1.PlaceHoldResponse.credits:type_name -> chorus.billing.v1.Credits
-	21, // 22: chorus.billing.v1.PostHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	21, // 23: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	2,  // 24: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
-	2,  // 25: chorus.billing.v1.RefundDebitResponse.credits:type_name -> chorus.billing.v1.Credits
-	5,  // 26: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
-	7,  // 27: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
-	9,  // 28: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
-	11, // 29: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
-	14, // 30: chorus.billing.v1.BillingService.SetBillingStatus:input_type -> chorus.billing.v1.SetBillingStatusRequest
-	16, // 31: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
-	18, // 32: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
-	20, // 33: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
-	23, // 34: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
-	25, // 35: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
-	27, // 36: chorus.billing.v1.BillingService.RefundDebit:input_type -> chorus.billing.v1.RefundDebitRequest
-	6,  // 37: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
-	8,  // 38: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
-	10, // 39: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
-	13, // 40: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
-	15, // 41: chorus.billing.v1.BillingService.SetBillingStatus:output_type -> chorus.billing.v1.SetBillingStatusResponse
-	17, // 42: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
-	19, // 43: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
-	22, // 44: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
-	24, // 45: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
-	26, // 46: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
-	28, // 47: chorus.billing.v1.BillingService.RefundDebit:output_type -> chorus.billing.v1.RefundDebitResponse
-	37, // [37:48] is the sub-list for method output_type
-	26, // [26:37] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	29, // 4: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
+	30, // 5: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
+	30, // 6: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
+	0,  // 7: chorus.billing.v1.GetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
+	1,  // 8: chorus.billing.v1.SetAccountRequest.subscription:type_name -> chorus.billing.v1.Subscription
+	3,  // 9: chorus.billing.v1.SetAccountRequest.portal_urls:type_name -> chorus.billing.v1.PortalUrls
+	0,  // 10: chorus.billing.v1.SetAccountResponse.status:type_name -> chorus.billing.v1.BillingStatus
+	29, // 11: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
+	29, // 12: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
+	12, // 13: chorus.billing.v1.SetPlanResponse.plan:type_name -> chorus.billing.v1.Plan
+	2,  // 14: chorus.billing.v1.SetPlanResponse.credits:type_name -> chorus.billing.v1.Credits
+	0,  // 15: chorus.billing.v1.SetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
+	2,  // 16: chorus.billing.v1.GrantCreditsResponse.credits:type_name -> chorus.billing.v1.Credits
+	2,  // 17: chorus.billing.v1.ChargeResponse.credits:type_name -> chorus.billing.v1.Credits
+	21, // 18: chorus.billing.v1.PlaceHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	2,  // 19: chorus.billing.v1.PlaceHoldResponse.credits:type_name -> chorus.billing.v1.Credits
+	21, // 20: chorus.billing.v1.PostHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	21, // 21: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	2,  // 22: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
+	2,  // 23: chorus.billing.v1.RefundDebitResponse.credits:type_name -> chorus.billing.v1.Credits
+	5,  // 24: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
+	7,  // 25: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
+	9,  // 26: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
+	11, // 27: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
+	14, // 28: chorus.billing.v1.BillingService.SetBillingStatus:input_type -> chorus.billing.v1.SetBillingStatusRequest
+	16, // 29: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
+	18, // 30: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
+	20, // 31: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
+	23, // 32: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
+	25, // 33: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
+	27, // 34: chorus.billing.v1.BillingService.RefundDebit:input_type -> chorus.billing.v1.RefundDebitRequest
+	6,  // 35: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
+	8,  // 36: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
+	10, // 37: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
+	13, // 38: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
+	15, // 39: chorus.billing.v1.BillingService.SetBillingStatus:output_type -> chorus.billing.v1.SetBillingStatusResponse
+	17, // 40: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
+	19, // 41: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
+	22, // 42: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
+	24, // 43: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
+	26, // 44: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
+	28, // 45: chorus.billing.v1.BillingService.RefundDebit:output_type -> chorus.billing.v1.RefundDebitResponse
+	35, // [35:46] is the sub-list for method output_type
+	24, // [24:35] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_billing_v1_billing_proto_init() }

@@ -94,19 +94,19 @@ func (SendableReason) EnumDescriptor() ([]byte, []int) {
 
 // Contact is the full contact record.
 type Contact struct {
-	state          protoimpl.MessageState  `protogen:"open.v1"`
-	Id             string                  `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	OrganizationId string                  `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	Phone          *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
-	Email          *wrapperspb.StringValue `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
-	FirstName      string                  `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
-	LastName       string                  `protobuf:"bytes,6,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
-	Address        string                  `protobuf:"bytes,7,opt,name=address,proto3" json:"address,omitempty"`
-	City           string                  `protobuf:"bytes,8,opt,name=city,proto3" json:"city,omitempty"`
-	State          string                  `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
-	Zip            string                  `protobuf:"bytes,10,opt,name=zip,proto3" json:"zip,omitempty"`
-	Tags           []string                `protobuf:"bytes,11,rep,name=tags,proto3" json:"tags,omitempty"`
-	CustomFields   *structpb.Struct        `protobuf:"bytes,12,opt,name=custom_fields,json=customFields,proto3" json:"custom_fields,omitempty"`
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	OrganizationId string                 `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	Phone          string                 `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
+	Email          string                 `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	FirstName      string                 `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	LastName       string                 `protobuf:"bytes,6,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	Address        string                 `protobuf:"bytes,7,opt,name=address,proto3" json:"address,omitempty"`
+	City           string                 `protobuf:"bytes,8,opt,name=city,proto3" json:"city,omitempty"`
+	State          string                 `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	Zip            string                 `protobuf:"bytes,10,opt,name=zip,proto3" json:"zip,omitempty"`
+	Tags           []string               `protobuf:"bytes,11,rep,name=tags,proto3" json:"tags,omitempty"`
+	CustomFields   *structpb.Struct       `protobuf:"bytes,12,opt,name=custom_fields,json=customFields,proto3" json:"custom_fields,omitempty"`
 	// Null until the phone lookup completes.
 	IsTextable    *wrapperspb.BoolValue  `protobuf:"bytes,13,opt,name=is_textable,json=isTextable,proto3" json:"is_textable,omitempty"`
 	IsOptedIn     bool                   `protobuf:"varint,14,opt,name=is_opted_in,json=isOptedIn,proto3" json:"is_opted_in,omitempty"`
@@ -164,18 +164,18 @@ func (x *Contact) GetOrganizationId() string {
 	return ""
 }
 
-func (x *Contact) GetPhone() *wrapperspb.StringValue {
+func (x *Contact) GetPhone() string {
 	if x != nil {
 		return x.Phone
 	}
-	return nil
+	return ""
 }
 
-func (x *Contact) GetEmail() *wrapperspb.StringValue {
+func (x *Contact) GetEmail() string {
 	if x != nil {
 		return x.Email
 	}
-	return nil
+	return ""
 }
 
 func (x *Contact) GetFirstName() string {
@@ -292,26 +292,26 @@ func (x *Contact) GetUpdatedAt() *timestamppb.Timestamp {
 
 // ContactListItem is a contact as listed: everything but custom fields.
 type ContactListItem struct {
-	state          protoimpl.MessageState  `protogen:"open.v1"`
-	Id             string                  `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	OrganizationId string                  `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	Phone          *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
-	Email          *wrapperspb.StringValue `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
-	FirstName      string                  `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
-	LastName       string                  `protobuf:"bytes,6,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
-	Address        string                  `protobuf:"bytes,7,opt,name=address,proto3" json:"address,omitempty"`
-	City           string                  `protobuf:"bytes,8,opt,name=city,proto3" json:"city,omitempty"`
-	State          string                  `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
-	Zip            string                  `protobuf:"bytes,10,opt,name=zip,proto3" json:"zip,omitempty"`
-	Tags           []string                `protobuf:"bytes,11,rep,name=tags,proto3" json:"tags,omitempty"`
-	IsTextable     *wrapperspb.BoolValue   `protobuf:"bytes,13,opt,name=is_textable,json=isTextable,proto3" json:"is_textable,omitempty"`
-	IsOptedIn      bool                    `protobuf:"varint,14,opt,name=is_opted_in,json=isOptedIn,proto3" json:"is_opted_in,omitempty"`
-	OptedOutAt     *timestamppb.Timestamp  `protobuf:"bytes,15,opt,name=opted_out_at,json=optedOutAt,proto3" json:"opted_out_at,omitempty"`
-	Timezone       string                  `protobuf:"bytes,16,opt,name=timezone,proto3" json:"timezone,omitempty"`
-	IsStarred      bool                    `protobuf:"varint,17,opt,name=is_starred,json=isStarred,proto3" json:"is_starred,omitempty"`
-	IsArchived     bool                    `protobuf:"varint,18,opt,name=is_archived,json=isArchived,proto3" json:"is_archived,omitempty"`
-	CreatedAt      *timestamppb.Timestamp  `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt      *timestamppb.Timestamp  `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	OrganizationId string                 `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	Phone          string                 `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
+	Email          string                 `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	FirstName      string                 `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	LastName       string                 `protobuf:"bytes,6,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	Address        string                 `protobuf:"bytes,7,opt,name=address,proto3" json:"address,omitempty"`
+	City           string                 `protobuf:"bytes,8,opt,name=city,proto3" json:"city,omitempty"`
+	State          string                 `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	Zip            string                 `protobuf:"bytes,10,opt,name=zip,proto3" json:"zip,omitempty"`
+	Tags           []string               `protobuf:"bytes,11,rep,name=tags,proto3" json:"tags,omitempty"`
+	IsTextable     *wrapperspb.BoolValue  `protobuf:"bytes,13,opt,name=is_textable,json=isTextable,proto3" json:"is_textable,omitempty"`
+	IsOptedIn      bool                   `protobuf:"varint,14,opt,name=is_opted_in,json=isOptedIn,proto3" json:"is_opted_in,omitempty"`
+	OptedOutAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=opted_out_at,json=optedOutAt,proto3" json:"opted_out_at,omitempty"`
+	Timezone       string                 `protobuf:"bytes,16,opt,name=timezone,proto3" json:"timezone,omitempty"`
+	IsStarred      bool                   `protobuf:"varint,17,opt,name=is_starred,json=isStarred,proto3" json:"is_starred,omitempty"`
+	IsArchived     bool                   `protobuf:"varint,18,opt,name=is_archived,json=isArchived,proto3" json:"is_archived,omitempty"`
+	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt      *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -360,18 +360,18 @@ func (x *ContactListItem) GetOrganizationId() string {
 	return ""
 }
 
-func (x *ContactListItem) GetPhone() *wrapperspb.StringValue {
+func (x *ContactListItem) GetPhone() string {
 	if x != nil {
 		return x.Phone
 	}
-	return nil
+	return ""
 }
 
-func (x *ContactListItem) GetEmail() *wrapperspb.StringValue {
+func (x *ContactListItem) GetEmail() string {
 	if x != nil {
 		return x.Email
 	}
-	return nil
+	return ""
 }
 
 func (x *ContactListItem) GetFirstName() string {
@@ -481,18 +481,18 @@ func (x *ContactListItem) GetUpdatedAt() *timestamppb.Timestamp {
 
 // CreatedContact is the subset the spec returns from create, with the outcome.
 type CreatedContact struct {
-	state          protoimpl.MessageState  `protogen:"open.v1"`
-	Id             string                  `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	OrganizationId string                  `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	Phone          *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
-	FirstName      string                  `protobuf:"bytes,4,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
-	LastName       string                  `protobuf:"bytes,5,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
-	Email          *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=email,proto3" json:"email,omitempty"`
-	Tags           []string                `protobuf:"bytes,7,rep,name=tags,proto3" json:"tags,omitempty"`
-	IsTextable     *wrapperspb.BoolValue   `protobuf:"bytes,8,opt,name=is_textable,json=isTextable,proto3" json:"is_textable,omitempty"`
-	IsOptedIn      bool                    `protobuf:"varint,9,opt,name=is_opted_in,json=isOptedIn,proto3" json:"is_opted_in,omitempty"`
-	CreatedAt      *timestamppb.Timestamp  `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt      *timestamppb.Timestamp  `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	OrganizationId string                 `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	Phone          string                 `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
+	FirstName      string                 `protobuf:"bytes,4,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	LastName       string                 `protobuf:"bytes,5,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	Email          string                 `protobuf:"bytes,6,opt,name=email,proto3" json:"email,omitempty"`
+	Tags           []string               `protobuf:"bytes,7,rep,name=tags,proto3" json:"tags,omitempty"`
+	IsTextable     *wrapperspb.BoolValue  `protobuf:"bytes,8,opt,name=is_textable,json=isTextable,proto3" json:"is_textable,omitempty"`
+	IsOptedIn      bool                   `protobuf:"varint,9,opt,name=is_opted_in,json=isOptedIn,proto3" json:"is_opted_in,omitempty"`
+	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt      *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// "created" or "merged".
 	Outcome       string `protobuf:"bytes,12,opt,name=outcome,json=_outcome,proto3" json:"outcome,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -543,11 +543,11 @@ func (x *CreatedContact) GetOrganizationId() string {
 	return ""
 }
 
-func (x *CreatedContact) GetPhone() *wrapperspb.StringValue {
+func (x *CreatedContact) GetPhone() string {
 	if x != nil {
 		return x.Phone
 	}
-	return nil
+	return ""
 }
 
 func (x *CreatedContact) GetFirstName() string {
@@ -564,11 +564,11 @@ func (x *CreatedContact) GetLastName() string {
 	return ""
 }
 
-func (x *CreatedContact) GetEmail() *wrapperspb.StringValue {
+func (x *CreatedContact) GetEmail() string {
 	if x != nil {
 		return x.Email
 	}
-	return nil
+	return ""
 }
 
 func (x *CreatedContact) GetTags() []string {
@@ -889,9 +889,9 @@ type ListContactsResponse struct {
 	Contacts []*ContactListItem     `protobuf:"bytes,1,rep,name=contacts,proto3" json:"contacts,omitempty"`
 	Limit    int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Opaque; null when there is no further page.
-	Cursor  *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
-	HasMore bool                    `protobuf:"varint,4,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
-	SortBy  string                  `protobuf:"bytes,5,opt,name=sort_by,json=sortBy,proto3" json:"sort_by,omitempty"`
+	Cursor  string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	HasMore bool   `protobuf:"varint,4,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	SortBy  string `protobuf:"bytes,5,opt,name=sort_by,json=sortBy,proto3" json:"sort_by,omitempty"`
 	// Present only when includeTotal was true.
 	Total         *int32 `protobuf:"varint,6,opt,name=total,proto3,oneof" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -942,11 +942,11 @@ func (x *ListContactsResponse) GetLimit() int32 {
 	return 0
 }
 
-func (x *ListContactsResponse) GetCursor() *wrapperspb.StringValue {
+func (x *ListContactsResponse) GetCursor() string {
 	if x != nil {
 		return x.Cursor
 	}
-	return nil
+	return ""
 }
 
 func (x *ListContactsResponse) GetHasMore() bool {
@@ -2598,12 +2598,12 @@ var File_contacts_v1_contacts_proto protoreflect.FileDescriptor
 
 const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
-	"\x1acontacts/v1/contacts.proto\x12\x12chorus.contacts.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xfb\x05\n" +
+	"\x1acontacts/v1/contacts.proto\x12\x12chorus.contacts.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xbf\x05\n" +
 	"\aContact\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
-	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x122\n" +
-	"\x05phone\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x05phone\x122\n" +
-	"\x05email\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x05email\x12\x1d\n" +
+	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x14\n" +
+	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x14\n" +
+	"\x05email\x18\x04 \x01(\tR\x05email\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x05 \x01(\tR\tfirstName\x12\x1b\n" +
 	"\tlast_name\x18\x06 \x01(\tR\blastName\x12\x18\n" +
@@ -2627,12 +2627,12 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xc5\x05\n" +
+	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x89\x05\n" +
 	"\x0fContactListItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
-	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x122\n" +
-	"\x05phone\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x05phone\x122\n" +
-	"\x05email\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x05email\x12\x1d\n" +
+	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x14\n" +
+	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x14\n" +
+	"\x05email\x18\x04 \x01(\tR\x05email\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x05 \x01(\tR\tfirstName\x12\x1b\n" +
 	"\tlast_name\x18\x06 \x01(\tR\blastName\x12\x18\n" +
@@ -2655,15 +2655,15 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xef\x03\n" +
+	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xb3\x03\n" +
 	"\x0eCreatedContact\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
-	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x122\n" +
-	"\x05phone\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x05phone\x12\x1d\n" +
+	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x14\n" +
+	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x04 \x01(\tR\tfirstName\x12\x1b\n" +
-	"\tlast_name\x18\x05 \x01(\tR\blastName\x122\n" +
-	"\x05email\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\x05email\x12\x12\n" +
+	"\tlast_name\x18\x05 \x01(\tR\blastName\x12\x14\n" +
+	"\x05email\x18\x06 \x01(\tR\x05email\x12\x12\n" +
 	"\x04tags\x18\a \x03(\tR\x04tags\x12;\n" +
 	"\vis_textable\x18\b \x01(\v2\x1a.google.protobuf.BoolValueR\n" +
 	"isTextable\x12\x1e\n" +
@@ -2705,11 +2705,11 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x06cursor\x18\f \x01(\tR\x06cursor\x123\n" +
 	"\x06offset\x18\r \x01(\v2\x1b.google.protobuf.Int32ValueR\x06offset\x12\x17\n" +
 	"\asort_by\x18\x0e \x01(\tR\x06sortBy\x12#\n" +
-	"\rinclude_total\x18\x0f \x01(\bR\fincludeTotal\"\xfc\x01\n" +
+	"\rinclude_total\x18\x0f \x01(\bR\fincludeTotal\"\xde\x01\n" +
 	"\x14ListContactsResponse\x12?\n" +
 	"\bcontacts\x18\x01 \x03(\v2#.chorus.contacts.v1.ContactListItemR\bcontacts\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x05R\x05limit\x124\n" +
-	"\x06cursor\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x06cursor\x12\x19\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\x12\x19\n" +
 	"\bhas_more\x18\x04 \x01(\bR\ahasMore\x12\x17\n" +
 	"\asort_by\x18\x05 \x01(\tR\x06sortBy\x12\x19\n" +
 	"\x05total\x18\x06 \x01(\x05H\x00R\x05total\x88\x01\x01B\b\n" +
@@ -2930,96 +2930,88 @@ var file_contacts_v1_contacts_proto_goTypes = []any{
 	(*CheckSendableRequest)(nil),       // 32: chorus.contacts.v1.CheckSendableRequest
 	(*CheckSendableResponse)(nil),      // 33: chorus.contacts.v1.CheckSendableResponse
 	(*Sendability)(nil),                // 34: chorus.contacts.v1.Sendability
-	(*wrapperspb.StringValue)(nil),     // 35: google.protobuf.StringValue
-	(*structpb.Struct)(nil),            // 36: google.protobuf.Struct
-	(*wrapperspb.BoolValue)(nil),       // 37: google.protobuf.BoolValue
-	(*timestamppb.Timestamp)(nil),      // 38: google.protobuf.Timestamp
-	(*wrapperspb.Int32Value)(nil),      // 39: google.protobuf.Int32Value
-	(*structpb.ListValue)(nil),         // 40: google.protobuf.ListValue
+	(*structpb.Struct)(nil),            // 35: google.protobuf.Struct
+	(*wrapperspb.BoolValue)(nil),       // 36: google.protobuf.BoolValue
+	(*timestamppb.Timestamp)(nil),      // 37: google.protobuf.Timestamp
+	(*wrapperspb.Int32Value)(nil),      // 38: google.protobuf.Int32Value
+	(*structpb.ListValue)(nil),         // 39: google.protobuf.ListValue
 }
 var file_contacts_v1_contacts_proto_depIdxs = []int32{
-	35, // 0: chorus.contacts.v1.Contact.phone:type_name -> google.protobuf.StringValue
-	35, // 1: chorus.contacts.v1.Contact.email:type_name -> google.protobuf.StringValue
-	36, // 2: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
-	37, // 3: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
-	38, // 4: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
-	38, // 5: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
-	38, // 6: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
-	35, // 7: chorus.contacts.v1.ContactListItem.phone:type_name -> google.protobuf.StringValue
-	35, // 8: chorus.contacts.v1.ContactListItem.email:type_name -> google.protobuf.StringValue
-	37, // 9: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
-	38, // 10: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
-	38, // 11: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
-	38, // 12: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
-	35, // 13: chorus.contacts.v1.CreatedContact.phone:type_name -> google.protobuf.StringValue
-	35, // 14: chorus.contacts.v1.CreatedContact.email:type_name -> google.protobuf.StringValue
-	37, // 15: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
-	38, // 16: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
-	38, // 17: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
-	37, // 18: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
-	37, // 19: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
-	37, // 20: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
-	37, // 21: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
-	37, // 22: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
-	37, // 23: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
-	37, // 24: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
-	37, // 25: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
-	39, // 26: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
-	39, // 27: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
-	2,  // 28: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
-	35, // 29: chorus.contacts.v1.ListContactsResponse.cursor:type_name -> google.protobuf.StringValue
-	36, // 30: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
-	3,  // 31: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
-	1,  // 32: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	40, // 33: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
-	36, // 34: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
-	1,  // 35: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	4,  // 36: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
-	38, // 37: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
-	38, // 38: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
-	15, // 39: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
-	4,  // 40: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	15, // 41: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	15, // 42: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	4,  // 43: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	15, // 44: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	1,  // 45: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
-	38, // 46: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
-	34, // 47: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
-	0,  // 48: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
-	5,  // 49: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
-	7,  // 50: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
-	9,  // 51: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
-	11, // 52: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
-	13, // 53: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
-	16, // 54: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
-	18, // 55: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
-	20, // 56: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
-	22, // 57: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
-	24, // 58: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
-	26, // 59: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
-	28, // 60: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
-	30, // 61: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
-	32, // 62: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
-	6,  // 63: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
-	8,  // 64: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
-	10, // 65: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
-	12, // 66: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
-	14, // 67: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
-	17, // 68: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
-	19, // 69: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
-	21, // 70: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
-	23, // 71: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
-	25, // 72: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
-	27, // 73: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
-	29, // 74: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
-	31, // 75: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
-	33, // 76: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
-	63, // [63:77] is the sub-list for method output_type
-	49, // [49:63] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	35, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
+	36, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
+	37, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
+	37, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
+	37, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
+	36, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
+	37, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
+	37, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
+	37, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
+	36, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
+	37, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
+	37, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
+	36, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
+	36, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
+	36, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
+	36, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
+	36, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
+	36, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
+	36, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
+	36, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
+	38, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
+	38, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
+	2,  // 22: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
+	35, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	3,  // 24: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
+	1,  // 25: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	39, // 26: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
+	35, // 27: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	1,  // 28: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	4,  // 29: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
+	37, // 30: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
+	37, // 31: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
+	15, // 32: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
+	4,  // 33: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	15, // 34: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	15, // 35: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	4,  // 36: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	15, // 37: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	1,  // 38: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
+	37, // 39: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	34, // 40: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
+	0,  // 41: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
+	5,  // 42: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
+	7,  // 43: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
+	9,  // 44: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
+	11, // 45: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
+	13, // 46: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
+	16, // 47: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
+	18, // 48: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
+	20, // 49: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
+	22, // 50: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
+	24, // 51: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
+	26, // 52: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
+	28, // 53: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
+	30, // 54: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
+	32, // 55: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
+	6,  // 56: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
+	8,  // 57: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
+	10, // 58: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
+	12, // 59: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
+	14, // 60: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
+	17, // 61: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
+	19, // 62: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
+	21, // 63: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
+	23, // 64: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
+	25, // 65: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
+	27, // 66: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
+	29, // 67: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
+	31, // 68: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
+	33, // 69: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
+	56, // [56:70] is the sub-list for method output_type
+	42, // [42:56] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_contacts_v1_contacts_proto_init() }

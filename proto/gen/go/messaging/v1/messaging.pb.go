@@ -81,12 +81,12 @@ type Conversation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// E.164.
 	PhoneNumber string `protobuf:"bytes,1,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
-	// Null when no contact has the phone.
-	ContactId     *wrapperspb.StringValue `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
-	FirstName     *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
-	LastName      *wrapperspb.StringValue `protobuf:"bytes,4,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
-	LastMessage   string                  `protobuf:"bytes,5,opt,name=last_message,json=lastMessage,proto3" json:"last_message,omitempty"`
-	LastMessageAt *timestamppb.Timestamp  `protobuf:"bytes,6,opt,name=last_message_at,json=lastMessageAt,proto3" json:"last_message_at,omitempty"`
+	// The contact with the phone; "" (as are the names) when no contact has it.
+	ContactId     string                 `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
+	FirstName     string                 `protobuf:"bytes,3,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	LastName      string                 `protobuf:"bytes,4,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	LastMessage   string                 `protobuf:"bytes,5,opt,name=last_message,json=lastMessage,proto3" json:"last_message,omitempty"`
+	LastMessageAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_message_at,json=lastMessageAt,proto3" json:"last_message_at,omitempty"`
 	// Inbound messages received since the thread was last read.
 	UnreadCount   int32 `protobuf:"varint,7,opt,name=unread_count,json=unreadCount,proto3" json:"unread_count,omitempty"`
 	IsArchived    bool  `protobuf:"varint,8,opt,name=is_archived,json=isArchived,proto3" json:"is_archived,omitempty"`
@@ -132,25 +132,25 @@ func (x *Conversation) GetPhoneNumber() string {
 	return ""
 }
 
-func (x *Conversation) GetContactId() *wrapperspb.StringValue {
+func (x *Conversation) GetContactId() string {
 	if x != nil {
 		return x.ContactId
 	}
-	return nil
+	return ""
 }
 
-func (x *Conversation) GetFirstName() *wrapperspb.StringValue {
+func (x *Conversation) GetFirstName() string {
 	if x != nil {
 		return x.FirstName
 	}
-	return nil
+	return ""
 }
 
-func (x *Conversation) GetLastName() *wrapperspb.StringValue {
+func (x *Conversation) GetLastName() string {
 	if x != nil {
 		return x.LastName
 	}
-	return nil
+	return ""
 }
 
 func (x *Conversation) GetLastMessage() string {
@@ -328,13 +328,14 @@ type Message struct {
 	Status *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	// Incoming: positive, negative or neutral. Outgoing: null.
 	Sentiment *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=sentiment,proto3" json:"sentiment,omitempty"`
-	// Incoming: VADER compound score in [-1, 1]. Outgoing: null.
-	SentimentScore *wrapperspb.DoubleValue `protobuf:"bytes,8,opt,name=sentiment_score,json=sentimentScore,proto3" json:"sentiment_score,omitempty"`
-	// Incoming: opt_out, opt_in, help, question, affirmative, negative, other. Outgoing: null.
-	MessageCategory  *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=message_category,json=messageCategory,proto3" json:"message_category,omitempty"`
-	RequiresResponse *wrapperspb.BoolValue   `protobuf:"bytes,10,opt,name=requires_response,json=requiresResponse,proto3" json:"requires_response,omitempty"`
-	OptOutDetected   *wrapperspb.BoolValue   `protobuf:"bytes,11,opt,name=opt_out_detected,json=optOutDetected,proto3" json:"opt_out_detected,omitempty"`
-	Timestamp        *timestamppb.Timestamp  `protobuf:"bytes,12,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// Incoming: VADER compound score in [-1, 1]. Outgoing: absent (the spec types it a number,
+	// present on incoming messages only).
+	SentimentScore *float64 `protobuf:"fixed64,8,opt,name=sentiment_score,json=sentimentScore,proto3,oneof" json:"sentiment_score,omitempty"`
+	// Incoming: opt_out, opt_in, help, question, affirmative, negative, other. Outgoing: absent.
+	MessageCategory  *string                `protobuf:"bytes,9,opt,name=message_category,json=messageCategory,proto3,oneof" json:"message_category,omitempty"`
+	RequiresResponse *wrapperspb.BoolValue  `protobuf:"bytes,10,opt,name=requires_response,json=requiresResponse,proto3" json:"requires_response,omitempty"`
+	OptOutDetected   *wrapperspb.BoolValue  `protobuf:"bytes,11,opt,name=opt_out_detected,json=optOutDetected,proto3" json:"opt_out_detected,omitempty"`
+	Timestamp        *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -418,18 +419,18 @@ func (x *Message) GetSentiment() *wrapperspb.StringValue {
 	return nil
 }
 
-func (x *Message) GetSentimentScore() *wrapperspb.DoubleValue {
-	if x != nil {
-		return x.SentimentScore
+func (x *Message) GetSentimentScore() float64 {
+	if x != nil && x.SentimentScore != nil {
+		return *x.SentimentScore
 	}
-	return nil
+	return 0
 }
 
-func (x *Message) GetMessageCategory() *wrapperspb.StringValue {
-	if x != nil {
-		return x.MessageCategory
+func (x *Message) GetMessageCategory() string {
+	if x != nil && x.MessageCategory != nil {
+		return *x.MessageCategory
 	}
-	return nil
+	return ""
 }
 
 func (x *Message) GetRequiresResponse() *wrapperspb.BoolValue {
@@ -522,8 +523,8 @@ type ListMessagesResponse struct {
 	Messages []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	// The organization's IANA timezone (timestamps stay UTC).
 	Timezone string `protobuf:"bytes,2,opt,name=timezone,proto3" json:"timezone,omitempty"`
-	// Fetches the next, older page; null on the last page.
-	Cursor        *wrapperspb.StringValue `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// Fetches the next, older page; "" on the last page.
+	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -572,11 +573,11 @@ func (x *ListMessagesResponse) GetTimezone() string {
 	return ""
 }
 
-func (x *ListMessagesResponse) GetCursor() *wrapperspb.StringValue {
+func (x *ListMessagesResponse) GetCursor() string {
 	if x != nil {
 		return x.Cursor
 	}
-	return nil
+	return ""
 }
 
 // ReplyRequest is the reply body of the spec.
@@ -1630,14 +1631,14 @@ var File_messaging_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
-	"\x1cmessaging/v1/messaging.proto\x12\x13chorus.messaging.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xb0\x03\n" +
+	"\x1cmessaging/v1/messaging.proto\x12\x13chorus.messaging.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xd6\x02\n" +
 	"\fConversation\x12!\n" +
-	"\fphone_number\x18\x01 \x01(\tR\vphoneNumber\x12;\n" +
+	"\fphone_number\x18\x01 \x01(\tR\vphoneNumber\x12\x1d\n" +
 	"\n" +
-	"contact_id\x18\x02 \x01(\v2\x1c.google.protobuf.StringValueR\tcontactId\x12;\n" +
+	"contact_id\x18\x02 \x01(\tR\tcontactId\x12\x1d\n" +
 	"\n" +
-	"first_name\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\tfirstName\x129\n" +
-	"\tlast_name\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\blastName\x12!\n" +
+	"first_name\x18\x03 \x01(\tR\tfirstName\x12\x1b\n" +
+	"\tlast_name\x18\x04 \x01(\tR\blastName\x12!\n" +
 	"\flast_message\x18\x05 \x01(\tR\vlastMessage\x12B\n" +
 	"\x0flast_message_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\rlastMessageAt\x12!\n" +
 	"\funread_count\x18\a \x01(\x05R\vunreadCount\x12\x1f\n" +
@@ -1652,7 +1653,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x10include_archived\x18\x04 \x01(\bR\x0fincludeArchived\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\x05R\x05limit\"d\n" +
 	"\x19ListConversationsResponse\x12G\n" +
-	"\rconversations\x18\x01 \x03(\v2!.chorus.messaging.v1.ConversationR\rconversations\"\x92\x05\n" +
+	"\rconversations\x18\x01 \x03(\v2!.chorus.messaging.v1.ConversationR\rconversations\"\x89\x05\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tdirection\x18\x02 \x01(\tR\tdirection\x12\x18\n" +
@@ -1661,21 +1662,23 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"media_urls\x18\x05 \x01(\v2\x1a.google.protobuf.ListValueR\tmediaUrls\x124\n" +
 	"\x06status\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\x06status\x12:\n" +
-	"\tsentiment\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\tsentiment\x12E\n" +
-	"\x0fsentiment_score\x18\b \x01(\v2\x1c.google.protobuf.DoubleValueR\x0esentimentScore\x12G\n" +
-	"\x10message_category\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\x0fmessageCategory\x12G\n" +
+	"\tsentiment\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\tsentiment\x12,\n" +
+	"\x0fsentiment_score\x18\b \x01(\x01H\x00R\x0esentimentScore\x88\x01\x01\x12.\n" +
+	"\x10message_category\x18\t \x01(\tH\x01R\x0fmessageCategory\x88\x01\x01\x12G\n" +
 	"\x11requires_response\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.BoolValueR\x10requiresResponse\x12D\n" +
 	"\x10opt_out_detected\x18\v \x01(\v2\x1a.google.protobuf.BoolValueR\x0eoptOutDetected\x128\n" +
-	"\ttimestamp\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\"f\n" +
+	"\ttimestamp\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\ttimestampB\x12\n" +
+	"\x10_sentiment_scoreB\x13\n" +
+	"\x11_message_category\"f\n" +
 	"\x13ListMessagesRequest\x12!\n" +
 	"\fphone_number\x18\x01 \x01(\tR\vphoneNumber\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"\xa2\x01\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"\x84\x01\n" +
 	"\x14ListMessagesResponse\x128\n" +
 	"\bmessages\x18\x01 \x03(\v2\x1c.chorus.messaging.v1.MessageR\bmessages\x12\x1a\n" +
-	"\btimezone\x18\x02 \x01(\tR\btimezone\x124\n" +
-	"\x06cursor\x18\x03 \x01(\v2\x1c.google.protobuf.StringValueR\x06cursor\"\xf9\x01\n" +
+	"\btimezone\x18\x02 \x01(\tR\btimezone\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"\xf9\x01\n" +
 	"\fReplyRequest\x12!\n" +
 	"\fphone_number\x18\x01 \x01(\tR\vphoneNumber\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12/\n" +
@@ -1811,59 +1814,52 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*OutgoingMessage)(nil),              // 21: chorus.messaging.v1.OutgoingMessage
 	(*SendMessagesRequest)(nil),          // 22: chorus.messaging.v1.SendMessagesRequest
 	(*SendMessagesResponse)(nil),         // 23: chorus.messaging.v1.SendMessagesResponse
-	(*wrapperspb.StringValue)(nil),       // 24: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),        // 25: google.protobuf.Timestamp
+	(*timestamppb.Timestamp)(nil),        // 24: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),       // 25: google.protobuf.StringValue
 	(*structpb.ListValue)(nil),           // 26: google.protobuf.ListValue
-	(*wrapperspb.DoubleValue)(nil),       // 27: google.protobuf.DoubleValue
-	(*wrapperspb.BoolValue)(nil),         // 28: google.protobuf.BoolValue
+	(*wrapperspb.BoolValue)(nil),         // 27: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	24, // 0: chorus.messaging.v1.Conversation.contact_id:type_name -> google.protobuf.StringValue
-	24, // 1: chorus.messaging.v1.Conversation.first_name:type_name -> google.protobuf.StringValue
-	24, // 2: chorus.messaging.v1.Conversation.last_name:type_name -> google.protobuf.StringValue
-	25, // 3: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
-	1,  // 4: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	24, // 5: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	26, // 6: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	24, // 7: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	24, // 8: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	27, // 9: chorus.messaging.v1.Message.sentiment_score:type_name -> google.protobuf.DoubleValue
-	24, // 10: chorus.messaging.v1.Message.message_category:type_name -> google.protobuf.StringValue
-	28, // 11: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	28, // 12: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	25, // 13: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
-	4,  // 14: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	24, // 15: chorus.messaging.v1.ListMessagesResponse.cursor:type_name -> google.protobuf.StringValue
-	25, // 16: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
-	8,  // 17: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
-	1,  // 18: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
-	1,  // 19: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
-	0,  // 20: chorus.messaging.v1.HandleWebhookRequest.kind:type_name -> chorus.messaging.v1.WebhookKind
-	16, // 21: chorus.messaging.v1.HandleWebhookRequest.params:type_name -> chorus.messaging.v1.FormParam
-	21, // 22: chorus.messaging.v1.SendMessagesRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
-	2,  // 23: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
-	5,  // 24: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
-	7,  // 25: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
-	10, // 26: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
-	12, // 27: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
-	14, // 28: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
-	17, // 29: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
-	19, // 30: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
-	22, // 31: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
-	3,  // 32: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 33: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 34: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 35: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 36: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 37: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 38: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 39: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 40: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	32, // [32:41] is the sub-list for method output_type
-	23, // [23:32] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	24, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	1,  // 1: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
+	25, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	26, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	25, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	25, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	27, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	27, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	24, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	4,  // 9: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
+	24, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	8,  // 11: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
+	1,  // 12: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
+	1,  // 13: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
+	0,  // 14: chorus.messaging.v1.HandleWebhookRequest.kind:type_name -> chorus.messaging.v1.WebhookKind
+	16, // 15: chorus.messaging.v1.HandleWebhookRequest.params:type_name -> chorus.messaging.v1.FormParam
+	21, // 16: chorus.messaging.v1.SendMessagesRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
+	2,  // 17: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
+	5,  // 18: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
+	7,  // 19: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
+	10, // 20: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
+	12, // 21: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
+	14, // 22: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
+	17, // 23: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
+	19, // 24: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
+	22, // 25: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
+	3,  // 26: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 27: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 28: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 29: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 30: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 31: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 32: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 33: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 34: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	26, // [26:35] is the sub-list for method output_type
+	17, // [17:26] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_messaging_v1_messaging_proto_init() }
@@ -1871,6 +1867,7 @@ func file_messaging_v1_messaging_proto_init() {
 	if File_messaging_v1_messaging_proto != nil {
 		return
 	}
+	file_messaging_v1_messaging_proto_msgTypes[3].OneofWrappers = []any{}
 	file_messaging_v1_messaging_proto_msgTypes[6].OneofWrappers = []any{}
 	file_messaging_v1_messaging_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
