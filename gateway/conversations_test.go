@@ -36,8 +36,8 @@ func TestConversationPathsReachTheServiceDecodedOnce(t *testing.T) {
 		body: strings.NewReader(`{"isStarred":true}`)})
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	assert.Equal(t, map[string]any{
-		"phoneNumber": "+12025550143", "isStarred": true, "isArchived": false, "contactId": nil, "firstName": nil,
-		"lastName": nil, "lastMessage": "", "lastMessageAt": nil, "unreadCount": float64(0),
+		"phoneNumber": "+12025550143", "isStarred": true, "isArchived": false, "contactId": "", "firstName": "",
+		"lastName": "", "lastMessage": "", "lastMessageAt": nil, "unreadCount": float64(0),
 	}, res.json(t), "response_body: the conversation itself")
 	assert.Equal(t, "+12025550143", e.messaging.lastPhone())
 }

@@ -161,7 +161,7 @@ func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marsh
 	case http.StatusNotFound:
 		writeError(w, r, apiError{Status: http.StatusNotFound, Code: apierr.ReasonNotFound, Message: "no such route"})
 	case http.StatusMethodNotAllowed:
-		writeError(w, r, methodNotAllowed(r.Method))
+		allowOnly(w, r, allowedMethods(r.URL.EscapedPath()))
 	default:
 		writeError(w, r, malformedPath)
 	}

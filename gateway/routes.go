@@ -104,7 +104,7 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		if h, ok := ops[r.URL.Path]; ok {
 			info.route = r.URL.Path
 			if !isRead(r.Method) {
-				writeError(w, r, methodNotAllowed(r.Method))
+				allowOnly(w, r, "GET, HEAD")
 				return
 			}
 			h(w, r)

@@ -272,3 +272,36 @@ func TestContractRejectsDrift(t *testing.T) {
 		}
 	}
 }
+
+// Wrong methods and unknown paths answer as the contract says: 405 with an Allow header naming
+// exactly the documented methods of the path (the transport checks it), 404 off the document.
+func TestMethodMismatchesAnswerAsDocumented(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	c := e.newMember("write")
+	for _, call := range []struct{ method, path string }{
+		{"DELETE", "/api/contacts"},
+		{"POST", "/api/contacts/0190d1f8-0000-7000-8000-00000000abcd"},
+		{"GET", "/api/conversations/%2B12025550143/reply"},
+		{"PUT", "/api/billing/status"},
+		{"POST", "/healthz"},
+		{"GET", "/webhooks/sandbox/status"},
+		{"DELETE", "/l/abcdefgh"},
+	} {
+		res := c.do(call.method, call.path, nil)
+		if res.Status != http.StatusMethodNotAllowed || res.Header.Get("Allow") == "" {
+			t.Errorf("%s %s: %d Allow %q, want 405 with Allow", call.method, call.path, res.Status, res.Header.Get("Allow"))
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/openapi.json"} {
+		if res := c.do("HEAD", path, nil); res.Status != http.StatusOK {
+			t.Errorf("HEAD %s: %d", path, res.Status)
+		}
+	}
+	if res := c.do("HEAD", "/l/ZZZZZZZZ", nil); res.Status != http.StatusNotFound {
+		t.Errorf("HEAD /l/ZZZZZZZZ: %d, want 404", res.Status)
+	}
+	if res := c.do("GET", "/api/nothing-here", nil); res.Status != http.StatusNotFound {
+		t.Errorf("GET /api/nothing-here: %d, want 404", res.Status)
+	}
+}
