@@ -125,8 +125,8 @@ func TestStatusOfEachPricingModel(t *testing.T) {
 		assert.Equal(t, "unlimited", m["pricing_model"])
 		assert.Equal(t, map[string]any{
 			"id": "sub_9", "plan_type": "unlimited", "billing_interval": "year", "status": "active",
-			"paid_through": nil, "current_period_end": nil, "next_billing_date": nil, "provider": "stripe",
-		}, m["subscription"], "unknown dates are null")
+			"paid_through": "", "current_period_end": nil, "next_billing_date": "", "provider": "stripe",
+		}, m["subscription"], "unknown dates: the spec's date strings \"\", the period end null")
 		assert.Equal(t, map[string]any{"customer_portal": "https://billing.example.com/portal", "subscription_management": nil}, m["portal_urls"])
 		assert.Equal(t, statusJSON(t, getStatus(t, e, org)), m, "SetAccount answers the status GetBillingStatus then reports")
 	})

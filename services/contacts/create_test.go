@@ -73,8 +73,8 @@ func TestCreateThenMergeByPhoneOrEmail(t *testing.T) {
 	// A contact needs neither phone nor email.
 	bare, code := create(t, e, ctx, &contactsv1.CreateContactRequest{FirstName: str("Nobody")})
 	assert.Equal(t, "201", code)
-	assert.Nil(t, bare.GetPhone())
-	assert.Nil(t, bare.GetEmail())
+	assert.Empty(t, bare.GetPhone())
+	assert.Empty(t, bare.GetEmail())
 }
 
 func TestCreateConflictsWhenPhoneAndEmailMatchDifferentContacts(t *testing.T) {
@@ -231,7 +231,7 @@ func TestMergeKeepsEveryPerContactLimit(t *testing.T) {
 	assert.Equal(t, tagRange("a", 50), got.GetTags(), "a refused merge changes nothing")
 	assert.Len(t, got.GetCustomFields().GetFields(), 15)
 	assert.Equal(t, "Ada", got.GetFirstName())
-	assert.Nil(t, got.GetEmail())
+	assert.Empty(t, got.GetEmail())
 
 	// A merge that stays within the limits still applies: known tags and keys cost nothing.
 	res, err := e.c.CreateContact(ctx, &contactsv1.CreateContactRequest{Phone: phone, FirstName: str("Augusta"),

@@ -100,7 +100,7 @@ func TestPhoneChangeResetsTextabilityAndLooksUpAgain(t *testing.T) {
 	// Removing the phone leaves nothing to look up.
 	up, err = e.c.UpdateContact(ctx, &contactsv1.UpdateContactRequest{Id: c.GetId(), Phone: str(""), Email: str("ada@example.com")})
 	require.NoError(t, err)
-	assert.Nil(t, up.GetContact().GetPhone())
+	assert.Empty(t, up.GetContact().GetPhone())
 	assert.Nil(t, up.GetContact().GetIsTextable())
 }
 

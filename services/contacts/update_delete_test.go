@@ -55,7 +55,7 @@ func TestUpdateChangesOnlySentFields(t *testing.T) {
 		Id: c.GetId(), Email: str(""), City: str(""), Tags: &structpb.ListValue{}, CustomFields: empty,
 	})
 	require.NoError(t, err)
-	assert.Nil(t, res.GetContact().GetEmail())
+	assert.Empty(t, res.GetContact().GetEmail())
 	assert.Empty(t, res.GetContact().GetCity())
 	assert.Empty(t, res.GetContact().GetTags())
 	assert.Empty(t, res.GetContact().GetCustomFields().AsMap())
@@ -92,7 +92,7 @@ func TestUpdateConflictsWithAnotherContactsPhoneOrEmail(t *testing.T) {
 	got, err := e.c.GetContact(ctx, &contactsv1.GetContactRequest{Id: c.GetId()})
 	require.NoError(t, err)
 	assert.Equal(t, "+12025550121", got.GetContact().GetPhone(), "a refused update changes nothing")
-	assert.Nil(t, got.GetContact().GetEmail())
+	assert.Empty(t, got.GetContact().GetEmail())
 
 	_, err = e.c.UpdateContact(ctx, &contactsv1.UpdateContactRequest{Id: "0190d1f8-0000-7000-8000-00000000dead", FirstName: str("x")})
 	assertNotFound(t, err)
