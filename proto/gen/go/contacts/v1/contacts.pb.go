@@ -97,8 +97,8 @@ type Contact struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	OrganizationId string                 `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	Phone          string                 `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
-	Email          string                 `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	Phone          string                 `protobuf:"bytes,21,opt,name=phone,proto3" json:"phone,omitempty"`
+	Email          string                 `protobuf:"bytes,22,opt,name=email,proto3" json:"email,omitempty"`
 	FirstName      string                 `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
 	LastName       string                 `protobuf:"bytes,6,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
 	Address        string                 `protobuf:"bytes,7,opt,name=address,proto3" json:"address,omitempty"`
@@ -295,8 +295,8 @@ type ContactListItem struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	OrganizationId string                 `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	Phone          string                 `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
-	Email          string                 `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	Phone          string                 `protobuf:"bytes,21,opt,name=phone,proto3" json:"phone,omitempty"`
+	Email          string                 `protobuf:"bytes,22,opt,name=email,proto3" json:"email,omitempty"`
 	FirstName      string                 `protobuf:"bytes,5,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
 	LastName       string                 `protobuf:"bytes,6,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
 	Address        string                 `protobuf:"bytes,7,opt,name=address,proto3" json:"address,omitempty"`
@@ -484,10 +484,10 @@ type CreatedContact struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	OrganizationId string                 `protobuf:"bytes,2,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	Phone          string                 `protobuf:"bytes,3,opt,name=phone,proto3" json:"phone,omitempty"`
+	Phone          string                 `protobuf:"bytes,13,opt,name=phone,proto3" json:"phone,omitempty"`
 	FirstName      string                 `protobuf:"bytes,4,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
 	LastName       string                 `protobuf:"bytes,5,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
-	Email          string                 `protobuf:"bytes,6,opt,name=email,proto3" json:"email,omitempty"`
+	Email          string                 `protobuf:"bytes,14,opt,name=email,proto3" json:"email,omitempty"`
 	Tags           []string               `protobuf:"bytes,7,rep,name=tags,proto3" json:"tags,omitempty"`
 	IsTextable     *wrapperspb.BoolValue  `protobuf:"bytes,8,opt,name=is_textable,json=isTextable,proto3" json:"is_textable,omitempty"`
 	IsOptedIn      bool                   `protobuf:"varint,9,opt,name=is_opted_in,json=isOptedIn,proto3" json:"is_opted_in,omitempty"`
@@ -889,7 +889,7 @@ type ListContactsResponse struct {
 	Contacts []*ContactListItem     `protobuf:"bytes,1,rep,name=contacts,proto3" json:"contacts,omitempty"`
 	Limit    int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Opaque; null when there is no further page.
-	Cursor  string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Cursor  string `protobuf:"bytes,7,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	HasMore bool   `protobuf:"varint,4,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
 	SortBy  string `protobuf:"bytes,5,opt,name=sort_by,json=sortBy,proto3" json:"sort_by,omitempty"`
 	// Present only when includeTotal was true.
@@ -2598,12 +2598,12 @@ var File_contacts_v1_contacts_proto protoreflect.FileDescriptor
 
 const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
-	"\x1acontacts/v1/contacts.proto\x12\x12chorus.contacts.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xbf\x05\n" +
+	"\x1acontacts/v1/contacts.proto\x12\x12chorus.contacts.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xcb\x05\n" +
 	"\aContact\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x14\n" +
-	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x14\n" +
-	"\x05email\x18\x04 \x01(\tR\x05email\x12\x1d\n" +
+	"\x05phone\x18\x15 \x01(\tR\x05phone\x12\x14\n" +
+	"\x05email\x18\x16 \x01(\tR\x05email\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x05 \x01(\tR\tfirstName\x12\x1b\n" +
 	"\tlast_name\x18\x06 \x01(\tR\blastName\x12\x18\n" +
@@ -2627,12 +2627,12 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x89\x05\n" +
+	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\x95\x05\n" +
 	"\x0fContactListItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x14\n" +
-	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x14\n" +
-	"\x05email\x18\x04 \x01(\tR\x05email\x12\x1d\n" +
+	"\x05phone\x18\x15 \x01(\tR\x05phone\x12\x14\n" +
+	"\x05email\x18\x16 \x01(\tR\x05email\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x05 \x01(\tR\tfirstName\x12\x1b\n" +
 	"\tlast_name\x18\x06 \x01(\tR\blastName\x12\x18\n" +
@@ -2655,15 +2655,15 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xb3\x03\n" +
+	"updated_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xbf\x03\n" +
 	"\x0eCreatedContact\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x14\n" +
-	"\x05phone\x18\x03 \x01(\tR\x05phone\x12\x1d\n" +
+	"\x05phone\x18\r \x01(\tR\x05phone\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x04 \x01(\tR\tfirstName\x12\x1b\n" +
 	"\tlast_name\x18\x05 \x01(\tR\blastName\x12\x14\n" +
-	"\x05email\x18\x06 \x01(\tR\x05email\x12\x12\n" +
+	"\x05email\x18\x0e \x01(\tR\x05email\x12\x12\n" +
 	"\x04tags\x18\a \x03(\tR\x04tags\x12;\n" +
 	"\vis_textable\x18\b \x01(\v2\x1a.google.protobuf.BoolValueR\n" +
 	"isTextable\x12\x1e\n" +
@@ -2673,7 +2673,7 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x19\n" +
-	"\aoutcome\x18\f \x01(\tR\b_outcome\"\xec\x02\n" +
+	"\aoutcome\x18\f \x01(\tR\b_outcomeJ\x04\b\x03\x10\x04J\x04\b\x06\x10\a\"\xec\x02\n" +
 	"\rContactFilter\x12\x16\n" +
 	"\x06search\x18\x01 \x01(\tR\x06search\x12\x12\n" +
 	"\x04tags\x18\x02 \x03(\tR\x04tags\x12\x1d\n" +
@@ -2705,15 +2705,15 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x06cursor\x18\f \x01(\tR\x06cursor\x123\n" +
 	"\x06offset\x18\r \x01(\v2\x1b.google.protobuf.Int32ValueR\x06offset\x12\x17\n" +
 	"\asort_by\x18\x0e \x01(\tR\x06sortBy\x12#\n" +
-	"\rinclude_total\x18\x0f \x01(\bR\fincludeTotal\"\xde\x01\n" +
+	"\rinclude_total\x18\x0f \x01(\bR\fincludeTotal\"\xe4\x01\n" +
 	"\x14ListContactsResponse\x12?\n" +
 	"\bcontacts\x18\x01 \x03(\v2#.chorus.contacts.v1.ContactListItemR\bcontacts\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06cursor\x18\x03 \x01(\tR\x06cursor\x12\x19\n" +
+	"\x06cursor\x18\a \x01(\tR\x06cursor\x12\x19\n" +
 	"\bhas_more\x18\x04 \x01(\bR\ahasMore\x12\x17\n" +
 	"\asort_by\x18\x05 \x01(\tR\x06sortBy\x12\x19\n" +
 	"\x05total\x18\x06 \x01(\x05H\x00R\x05total\x88\x01\x01B\b\n" +
-	"\x06_total\"\xd4\x03\n" +
+	"\x06_totalJ\x04\b\x03\x10\x04\"\xd4\x03\n" +
 	"\x14CreateContactRequest\x12\x19\n" +
 	"\x05phone\x18\x01 \x01(\tH\x00R\x05phone\x88\x01\x01\x12\"\n" +
 	"\n" +

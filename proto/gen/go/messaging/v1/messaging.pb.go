@@ -82,9 +82,9 @@ type Conversation struct {
 	// E.164.
 	PhoneNumber string `protobuf:"bytes,1,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
 	// The contact with the phone; "" (as are the names) when no contact has it.
-	ContactId     string                 `protobuf:"bytes,2,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
-	FirstName     string                 `protobuf:"bytes,3,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
-	LastName      string                 `protobuf:"bytes,4,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	ContactId     string                 `protobuf:"bytes,10,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
+	FirstName     string                 `protobuf:"bytes,11,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	LastName      string                 `protobuf:"bytes,12,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
 	LastMessage   string                 `protobuf:"bytes,5,opt,name=last_message,json=lastMessage,proto3" json:"last_message,omitempty"`
 	LastMessageAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_message_at,json=lastMessageAt,proto3" json:"last_message_at,omitempty"`
 	// Inbound messages received since the thread was last read.
@@ -330,9 +330,9 @@ type Message struct {
 	Sentiment *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=sentiment,proto3" json:"sentiment,omitempty"`
 	// Incoming: VADER compound score in [-1, 1]. Outgoing: absent (the spec types it a number,
 	// present on incoming messages only).
-	SentimentScore *float64 `protobuf:"fixed64,8,opt,name=sentiment_score,json=sentimentScore,proto3,oneof" json:"sentiment_score,omitempty"`
+	SentimentScore *float64 `protobuf:"fixed64,13,opt,name=sentiment_score,json=sentimentScore,proto3,oneof" json:"sentiment_score,omitempty"`
 	// Incoming: opt_out, opt_in, help, question, affirmative, negative, other. Outgoing: absent.
-	MessageCategory  *string                `protobuf:"bytes,9,opt,name=message_category,json=messageCategory,proto3,oneof" json:"message_category,omitempty"`
+	MessageCategory  *string                `protobuf:"bytes,14,opt,name=message_category,json=messageCategory,proto3,oneof" json:"message_category,omitempty"`
 	RequiresResponse *wrapperspb.BoolValue  `protobuf:"bytes,10,opt,name=requires_response,json=requiresResponse,proto3" json:"requires_response,omitempty"`
 	OptOutDetected   *wrapperspb.BoolValue  `protobuf:"bytes,11,opt,name=opt_out_detected,json=optOutDetected,proto3" json:"opt_out_detected,omitempty"`
 	Timestamp        *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
@@ -524,7 +524,7 @@ type ListMessagesResponse struct {
 	// The organization's IANA timezone (timestamps stay UTC).
 	Timezone string `protobuf:"bytes,2,opt,name=timezone,proto3" json:"timezone,omitempty"`
 	// Fetches the next, older page; "" on the last page.
-	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1631,21 +1631,22 @@ var File_messaging_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
-	"\x1cmessaging/v1/messaging.proto\x12\x13chorus.messaging.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xd6\x02\n" +
+	"\x1cmessaging/v1/messaging.proto\x12\x13chorus.messaging.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xe8\x02\n" +
 	"\fConversation\x12!\n" +
 	"\fphone_number\x18\x01 \x01(\tR\vphoneNumber\x12\x1d\n" +
 	"\n" +
-	"contact_id\x18\x02 \x01(\tR\tcontactId\x12\x1d\n" +
+	"contact_id\x18\n" +
+	" \x01(\tR\tcontactId\x12\x1d\n" +
 	"\n" +
-	"first_name\x18\x03 \x01(\tR\tfirstName\x12\x1b\n" +
-	"\tlast_name\x18\x04 \x01(\tR\blastName\x12!\n" +
+	"first_name\x18\v \x01(\tR\tfirstName\x12\x1b\n" +
+	"\tlast_name\x18\f \x01(\tR\blastName\x12!\n" +
 	"\flast_message\x18\x05 \x01(\tR\vlastMessage\x12B\n" +
 	"\x0flast_message_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\rlastMessageAt\x12!\n" +
 	"\funread_count\x18\a \x01(\x05R\vunreadCount\x12\x1f\n" +
 	"\vis_archived\x18\b \x01(\bR\n" +
 	"isArchived\x12\x1d\n" +
 	"\n" +
-	"is_starred\x18\t \x01(\bR\tisStarred\"\xad\x01\n" +
+	"is_starred\x18\t \x01(\bR\tisStarredJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xad\x01\n" +
 	"\x18ListConversationsRequest\x12\x16\n" +
 	"\x06unread\x18\x01 \x01(\bR\x06unread\x12 \n" +
 	"\vunresponded\x18\x02 \x01(\bR\vunresponded\x12\x16\n" +
@@ -1653,7 +1654,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x10include_archived\x18\x04 \x01(\bR\x0fincludeArchived\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\x05R\x05limit\"d\n" +
 	"\x19ListConversationsResponse\x12G\n" +
-	"\rconversations\x18\x01 \x03(\v2!.chorus.messaging.v1.ConversationR\rconversations\"\x89\x05\n" +
+	"\rconversations\x18\x01 \x03(\v2!.chorus.messaging.v1.ConversationR\rconversations\"\x95\x05\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tdirection\x18\x02 \x01(\tR\tdirection\x12\x18\n" +
@@ -1663,22 +1664,23 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"media_urls\x18\x05 \x01(\v2\x1a.google.protobuf.ListValueR\tmediaUrls\x124\n" +
 	"\x06status\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\x06status\x12:\n" +
 	"\tsentiment\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\tsentiment\x12,\n" +
-	"\x0fsentiment_score\x18\b \x01(\x01H\x00R\x0esentimentScore\x88\x01\x01\x12.\n" +
-	"\x10message_category\x18\t \x01(\tH\x01R\x0fmessageCategory\x88\x01\x01\x12G\n" +
+	"\x0fsentiment_score\x18\r \x01(\x01H\x00R\x0esentimentScore\x88\x01\x01\x12.\n" +
+	"\x10message_category\x18\x0e \x01(\tH\x01R\x0fmessageCategory\x88\x01\x01\x12G\n" +
 	"\x11requires_response\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.BoolValueR\x10requiresResponse\x12D\n" +
 	"\x10opt_out_detected\x18\v \x01(\v2\x1a.google.protobuf.BoolValueR\x0eoptOutDetected\x128\n" +
 	"\ttimestamp\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\ttimestampB\x12\n" +
 	"\x10_sentiment_scoreB\x13\n" +
-	"\x11_message_category\"f\n" +
+	"\x11_message_categoryJ\x04\b\b\x10\tJ\x04\b\t\x10\n" +
+	"\"f\n" +
 	"\x13ListMessagesRequest\x12!\n" +
 	"\fphone_number\x18\x01 \x01(\tR\vphoneNumber\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x16\n" +
-	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"\x84\x01\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"\x8a\x01\n" +
 	"\x14ListMessagesResponse\x128\n" +
 	"\bmessages\x18\x01 \x03(\v2\x1c.chorus.messaging.v1.MessageR\bmessages\x12\x1a\n" +
 	"\btimezone\x18\x02 \x01(\tR\btimezone\x12\x16\n" +
-	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"\xf9\x01\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursorJ\x04\b\x03\x10\x04\"\xf9\x01\n" +
 	"\fReplyRequest\x12!\n" +
 	"\fphone_number\x18\x01 \x01(\tR\vphoneNumber\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12/\n" +
