@@ -96,19 +96,23 @@ func TestFixedCases(t *testing.T) {
 		return c
 	}
 	for name, m := range map[string]proto.Message{
-		"nil message":          (*contactsv1.Contact)(nil),
-		"escapes":              contact(func(c *contactsv1.Contact) { c.LastName = "\"\\\b\f\n\r\t\x00\x01\x1f\x7f<>&'\u2028\u2029é😀\ufffd" }),
-		"invalid UTF-8":        contact(func(c *contactsv1.Contact) { c.LastName = "a\xffb" }),
-		"null wrapper":         contact(func(c *contactsv1.Contact) { c.IsTextable = nil }),
-		"false wrapper":        contact(func(c *contactsv1.Contact) { c.IsTextable = wrapperspb.Bool(false) }),
-		"timestamp ms":         contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: 1, Nanos: 1e6} }),
-		"timestamp us":         contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: -1, Nanos: 1000} }),
-		"timestamp ns":         contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: 253402300799, Nanos: 999999999} }),
-		"timestamp year 1":     contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: -62135596800} }),
-		"timestamp too late":   contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: 253402300800} }),
-		"timestamp bad nanos":  contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Nanos: -1} }),
-		"custom fields struct": contact(func(c *contactsv1.Contact) { c.CustomFields, _ = structpb.NewStruct(map[string]any{"b": 1.5, "a": "x", "c": true}) }),
-		"empty list response":  &contactsv1.ListContactsResponse{},
+		"nil message":   (*contactsv1.Contact)(nil),
+		"escapes":       contact(func(c *contactsv1.Contact) { c.LastName = "\"\\\b\f\n\r\t\x00\x01\x1f\x7f<>&'\u2028\u2029é😀\ufffd" }),
+		"invalid UTF-8": contact(func(c *contactsv1.Contact) { c.LastName = "a\xffb" }),
+		"null wrapper":  contact(func(c *contactsv1.Contact) { c.IsTextable = nil }),
+		"false wrapper": contact(func(c *contactsv1.Contact) { c.IsTextable = wrapperspb.Bool(false) }),
+		"timestamp ms":  contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: 1, Nanos: 1e6} }),
+		"timestamp us":  contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: -1, Nanos: 1000} }),
+		"timestamp ns": contact(func(c *contactsv1.Contact) {
+			c.CreatedAt = &timestamppb.Timestamp{Seconds: 253402300799, Nanos: 999999999}
+		}),
+		"timestamp year 1":    contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: -62135596800} }),
+		"timestamp too late":  contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Seconds: 253402300800} }),
+		"timestamp bad nanos": contact(func(c *contactsv1.Contact) { c.CreatedAt = &timestamppb.Timestamp{Nanos: -1} }),
+		"custom fields struct": contact(func(c *contactsv1.Contact) {
+			c.CustomFields, _ = structpb.NewStruct(map[string]any{"b": 1.5, "a": "x", "c": true})
+		}),
+		"empty list response": &contactsv1.ListContactsResponse{},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
