@@ -113,15 +113,18 @@ func (c *AccessCache) forgetAll() {
 
 // Run follows AccessChannel until ctx ends, subscribing again after any failure (and
 // forgetting everything, as changes may have been missed meanwhile).
+// A failure is logged once, not on every retry while Redis stays away.
 func (c *AccessCache) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := c.follow(ctx)
-		c.proven.Store(0)
+		wasLive := c.proven.Swap(0) != 0
 		c.forgetAll()
 		if ctx.Err() != nil {
 			return
 		}
-		c.log.WarnContext(ctx, "membership change subscription lost; checking every request with orgs until it is back", "err", err)
+		if wasLive {
+			c.log.WarnContext(ctx, "membership change subscription lost; checking every request with orgs until it is back", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(accessRetryDelay):
