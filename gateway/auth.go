@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
@@ -39,9 +41,10 @@ var errBadSubject = errors.New("token subject missing, too long or not printable
 
 // authenticator validates bearer JWTs against the identity provider's JWKS.
 type authenticator struct {
-	keys   keyfunc.Keyfunc
-	parser *jwt.Parser
-	log    *slog.Logger
+	keys     keyfunc.Keyfunc
+	parser   *jwt.Parser
+	log      *slog.Logger
+	verified tokenCache
 }
 
 // newAuthenticator fetches the key set once (failing when it cannot, so a wrong URL stops the
@@ -83,14 +86,30 @@ func newAuthenticator(ctx context.Context, cfg Config, log *slog.Logger) (*authe
 // NumericDate from a JSON string too ("exp": "1700000000"), while MapClaims refuses any exp,
 // nbf or iat that is not a JSON number (RFC 7519 section 2), and any sub, iss or aud that is
 // not a string. WithIssuedAt makes the validator read iat, so its type is checked as well.
+//
+// A verified token is remembered (tokenCache) until its exp, so a client's next requests skip
+// the signature check; each reuse still looks its key up in the current key set.
 func (a *authenticator) verify(ctx context.Context, raw string) (string, error) {
+	keyfunc := a.keys.KeyfuncCtx(ctx)
+	if sub, ok := a.verified.get(raw, time.Now(), keyfunc); ok {
+		return sub, nil
+	}
 	claims := jwt.MapClaims{}
-	if _, err := a.parser.ParseWithClaims(raw, claims, a.keys.KeyfuncCtx(ctx)); err != nil {
+	var key any
+	tok, err := a.parser.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) {
+		k, err := keyfunc(t)
+		key = k
+		return k, err
+	})
+	if err != nil {
 		return "", err
 	}
 	sub, err := claims.GetSubject()
 	if err != nil || !validSubject(sub) {
 		return "", errBadSubject
+	}
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
+		a.verified.put(raw, verifiedToken{sub: sub, exp: exp.Time, header: tok.Header, key: key})
 	}
 	return sub, nil
 }
@@ -146,4 +165,62 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 		r.Header.Del("Authorization")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// maxVerifiedTokens bounds the verified-token cache; when full it starts over.
+const maxVerifiedTokens = 100_000
+
+// tokenCache remembers tokens whose signature and claims were verified. An entry is served
+// only before the token's exp (never within the leeway: a token that old is verified again),
+// and only while the key set still gives the same key for the token's kid, so a key removed
+// from the JWKS (or replaced under the same kid) ends its tokens at the next refresh.
+type tokenCache struct {
+	mu      sync.Mutex
+	entries map[string]verifiedToken
+}
+
+type verifiedToken struct {
+	sub    string
+	exp    time.Time
+	header map[string]any // kid and alg, for the key lookup
+	key    any
+}
+
+// get returns the subject of raw when it was verified before and still holds at now.
+func (c *tokenCache) get(raw string, now time.Time, keyfunc jwt.Keyfunc) (string, bool) {
+	c.mu.Lock()
+	e, ok := c.entries[raw]
+	c.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	if !now.Before(e.exp) {
+		c.mu.Lock()
+		delete(c.entries, raw)
+		c.mu.Unlock()
+		return "", false
+	}
+	key, err := keyfunc(&jwt.Token{Raw: raw, Header: e.header})
+	if err != nil || !sameKey(key, e.key) {
+		c.mu.Lock()
+		delete(c.entries, raw)
+		c.mu.Unlock()
+		return "", false
+	}
+	return e.sub, true
+}
+
+func (c *tokenCache) put(raw string, e verifiedToken) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxVerifiedTokens {
+		c.entries = map[string]verifiedToken{}
+	}
+	c.entries[raw] = e
+}
+
+// sameKey reports whether two public keys are the same key (crypto public keys have Equal).
+func sameKey(a, b any) bool {
+	k, ok := a.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && k.Equal(b)
 }

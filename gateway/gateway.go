@@ -124,7 +124,8 @@ type Gateway struct {
 	log      *slog.Logger
 	backends []backend
 	rdb      *redis.Client
-	stopJWKS context.CancelFunc
+	subRDB   *redis.Client      // the membership change subscription
+	stopJWKS context.CancelFunc // ends the background work: key refresh, change subscription
 	handler  http.Handler
 }
 
@@ -184,10 +185,17 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		}
 	}
 
+	subOpts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: CHORUS_REDIS_URL: %w", err)
+	}
 	g.rdb = redis.NewClient(rateLimitRedisOptions(ropts))
+	g.subRDB = redis.NewClient(subOpts)
 	metrics := newMetrics()
 	limiter := newRateLimiter(g.rdb, cfg.RateLimit, cfg.RateBurst, metrics, g.log)
-	access := &accessChecker{orgs: orgsclient.New(orgsConn)}
+	accessCache := orgsclient.NewAccessCache(orgsclient.New(orgsConn), g.subRDB, g.log)
+	go accessCache.Run(jwksCtx)
+	access := &accessChecker{orgs: accessCache}
 	api, err := newAPIMux(ctx, contactsConn.ClientConn(), billingConn.ClientConn(), messagingConn.ClientConn(), g.log)
 	if err != nil {
 		return nil, err
@@ -248,7 +256,7 @@ func (g *Gateway) Serve(ctx context.Context, lis net.Listener) error {
 	return fmt.Errorf("gateway: serve: %w", err)
 }
 
-// Close stops the key refresh and releases the gRPC and Redis connections.
+// Close stops the key refresh and the change subscription and releases the gRPC and Redis connections.
 func (g *Gateway) Close() {
 	if g.stopJWKS != nil {
 		g.stopJWKS()
@@ -260,5 +268,9 @@ func (g *Gateway) Close() {
 	if g.rdb != nil {
 		_ = g.rdb.Close()
 		g.rdb = nil
+	}
+	if g.subRDB != nil {
+		_ = g.subRDB.Close()
+		g.subRDB = nil
 	}
 }

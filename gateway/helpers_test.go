@@ -390,6 +390,7 @@ type env struct {
 	contacts  *stubContacts
 	messaging *stubMessaging
 	logs      *syncBuffer
+	cfg       gateway.Config // what the gateway at url was built from, to start another like it
 }
 
 type envOption func(*gateway.Config)
@@ -410,6 +411,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	e.cfg = cfg
 	e.url = serveGateway(t, cfg)
 	return e
 }

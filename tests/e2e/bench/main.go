@@ -54,7 +54,9 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, messaging or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), messaging or all")
+	conns := flag.Int("conns", 32, "connections of the concurrent case, on each side")
+	loadFor := flag.Duration("loadtime", 10*time.Second, "how long the concurrent case runs on each side")
 	dispatchCount := flag.Int("dispatch", 100_000, "queued messages in the dispatch case")
 	numbers := flag.Int("numbers", 20, "sending numbers in the dispatch case")
 	rate := flag.Int("rate", 10, "messages per second per sending number in the dispatch case")
@@ -72,8 +74,9 @@ func main() {
 	}
 	ctx := context.Background()
 	var err error
-	if *suite == "all" || *suite == "contacts" {
-		err = run(ctx, *total, *big, *n, *dbName, *reseed)
+	if *suite == "all" || *suite == "contacts" || *suite == "load" {
+		err = run(ctx, contactsRun{total: *total, big: *big, n: *n, dbName: *dbName, reseed: *reseed,
+			conns: *conns, loadFor: *loadFor, loadOnly: *suite == "load"})
 	}
 	if err == nil && (*suite == "all" || *suite == "messaging") {
 		err = benchReply(ctx, *n)
@@ -87,8 +90,19 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, total, big, n int, dbName string, reseed bool) error {
-	dsn, err := ensureDatabase(ctx, dbName, reseed)
+// contactsRun is what the contacts suite was asked for.
+type contactsRun struct {
+	total, big, n int
+	dbName        string
+	reseed        bool
+	conns         int
+	loadFor       time.Duration
+	loadOnly      bool // only the concurrent case
+}
+
+func run(ctx context.Context, cr contactsRun) error {
+	total, big, n := cr.total, cr.big, cr.n
+	dsn, err := ensureDatabase(ctx, cr.dbName, cr.reseed)
 	if err != nil {
 		return err
 	}
@@ -127,13 +141,20 @@ func run(ctx context.Context, total, big, n int, dbName string, reseed bool) err
 		return err
 	}
 	c := &apiClient{base: st.HTTPURL, token: tok, org: org, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
+	rawSQL := `SELECT ` + listColumns + ` FROM contacts WHERE organization_id = $1 `
+	order := ` ORDER BY updated_at DESC, id DESC LIMIT 51`
+	fmt.Printf("\ncontacts list, %d contacts in the database, %d in the organization\n", total, big)
+	if err := benchConcurrent(ctx, c, dsn, cr.conns, cr.loadFor, rawSQL+order, []any{org}); err != nil {
+		return err
+	}
+	if cr.loadOnly {
+		return nil
+	}
 
 	deep, err := c.walk(ctx, big*3/4)
 	if err != nil {
 		return err
 	}
-	rawSQL := `SELECT ` + listColumns + ` FROM contacts WHERE organization_id = $1 `
-	order := ` ORDER BY updated_at DESC, id DESC LIMIT 51`
 	cases := []benchCase{
 		{name: "list page 1",
 			api: func(int) string { return "/api/contacts?limit=50" },
@@ -156,7 +177,7 @@ func run(ctx context.Context, total, big, n int, dbName string, reseed bool) err
 			}},
 	}
 
-	fmt.Printf("\ncontacts list, %d contacts in the database, %d in the organization, %d timed requests a side\n", total, big, n)
+	fmt.Printf("\nsingle client, %d timed requests a side\n", n)
 	fmt.Printf("%-34s %12s %12s %12s %12s %8s\n", "case", "gateway p50", "gateway p99", "raw p50", "raw p99", "ratio")
 	results := map[string]timing{}
 	for _, bc := range cases {

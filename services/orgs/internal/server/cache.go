@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	orgsclient "github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 )
 
@@ -77,12 +78,15 @@ func (c *accessCache) set(ctx context.Context, org uuid.UUID, user string, a ten
 	}
 }
 
-// forget bumps the membership's generation and drops the cached answer; on failure the TTL
-// bounds how long a stale answer lives.
+// forget bumps the membership's generation, drops the cached answer and announces the change
+// on orgsclient.AccessChannel (the gateways' in-process caches drop it on that message), in one
+// MULTI; on failure the TTL bounds how long a stale answer lives here, and a gateway whose
+// subscription works but missed the message keeps it for up to its entry TTL.
 func (c *accessCache) forget(ctx context.Context, org uuid.UUID, user string) {
 	pipe := c.rdb.TxPipeline()
 	pipe.Incr(ctx, generationKey(org, user))
 	pipe.Del(ctx, accessKey(org, user))
+	pipe.Publish(ctx, orgsclient.AccessChannel, orgsclient.AccessChange(org, user))
 	if _, err := pipe.Exec(ctx); err != nil {
 		c.log.WarnContext(ctx, "access cache invalidation failed; stale until TTL", "err", err, "ttl", c.ttl)
 	}

@@ -1,0 +1,189 @@
+package orgs
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chorus-sms/chorus/pkg/tenant"
+)
+
+// AccessChannel is the Redis pub/sub channel on which the orgs service announces each
+// membership change, after it commits, as AccessChange(org, user).
+const AccessChannel = "chorus:orgs:access-changed"
+
+// AccessChange is the AccessChannel message for a change of user's membership in org.
+func AccessChange(org uuid.UUID, user string) string { return org.String() + ":" + user }
+
+// Bounds of the in-process access cache. A Redis PING goes down the subscription's own
+// connection every accessPingEvery; its answer proves every change published before it was
+// sent has been applied, because Redis answers in order on one connection. Entries are served
+// only while the newest such proof is younger than accessMaxLag, so a lost, stalled or not yet
+// confirmed subscription makes every check go to the orgs service instead: a revoked or
+// lowered membership is never served for more than about accessMaxLag after it changed.
+const (
+	accessPingEvery  = 200 * time.Millisecond
+	accessMaxLag     = 700 * time.Millisecond
+	accessEntryTTL   = 30 * time.Second
+	accessMaxEntries = 100_000
+	accessRetryDelay = 250 * time.Millisecond
+)
+
+// AccessCache answers membership checks in process, in front of Client.Access: the gateway
+// checks on every request, and a gRPC round trip to orgs (plus its Redis read) cost more than
+// the request's own query. Changes reach it through AccessChannel; Run must be running for it
+// to serve anything from memory.
+type AccessCache struct {
+	client *Client
+	rdb    *redis.Client
+	log    *slog.Logger
+	start  time.Time
+
+	proven atomic.Int64 // monotonic ns (since start) when the newest answered PING was sent; 0: none
+
+	mu      sync.Mutex
+	gen     uint64 // bumped by every invalidation, so a check that raced one does not store
+	entries map[accessKey]accessEntry
+}
+
+type accessKey struct {
+	org  uuid.UUID
+	user string
+}
+
+type accessEntry struct {
+	level tenant.Access
+	at    time.Duration // since start
+}
+
+// NewAccessCache caches client's answers, invalidated by messages read from rdb.
+func NewAccessCache(client *Client, rdb *redis.Client, log *slog.Logger) *AccessCache {
+	return &AccessCache{client: client, rdb: rdb, log: log, start: time.Now(), entries: map[accessKey]accessEntry{}}
+}
+
+func (c *AccessCache) now() time.Duration { return time.Since(c.start) }
+
+// Access returns user's level in org: from memory while the subscription is proven current,
+// else from the orgs service.
+func (c *AccessCache) Access(ctx context.Context, org uuid.UUID, user string) (tenant.Access, error) {
+	k := accessKey{org: org, user: user}
+	now := c.now()
+	live := now-time.Duration(c.proven.Load()) < accessMaxLag && c.proven.Load() != 0
+	c.mu.Lock()
+	e, ok := c.entries[k]
+	gen := c.gen
+	c.mu.Unlock()
+	if live && ok && now-e.at < accessEntryTTL {
+		return e.level, nil
+	}
+	level, err := c.client.Access(ctx, org, user)
+	if err != nil {
+		return level, err
+	}
+	c.mu.Lock()
+	if c.gen == gen { // no change was announced while we asked
+		if len(c.entries) >= accessMaxEntries {
+			clear(c.entries)
+		}
+		c.entries[k] = accessEntry{level: level, at: now}
+	}
+	c.mu.Unlock()
+	return level, nil
+}
+
+func (c *AccessCache) forget(k accessKey) {
+	c.mu.Lock()
+	c.gen++
+	delete(c.entries, k)
+	c.mu.Unlock()
+}
+
+func (c *AccessCache) forgetAll() {
+	c.mu.Lock()
+	c.gen++
+	clear(c.entries)
+	c.mu.Unlock()
+}
+
+// Run follows AccessChannel until ctx ends, subscribing again after any failure (and
+// forgetting everything, as changes may have been missed meanwhile).
+// A failure is logged once, not on every retry while Redis stays away.
+func (c *AccessCache) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := c.follow(ctx)
+		wasLive := c.proven.Swap(0) != 0
+		c.forgetAll()
+		if ctx.Err() != nil {
+			return
+		}
+		if wasLive {
+			c.log.WarnContext(ctx, "membership change subscription lost; checking every request with orgs until it is back", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(accessRetryDelay):
+		}
+	}
+}
+
+func (c *AccessCache) follow(ctx context.Context) error {
+	ps := c.rdb.Subscribe(ctx, AccessChannel)
+	defer ps.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		t := time.NewTicker(accessPingEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				// The payload is when it was sent; the answer carries it back.
+				if err := ps.Ping(ctx, strconv.FormatInt(int64(c.now()), 10)); err != nil {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, 4*accessPingEvery)
+		if err != nil {
+			return err
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			// (Re)subscribed: whatever was published before is unknown.
+			c.proven.Store(0)
+			c.forgetAll()
+		case *redis.Message:
+			if k, ok := parseAccessChange(m.Payload); ok {
+				c.forget(k)
+			} else {
+				c.forgetAll()
+			}
+		case *redis.Pong:
+			if sent, err := strconv.ParseInt(m.Payload, 10, 64); err == nil && sent > c.proven.Load() {
+				c.proven.Store(sent)
+			}
+		}
+	}
+}
+
+func parseAccessChange(s string) (accessKey, bool) {
+	if len(s) < 37 || s[36] != ':' {
+		return accessKey{}, false
+	}
+	org, err := uuid.Parse(s[:36])
+	if err != nil {
+		return accessKey{}, false
+	}
+	return accessKey{org: org, user: s[37:]}, true
+}
