@@ -147,3 +147,27 @@ func TestHelpTextIsStoredAndCappedAt320Characters(t *testing.T) {
 	assert.Equal(t, apierr.ReasonValidation, apierr.Reason(err))
 	assert.Contains(t, apierr.FieldViolations(err), "helpText")
 }
+
+// A membership change whose cached answers cannot be dropped is stored but reported as not
+// yet effective (503), so the operator retries instead of believing a revocation that a cached
+// grant could outlive; reads fall through to the database meanwhile.
+func TestMembershipChangeWithoutRedisIsReportedNotYetEffective(t *testing.T) {
+	t.Parallel()
+	svc, err := orgs.New(context.Background(), config(migrated.NewDatabase(t), "redis://"+servetest.ClosedAddr(t)+"/0"))
+	require.NoError(t, err)
+	c := orgsv1.NewOrgsServiceClient(servetest.Serve(t, svc))
+	ctx := context.Background()
+	created, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "Acme"})
+	require.NoError(t, err)
+	org := created.GetOrganization().GetId()
+
+	_, err = c.SetMembership(ctx, &orgsv1.SetMembershipRequest{OrganizationId: org, UserSubject: "u", Access: orgsv1.Access_ACCESS_WRITE})
+	require.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	assert.Contains(t, status.Convert(err).Message(), "retry")
+	res, err := c.CheckAccess(ctx, &orgsv1.CheckAccessRequest{OrganizationId: org, UserSubject: "u"})
+	require.NoError(t, err)
+	assert.Equal(t, orgsv1.Access_ACCESS_WRITE, res.GetAccess(), "the change itself is stored")
+
+	_, err = c.RemoveMembership(ctx, &orgsv1.RemoveMembershipRequest{OrganizationId: org, UserSubject: "u"})
+	require.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+}

@@ -27,10 +27,12 @@ func AccessChange(org uuid.UUID, user string) string { return org.String() + ":"
 // only while the newest such proof is younger than accessMaxLag, so a lost, stalled or not yet
 // confirmed subscription makes every check go to the orgs service instead: a revoked or
 // lowered membership is never served for more than about accessMaxLag after it changed.
+// Entries also live at most accessEntryTTL, so a change whose announcement was lost (the orgs
+// service failed to publish it) is still picked up within a second.
 const (
 	accessPingEvery  = 200 * time.Millisecond
 	accessMaxLag     = 700 * time.Millisecond
-	accessEntryTTL   = 30 * time.Second
+	accessEntryTTL   = time.Second
 	accessMaxEntries = 100_000
 	accessRetryDelay = 250 * time.Millisecond
 )

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -80,14 +81,26 @@ func (c *accessCache) set(ctx context.Context, org uuid.UUID, user string, a ten
 
 // forget bumps the membership's generation, drops the cached answer and announces the change
 // on orgsclient.AccessChannel (the gateways' in-process caches drop it on that message), in one
-// MULTI; on failure the TTL bounds how long a stale answer lives here, and a gateway whose
-// subscription works but missed the message keeps it for up to its entry TTL.
-func (c *accessCache) forget(ctx context.Context, org uuid.UUID, user string) {
-	pipe := c.rdb.TxPipeline()
-	pipe.Incr(ctx, generationKey(org, user))
-	pipe.Del(ctx, accessKey(org, user))
-	pipe.Publish(ctx, orgsclient.AccessChannel, orgsclient.AccessChange(org, user))
-	if _, err := pipe.Exec(ctx); err != nil {
-		c.log.WarnContext(ctx, "access cache invalidation failed; stale until TTL", "err", err, "ttl", c.ttl)
+// MULTI. It tries a few times; when Redis still refuses, the caller must report the change as
+// not yet effective, since a cached grant could otherwise outlive it by the TTL.
+func (c *accessCache) forget(ctx context.Context, org uuid.UUID, user string) error {
+	var err error
+	for attempt, wait := 0, 50*time.Millisecond; attempt < 3; attempt, wait = attempt+1, wait*2 {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("invalidate cached access: %w", ctx.Err())
+			case <-time.After(wait):
+			}
+		}
+		pipe := c.rdb.TxPipeline()
+		pipe.Incr(ctx, generationKey(org, user))
+		pipe.Del(ctx, accessKey(org, user))
+		pipe.Publish(ctx, orgsclient.AccessChannel, orgsclient.AccessChange(org, user))
+		if _, err = pipe.Exec(ctx); err == nil {
+			return nil
+		}
 	}
+	c.log.WarnContext(ctx, "access cache invalidation failed", "err", err)
+	return fmt.Errorf("invalidate cached access: %w", err)
 }

@@ -35,7 +35,7 @@ func TestACheckThatRacedAChangeDoesNotCacheTheOldLevel(t *testing.T) {
 	_, cached, gen := c.get(ctx, org, "u") // reader: miss, notes the generation...
 	require.False(t, cached)
 	// ...reads "write" from the database; meanwhile the membership is removed:
-	c.forget(ctx, org, "u")
+	require.NoError(t, c.forget(ctx, org, "u"))
 	c.set(ctx, org, "u", tenant.AccessWrite, gen) // the reader's late write
 	_, cached, _ = c.get(ctx, org, "u")
 	assert.False(t, cached, "the stale level was cached after the revocation")

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -93,6 +94,11 @@ func (s *Server) GetOrganization(ctx context.Context, req *orgsv1.GetOrganizatio
 	return &orgsv1.GetOrganizationResponse{Organization: toProto(o)}, nil
 }
 
+// errNotYetEffective answers a membership change that is stored but whose cached answers could
+// not be dropped: the change is idempotent, so the caller retries until it is effective.
+var errNotYetEffective = apierr.New(codes.Unavailable, apierr.ReasonUnavailable,
+	"membership saved, but cached access could not be invalidated; retry the change")
+
 // SetMembership grants access and invalidates the cached answer.
 func (s *Server) SetMembership(ctx context.Context, req *orgsv1.SetMembershipRequest) (*orgsv1.SetMembershipResponse, error) {
 	org, user, err := parseMember(req.GetOrganizationId(), req.GetUserSubject())
@@ -108,7 +114,9 @@ func (s *Server) SetMembership(ctx context.Context, req *orgsv1.SetMembershipReq
 	} else if err != nil {
 		return nil, err
 	}
-	s.cache.forget(ctx, org, user)
+	if err := s.cache.forget(ctx, org, user); err != nil {
+		return nil, errNotYetEffective
+	}
 	return &orgsv1.SetMembershipResponse{}, nil
 }
 
@@ -121,7 +129,9 @@ func (s *Server) RemoveMembership(ctx context.Context, req *orgsv1.RemoveMembers
 	if err := s.store.RemoveMembership(ctx, org, user); err != nil {
 		return nil, err
 	}
-	s.cache.forget(ctx, org, user)
+	if err := s.cache.forget(ctx, org, user); err != nil {
+		return nil, errNotYetEffective
+	}
 	return &orgsv1.RemoveMembershipResponse{}, nil
 }
 
