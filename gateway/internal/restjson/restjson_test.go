@@ -135,14 +135,15 @@ func FuzzResponses(f *testing.F) {
 	})
 }
 
-// FuzzStrings puts one string in every string field a contact has.
+// FuzzStrings puts one string in every string field of a contact, and in a message's plain,
+// wrapper and optional string fields.
 func FuzzStrings(f *testing.F) {
 	for _, s := range []string{"", "plain", "\"\\\n\x00", "\u2028<script>", "\xff\xfe", "\ufffd", "é😀"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		sv := wrapperspb.String(s)
-		same(t, &contactsv1.Contact{Id: s, FirstName: s, LastName: s, Email: sv, Tags: []string{s, s}})
+		same(t, &contactsv1.Contact{Id: s, FirstName: s, LastName: s, Email: s, Tags: []string{s, s}})
+		same(t, &messagingv1.Message{Id: s, Message: s, MediaUrl: wrapperspb.String(s), MessageCategory: &s})
 	})
 }
 
