@@ -34,6 +34,9 @@ type Config struct {
 	// MessagingAddr is the messaging service's gRPC address (CHORUS_MESSAGING_ADDR); empty
 	// leaves out the conversation routes, the carrier webhooks and the short-link redirects.
 	MessagingAddr string
+	// CampaignsAddr is the campaigns service's gRPC address (CHORUS_CAMPAIGNS_ADDR); empty
+	// leaves out the campaign routes.
+	CampaignsAddr string
 	RedisURL      string // CHORUS_REDIS_URL: rate-limit counters
 
 	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
@@ -67,6 +70,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		ContactsAddr:   registry.Contacts.AddrFrom(r),
 		BillingAddr:    registry.Billing.AddrFrom(r),
 		MessagingAddr:  registry.Messaging.AddrFrom(r),
+		CampaignsAddr:  registry.Campaigns.AddrFrom(r),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
@@ -184,11 +188,21 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		}
 	}
 
+	var campaignsConn *clients.Conn
+	if cfg.CampaignsAddr != "" {
+		if campaignsConn, err = g.dial("campaigns", cfg.CampaignsAddr); err != nil {
+			return nil, err
+		}
+	}
+
 	g.rdb = redis.NewClient(rateLimitRedisOptions(ropts))
 	metrics := newMetrics()
 	limiter := newRateLimiter(g.rdb, cfg.RateLimit, cfg.RateBurst, metrics, g.log)
 	access := &accessChecker{orgs: orgsclient.New(orgsConn)}
-	api, err := newAPIMux(ctx, contactsConn.ClientConn(), billingConn.ClientConn(), messagingConn.ClientConn(), g.log)
+	api, err := newAPIMux(ctx, backendConns{
+		contacts: contactsConn.ClientConn(), billing: billingConn.ClientConn(),
+		messaging: messagingConn.ClientConn(), campaigns: campaignsConn.ClientConn(),
+	}, g.log)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/quiethours"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -88,7 +89,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	if m.Status != store.StatusQueued {
 		return 0, nil
 	}
-	if wait := untilSendable(m.QuietTimezone, time.Now()); wait > 0 {
+	if wait := quiethours.Wait(m.QuietTimezone, time.Now()); wait > 0 {
 		return wait, nil
 	}
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {

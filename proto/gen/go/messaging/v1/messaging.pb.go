@@ -1626,6 +1626,113 @@ func (x *SendMessagesResponse) GetMessageIds() []string {
 	return nil
 }
 
+// GetPhoneNumberRequest names a number; empty asks for the organization's default.
+type GetPhoneNumberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PhoneNumberId string                 `protobuf:"bytes,1,opt,name=phone_number_id,json=phoneNumberId,proto3" json:"phone_number_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPhoneNumberRequest) Reset() {
+	*x = GetPhoneNumberRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPhoneNumberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPhoneNumberRequest) ProtoMessage() {}
+
+func (x *GetPhoneNumberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPhoneNumberRequest.ProtoReflect.Descriptor instead.
+func (*GetPhoneNumberRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetPhoneNumberRequest) GetPhoneNumberId() string {
+	if x != nil {
+		return x.PhoneNumberId
+	}
+	return ""
+}
+
+// GetPhoneNumberResponse is the number.
+type GetPhoneNumberResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PhoneNumberId string                 `protobuf:"bytes,1,opt,name=phone_number_id,json=phoneNumberId,proto3" json:"phone_number_id,omitempty"`
+	// E.164.
+	Number        string `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
+	IsDefault     bool   `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPhoneNumberResponse) Reset() {
+	*x = GetPhoneNumberResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPhoneNumberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPhoneNumberResponse) ProtoMessage() {}
+
+func (x *GetPhoneNumberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPhoneNumberResponse.ProtoReflect.Descriptor instead.
+func (*GetPhoneNumberResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetPhoneNumberResponse) GetPhoneNumberId() string {
+	if x != nil {
+		return x.PhoneNumberId
+	}
+	return ""
+}
+
+func (x *GetPhoneNumberResponse) GetNumber() string {
+	if x != nil {
+		return x.Number
+	}
+	return ""
+}
+
+func (x *GetPhoneNumberResponse) GetIsDefault() bool {
+	if x != nil {
+		return x.IsDefault
+	}
+	return false
+}
+
 var File_messaging_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_messaging_v1_messaging_proto_rawDesc = "" +
@@ -1756,11 +1863,18 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\"7\n" +
 	"\x14SendMessagesResponse\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
-	"messageIds*^\n" +
+	"messageIds\"?\n" +
+	"\x15GetPhoneNumberRequest\x12&\n" +
+	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\"w\n" +
+	"\x16GetPhoneNumberResponse\x12&\n" +
+	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\x12\x16\n" +
+	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
+	"\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault*^\n" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\xc6\a\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\xb1\b\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -1770,7 +1884,8 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\tAddNumber\x12%.chorus.messaging.v1.AddNumberRequest\x1a&.chorus.messaging.v1.AddNumberResponse\x12f\n" +
 	"\rHandleWebhook\x12).chorus.messaging.v1.HandleWebhookRequest\x1a*.chorus.messaging.v1.HandleWebhookResponse\x12l\n" +
 	"\x0fFollowShortLink\x12+.chorus.messaging.v1.FollowShortLinkRequest\x1a,.chorus.messaging.v1.FollowShortLinkResponse\x12c\n" +
-	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
+	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponse\x12i\n" +
+	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
 
 var (
 	file_messaging_v1_messaging_proto_rawDescOnce sync.Once
@@ -1785,7 +1900,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -1811,30 +1926,32 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*OutgoingMessage)(nil),              // 21: chorus.messaging.v1.OutgoingMessage
 	(*SendMessagesRequest)(nil),          // 22: chorus.messaging.v1.SendMessagesRequest
 	(*SendMessagesResponse)(nil),         // 23: chorus.messaging.v1.SendMessagesResponse
-	(*wrapperspb.StringValue)(nil),       // 24: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),        // 25: google.protobuf.Timestamp
-	(*structpb.ListValue)(nil),           // 26: google.protobuf.ListValue
-	(*wrapperspb.DoubleValue)(nil),       // 27: google.protobuf.DoubleValue
-	(*wrapperspb.BoolValue)(nil),         // 28: google.protobuf.BoolValue
+	(*GetPhoneNumberRequest)(nil),        // 24: chorus.messaging.v1.GetPhoneNumberRequest
+	(*GetPhoneNumberResponse)(nil),       // 25: chorus.messaging.v1.GetPhoneNumberResponse
+	(*wrapperspb.StringValue)(nil),       // 26: google.protobuf.StringValue
+	(*timestamppb.Timestamp)(nil),        // 27: google.protobuf.Timestamp
+	(*structpb.ListValue)(nil),           // 28: google.protobuf.ListValue
+	(*wrapperspb.DoubleValue)(nil),       // 29: google.protobuf.DoubleValue
+	(*wrapperspb.BoolValue)(nil),         // 30: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	24, // 0: chorus.messaging.v1.Conversation.contact_id:type_name -> google.protobuf.StringValue
-	24, // 1: chorus.messaging.v1.Conversation.first_name:type_name -> google.protobuf.StringValue
-	24, // 2: chorus.messaging.v1.Conversation.last_name:type_name -> google.protobuf.StringValue
-	25, // 3: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	26, // 0: chorus.messaging.v1.Conversation.contact_id:type_name -> google.protobuf.StringValue
+	26, // 1: chorus.messaging.v1.Conversation.first_name:type_name -> google.protobuf.StringValue
+	26, // 2: chorus.messaging.v1.Conversation.last_name:type_name -> google.protobuf.StringValue
+	27, // 3: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 4: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	24, // 5: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	26, // 6: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	24, // 7: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	24, // 8: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	27, // 9: chorus.messaging.v1.Message.sentiment_score:type_name -> google.protobuf.DoubleValue
-	24, // 10: chorus.messaging.v1.Message.message_category:type_name -> google.protobuf.StringValue
-	28, // 11: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	28, // 12: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	25, // 13: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	26, // 5: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	28, // 6: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	26, // 7: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	26, // 8: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	29, // 9: chorus.messaging.v1.Message.sentiment_score:type_name -> google.protobuf.DoubleValue
+	26, // 10: chorus.messaging.v1.Message.message_category:type_name -> google.protobuf.StringValue
+	30, // 11: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	30, // 12: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	27, // 13: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 14: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	24, // 15: chorus.messaging.v1.ListMessagesResponse.cursor:type_name -> google.protobuf.StringValue
-	25, // 16: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	26, // 15: chorus.messaging.v1.ListMessagesResponse.cursor:type_name -> google.protobuf.StringValue
+	27, // 16: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 17: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 18: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 19: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
@@ -1850,17 +1967,19 @@ var file_messaging_v1_messaging_proto_depIdxs = []int32{
 	17, // 29: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
 	19, // 30: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
 	22, // 31: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
-	3,  // 32: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 33: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 34: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 35: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 36: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 37: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 38: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 39: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 40: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	32, // [32:41] is the sub-list for method output_type
-	23, // [23:32] is the sub-list for method input_type
+	24, // 32: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
+	3,  // 33: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 34: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 35: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 36: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 37: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 38: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 39: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 40: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 41: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	25, // 42: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	33, // [33:43] is the sub-list for method output_type
+	23, // [23:33] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -1879,7 +1998,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

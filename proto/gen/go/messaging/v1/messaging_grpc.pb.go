@@ -28,6 +28,7 @@ const (
 	MessagingService_HandleWebhook_FullMethodName        = "/chorus.messaging.v1.MessagingService/HandleWebhook"
 	MessagingService_FollowShortLink_FullMethodName      = "/chorus.messaging.v1.MessagingService/FollowShortLink"
 	MessagingService_SendMessages_FullMethodName         = "/chorus.messaging.v1.MessagingService/SendMessages"
+	MessagingService_GetPhoneNumber_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetPhoneNumber"
 )
 
 // MessagingServiceClient is the client API for MessagingService service.
@@ -64,6 +65,9 @@ type MessagingServiceClient interface {
 	// SendMessages queues messages for dispatch (campaigns, polls). Each message is stored once
 	// per dedupe key, so a retried call queues nothing twice.
 	SendMessages(ctx context.Context, in *SendMessagesRequest, opts ...grpc.CallOption) (*SendMessagesResponse, error)
+	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
+	// polls); another organization's number is NOT_FOUND, as a missing one.
+	GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error)
 }
 
 type messagingServiceClient struct {
@@ -164,6 +168,16 @@ func (c *messagingServiceClient) SendMessages(ctx context.Context, in *SendMessa
 	return out, nil
 }
 
+func (c *messagingServiceClient) GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPhoneNumberResponse)
+	err := c.cc.Invoke(ctx, MessagingService_GetPhoneNumber_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MessagingServiceServer is the server API for MessagingService service.
 // All implementations must embed UnimplementedMessagingServiceServer
 // for forward compatibility.
@@ -198,6 +212,9 @@ type MessagingServiceServer interface {
 	// SendMessages queues messages for dispatch (campaigns, polls). Each message is stored once
 	// per dedupe key, so a retried call queues nothing twice.
 	SendMessages(context.Context, *SendMessagesRequest) (*SendMessagesResponse, error)
+	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
+	// polls); another organization's number is NOT_FOUND, as a missing one.
+	GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error)
 	mustEmbedUnimplementedMessagingServiceServer()
 }
 
@@ -234,6 +251,9 @@ func (UnimplementedMessagingServiceServer) FollowShortLink(context.Context, *Fol
 }
 func (UnimplementedMessagingServiceServer) SendMessages(context.Context, *SendMessagesRequest) (*SendMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendMessages not implemented")
+}
+func (UnimplementedMessagingServiceServer) GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPhoneNumber not implemented")
 }
 func (UnimplementedMessagingServiceServer) mustEmbedUnimplementedMessagingServiceServer() {}
 func (UnimplementedMessagingServiceServer) testEmbeddedByValue()                          {}
@@ -418,6 +438,24 @@ func _MessagingService_SendMessages_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_GetPhoneNumber_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPhoneNumberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).GetPhoneNumber(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_GetPhoneNumber_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).GetPhoneNumber(ctx, req.(*GetPhoneNumberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MessagingService_ServiceDesc is the grpc.ServiceDesc for MessagingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -460,6 +498,10 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SendMessages",
 			Handler:    _MessagingService_SendMessages_Handler,
+		},
+		{
+			MethodName: "GetPhoneNumber",
+			Handler:    _MessagingService_GetPhoneNumber_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
