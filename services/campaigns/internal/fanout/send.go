@@ -91,10 +91,7 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 			return err
 		}
 		if !ok {
-			if held > 0 { // canceled while the hold was placed: give it back
-				return r.billing.ReleaseHold(ctx, c.OrgID, c.ID.String())
-			}
-			return errStopped
+			return r.afterLostAdvance(ctx, c, held)
 		}
 		c.Status = store.StatusQueued
 		if held > 0 {
@@ -112,6 +109,27 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 	}
 	// Every message may already have an outcome (the events came first).
 	return r.store.InTx(ctx, func(tx pgx.Tx) error { return r.completeTx(ctx, tx, c.OrgID, c.ID) })
+}
+
+// afterLostAdvance handles a campaign that left pending while this run placed its hold: a
+// second run (a resume while this one wound down) advanced it, and the hold is its hold too;
+// or it was canceled, and the hold this run placed after the cancel is given back (the
+// cancel's release saw no credits held).
+func (r *Runner) afterLostAdvance(ctx context.Context, c *store.Campaign, held int32) error {
+	if held == 0 {
+		return errStopped
+	}
+	now, err := r.store.Get(ctx, c.OrgID, c.ID)
+	if err != nil {
+		return err
+	}
+	if now.Status != store.StatusCompleted && now.Status != store.StatusFailed {
+		return errStopped
+	}
+	if err := r.billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
+		return fmt.Errorf("release hold: %w", err)
+	}
+	return errStopped
 }
 
 // resolve stores the audience as recipients, resuming after the last one stored, one batch

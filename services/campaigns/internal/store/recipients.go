@@ -33,14 +33,15 @@ func (s *Store) Status(ctx context.Context, org, id uuid.UUID) (status string, s
 // LastRecipient is the greatest contact id stored for a campaign (uuid.Nil for none): the
 // audience stream resumes after it.
 func (s *Store) LastRecipient(ctx context.Context, campaign uuid.UUID) (uuid.UUID, error) {
-	var last *uuid.UUID
-	if err := s.pool.QueryRow(ctx, `SELECT max(contact_id) FROM recipients WHERE campaign_id = $1`, campaign).Scan(&last); err != nil {
-		return uuid.Nil, fmt.Errorf("last recipient: %w", err)
-	}
-	if last == nil {
+	var last uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT contact_id FROM recipients WHERE campaign_id = $1 ORDER BY contact_id DESC LIMIT 1`, campaign).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, nil
 	}
-	return *last, nil
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("last recipient: %w", err)
+	}
+	return last, nil
 }
 
 // AddRecipients stores a batch of a campaign's recipients; one already stored (a retried
