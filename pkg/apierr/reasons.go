@@ -49,6 +49,7 @@ const (
 	ReasonCarrierMisconfigured  = "CARRIER_MISCONFIGURED"
 	ReasonCarrierOutcomeUnknown = "CARRIER_OUTCOME_UNKNOWN"
 	ReasonNotSendable           = "NOT_SENDABLE"
+	ReasonSourceCanceled        = "SOURCE_CANCELED" // its campaign or poll was canceled first
 
 	// Campaigns.
 	ReasonInvalidState = "INVALID_STATE" // 409: a move the campaign's status does not allow

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -311,47 +312,83 @@ func TestCampaignWithoutEnoughCreditsFailsAndSendsNothing(t *testing.T) {
 	assert.EqualValues(t, 3, tn.balance(), "nothing charged or held")
 }
 
-// Pause stops the fan-out where it is and resume continues it with no duplicate; cancel ends
-// a running campaign completed with canceledAt and its hold released.
+// sentSoFar counts the messages to phones that the carrier was handed (their threads).
+func (tn *tenant) sentSoFar(phones []string) int {
+	n := 0
+	for _, p := range phones {
+		for _, m := range tn.thread(p) {
+			if m["status"] != "failed" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Pause: once it answers, no further message of the campaign reaches the carrier; resume
+// continues with no duplicate. Cancel: a running campaign ends completed with canceledAt, its
+// unsent messages never sent and not counted as failed, and only what was sent is paid.
 func TestCampaignPauseResumeCancel(t *testing.T) {
 	t.Parallel()
-	e := newMsgEnv(t, nil)
+	e := newMsgEnv(t, map[string]string{"CHORUS_NUMBER_RATE": "2"}) // 2 per second: slow enough to catch
 	tn := e.newTenant("+13125550200", 100)
 	var phones []string
-	for i := range 10 {
+	for i := range 12 {
 		phones = append(phones, fmt.Sprintf("+1202555%04d", 3000+i))
 	}
 	tn.contacts("pr", phones)
 	body := map[string]any{"name": "P", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{"pr"}}, "timezone": zoneWhere(12)}
 
-	c := campaignOf(t, tn.do("POST", "/api/campaigns", body), http.StatusCreated)
-	id := c.str("id")
-	p := tn.do("POST", "/api/campaigns/"+id+"/pause", nil)
-	if p.Status == http.StatusOK { // it may already have finished: 10 messages go fast
-		assert.Equal(t, "paused", campaign(p.JSON(t)).str("status"))
-		res := tn.do("POST", "/api/campaigns/"+id+"/pause", nil)
-		assert.Equal(t, http.StatusConflict, res.Status, "pausing twice: %s", res.Body)
-		r := campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/resume", nil), http.StatusOK)
-		assert.Contains(t, []string{"pending", "queued", "sending", "completed"}, r.str("status"))
-	} else {
-		assert.Equal(t, http.StatusConflict, p.Status, "%s", p.Body)
-	}
-	done := tn.awaitStatus(id, "completed", 60*time.Second)
-	assert.EqualValues(t, 10, done.num("sentCount"), "%v", done)
+	id := campaignOf(t, tn.do("POST", "/api/campaigns", body), http.StatusCreated).str("id")
+	tn.awaitStatus(id, "sending", 30*time.Second)
+	p := campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/pause", nil), http.StatusOK)
+	assert.Equal(t, "paused", p.str("status"))
+	atPause := tn.sentSoFar(phones)
+	require.Less(t, atPause, len(phones), "paused before the end")
+	res := tn.do("POST", "/api/campaigns/"+id+"/pause", nil)
+	assert.Equal(t, http.StatusConflict, res.Status, "pausing twice: %s", res.Body)
+	time.Sleep(2 * time.Second)
+	assert.LessOrEqual(t, tn.sentSoFar(phones), atPause+1, "nothing more handed to the carrier (one may have been in flight)")
+	assert.Equal(t, "paused", tn.getCampaign(id).str("status"))
+
+	r := campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/resume", nil), http.StatusOK)
+	assert.Equal(t, "sending", r.str("status"), "back where it was")
+	tn.awaitStatus(id, "completed", 60*time.Second)
 	for _, ph := range phones {
 		assert.Len(t, tn.thread(ph), 1, "exactly one message to %s", ph)
 	}
-	eventually(t, 30*time.Second, "the hold settled", func() bool { return tn.balance() == 100-10 })
+	eventually(t, 30*time.Second, "the hold settled", func() bool { return tn.balance() == 100-12 })
 
-	// Cancel a running campaign: it ends completed, canceled, and cannot move again.
-	c = campaignOf(t, tn.do("POST", "/api/campaigns", body), http.StatusCreated)
-	id = c.str("id")
+	// Cancel while sending.
+	body["message"] = "Second {{firstName}}"
+	id = campaignOf(t, tn.do("POST", "/api/campaigns", body), http.StatusCreated).str("id")
+	tn.awaitStatus(id, "sending", 30*time.Second)
 	x := campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/cancel", nil), http.StatusOK)
 	assert.Equal(t, "completed", x.str("status"))
 	assert.NotNil(t, x["canceledAt"])
 	assert.NotNil(t, x["completedAt"])
-	res := tn.do("POST", "/api/campaigns/"+id+"/resume", nil)
+	res = tn.do("POST", "/api/campaigns/"+id+"/resume", nil)
 	assert.Equal(t, http.StatusConflict, res.Status, "%s", res.Body)
-	time.Sleep(time.Second)
-	assert.Equal(t, "completed", tn.getCampaign(id).str("status"), "the fan-out does not revive it")
+	time.Sleep(2 * time.Second)
+	second := func() int {
+		n := 0
+		for _, p := range phones {
+			for _, m := range tn.thread(p) {
+				// A withdrawn message shows in the thread as failed; count what the carrier took.
+				if strings.HasPrefix(m["message"].(string), "Second") && m["status"] != "failed" {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	sent := second()
+	require.Less(t, sent, len(phones), "canceled before the end")
+	time.Sleep(2 * time.Second)
+	assert.Equal(t, sent, second(), "nothing more sent after the cancel")
+	c := tn.getCampaign(id)
+	assert.Equal(t, "completed", c.str("status"), "the fan-out does not revive it")
+	assert.EqualValues(t, 0, c.num("failedCount"), "withdrawn messages are not failures")
+	assert.EqualValues(t, sent, c.num("sentCount"))
+	eventually(t, 30*time.Second, "only what was sent is paid", func() bool { return tn.balance() == float64(100-12-sent) })
 }

@@ -68,3 +68,20 @@ func (c *Client) FollowShortLink(ctx context.Context, code, userAgent string) (s
 	})
 	return resp.GetUrl(), err
 }
+
+// Source states of SetSourceState.
+const (
+	SourceActive   = "active"
+	SourcePaused   = "paused"
+	SourceCanceled = "canceled"
+)
+
+// SetSourceState pauses, resumes or cancels org's queued messages of a campaign or poll; once
+// it returns, none of a paused or canceled source's messages is handed to the carrier.
+// Setting a state twice changes nothing, so it is retried.
+func (c *Client) SetSourceState(ctx context.Context, org uuid.UUID, kind, id, state string) error {
+	_, err := clients.Call(ctx, c.conn, "SetSourceState", clients.Idempotent, func(ctx context.Context) (*messagingv1.SetSourceStateResponse, error) {
+		return c.stub.SetSourceState(c.conn.For(ctx, org), &messagingv1.SetSourceStateRequest{SourceKind: kind, SourceId: id, State: state})
+	})
+	return err
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
@@ -34,7 +35,9 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			if !ok {
 				return nil
 			}
-			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, ev.GetTo(), ev.GetStatus(), true)
+			// A message withdrawn by the campaign's cancel was never sent and is no failure.
+			counted := ev.GetErrorCode() != apierr.ReasonSourceCanceled
+			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, ev.GetTo(), ev.GetStatus(), counted)
 			if err != nil || !moved {
 				return err
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/fanout"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
 
@@ -29,8 +30,8 @@ import (
 type Jobs interface {
 	// StartTx runs the campaign's send (audience, hold, queueing) at at.
 	StartTx(ctx context.Context, tx pgx.Tx, c *store.Campaign, at time.Time) error
-	// FinishTx settles a campaign that ended early (canceled): its queued messages are
-	// withdrawn and its hold released.
+	// FinishTx settles a campaign that ended early (canceled): the rest of its hold is
+	// released (messaging withdrew its queued messages before the cancel was saved).
 	FinishTx(ctx context.Context, tx pgx.Tx, c *store.Campaign) error
 }
 
@@ -320,16 +321,23 @@ func (s *Server) checkReferences(ctx context.Context, c *store.Campaign) error {
 	return f.Err()
 }
 
-// PauseCampaign: pending, queued or sending → paused.
+// PauseCampaign: pending, queued or sending → paused. Messaging holds the campaign's queued
+// messages before the answer, so nothing more is handed to the carrier once it is given.
 func (s *Server) PauseCampaign(ctx context.Context, req *campaignsv1.PauseCampaignRequest) (*campaignsv1.PauseCampaignResponse, error) {
-	c, err := s.move(ctx, req.GetId(), func(tx pgx.Tx, c *store.Campaign) error {
-		switch c.Status {
-		case store.StatusPending, store.StatusQueued, store.StatusSending:
+	c, err := s.move(ctx, req.GetId(), stateMove{
+		check: func(c *store.Campaign) error {
+			switch c.Status {
+			case store.StatusPending, store.StatusQueued, store.StatusSending:
+				return nil
+			}
+			return invalidMove("pause", c.Status)
+		},
+		source: messaging.SourcePaused, undo: messaging.SourceActive,
+		apply: func(_ pgx.Tx, c *store.Campaign) error {
 			from := c.Status
 			c.PausedFrom, c.Status = &from, store.StatusPaused
 			return nil
-		}
-		return invalidMove("pause", c.Status)
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -337,14 +345,21 @@ func (s *Server) PauseCampaign(ctx context.Context, req *campaignsv1.PauseCampai
 	return &campaignsv1.PauseCampaignResponse{Campaign: c}, nil
 }
 
-// ResumeCampaign: paused → the status it was paused in; the send continues where it was.
+// ResumeCampaign: paused → the status it was paused in; the send continues where it was and
+// messaging releases the queued messages.
 func (s *Server) ResumeCampaign(ctx context.Context, req *campaignsv1.ResumeCampaignRequest) (*campaignsv1.ResumeCampaignResponse, error) {
-	c, err := s.move(ctx, req.GetId(), func(tx pgx.Tx, c *store.Campaign) error {
-		if c.Status != store.StatusPaused || c.PausedFrom == nil {
-			return invalidMove("resume", c.Status)
-		}
-		c.Status, c.PausedFrom = *c.PausedFrom, nil
-		return s.cfg.Jobs.StartTx(ctx, tx, c, s.cfg.Now())
+	c, err := s.move(ctx, req.GetId(), stateMove{
+		check: func(c *store.Campaign) error {
+			if c.Status != store.StatusPaused || c.PausedFrom == nil {
+				return invalidMove("resume", c.Status)
+			}
+			return nil
+		},
+		source: messaging.SourceActive, undo: messaging.SourcePaused,
+		apply: func(tx pgx.Tx, c *store.Campaign) error {
+			c.Status, c.PausedFrom = *c.PausedFrom, nil
+			return s.cfg.Jobs.StartTx(ctx, tx, c, s.cfg.Now())
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -353,50 +368,112 @@ func (s *Server) ResumeCampaign(ctx context.Context, req *campaignsv1.ResumeCamp
 }
 
 // CancelCampaign: scheduled → draft; pending, queued, sending or paused → completed with
-// canceledAt, its unsent messages withdrawn and its hold released.
+// canceledAt: messaging withdraws its queued messages (never sent, not counted as failed)
+// before the answer, and the hold's rest is released.
 func (s *Server) CancelCampaign(ctx context.Context, req *campaignsv1.CancelCampaignRequest) (*campaignsv1.CancelCampaignResponse, error) {
-	c, err := s.move(ctx, req.GetId(), func(tx pgx.Tx, c *store.Campaign) error {
-		now := s.cfg.Now()
-		switch c.Status {
-		case store.StatusScheduled:
-			c.Status = store.StatusDraft
-			return nil
+	running := func(status string) bool {
+		switch status {
 		case store.StatusPending, store.StatusQueued, store.StatusSending, store.StatusPaused:
+			return true
+		}
+		return false
+	}
+	mv := stateMove{
+		check: func(c *store.Campaign) error {
+			if c.Status == store.StatusScheduled || running(c.Status) {
+				return nil
+			}
+			return invalidMove("cancel", c.Status)
+		},
+		apply: func(tx pgx.Tx, c *store.Campaign) error {
+			if c.Status == store.StatusScheduled {
+				c.Status = store.StatusDraft
+				return nil
+			}
+			now := s.cfg.Now()
 			c.Status, c.PausedFrom, c.CanceledAt, c.CompletedAt = store.StatusCompleted, nil, &now, &now
 			return s.cfg.Jobs.FinishTx(ctx, tx, c)
-		}
-		return invalidMove("cancel", c.Status)
-	})
+		},
+	}
+	org, id, err := s.target(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.cfg.Store.Get(ctx, org, id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if running(cur.Status) {
+		mv.source = messaging.SourceCanceled // final: nothing to undo
+	}
+	c, err := s.move(ctx, req.GetId(), mv)
 	if err != nil {
 		return nil, err
 	}
 	return &campaignsv1.CancelCampaignResponse{Campaign: c}, nil
 }
 
-// move applies a state move to a locked campaign and saves it.
-func (s *Server) move(ctx context.Context, rawID string, fn func(pgx.Tx, *store.Campaign) error) (*campaignsv1.Campaign, error) {
-	org, err := tenant.RequireWrite(ctx)
+// stateMove is one campaign state move: check says whether the campaign's status allows it;
+// source, when set, is the state messaging's queued messages of the campaign take before the
+// move is saved (undo, when set, is put back if the move then fails); apply changes the locked
+// campaign inside the transaction that saves it.
+type stateMove struct {
+	check        func(*store.Campaign) error
+	source, undo string
+	apply        func(pgx.Tx, *store.Campaign) error
+}
+
+// move applies mv. Messaging is called before the transaction opens, not while the row is
+// locked; the move is checked again under the lock.
+func (s *Server) move(ctx context.Context, rawID string, mv stateMove) (*campaignsv1.Campaign, error) {
+	org, id, err := s.target(ctx, rawID)
 	if err != nil {
 		return nil, err
 	}
-	id, err := pathID(rawID)
+	cur, err := s.cfg.Store.Get(ctx, org, id)
 	if err != nil {
+		return nil, storeError(err)
+	}
+	if err := mv.check(&cur); err != nil {
 		return nil, err
+	}
+	if mv.source != "" {
+		if err := s.cfg.Messaging.SetSourceState(ctx, org, fanout.SourceKind, id.String(), mv.source); err != nil {
+			return nil, fmt.Errorf("messaging source state: %w", err)
+		}
 	}
 	var c store.Campaign
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		if c, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
 			return err
 		}
-		if err := fn(tx, &c); err != nil {
+		if err := mv.check(&c); err != nil {
+			return err
+		}
+		if err := mv.apply(tx, &c); err != nil {
 			return err
 		}
 		return s.cfg.Store.Save(ctx, tx, &c)
 	})
 	if err != nil {
+		if mv.undo != "" {
+			if uerr := s.cfg.Messaging.SetSourceState(context.WithoutCancel(ctx), org, fanout.SourceKind, id.String(), mv.undo); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("undo messaging source state: %w", uerr))
+			}
+		}
 		return nil, storeError(err)
 	}
 	return toCampaign(&c), nil
+}
+
+// target is the organization (write access required) and the campaign id of a state move.
+func (s *Server) target(ctx context.Context, rawID string) (uuid.UUID, uuid.UUID, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	id, err := pathID(rawID)
+	return org, id, err
 }
 
 func invalidMove(verb, status string) error {

@@ -1733,6 +1733,106 @@ func (x *GetPhoneNumberResponse) GetIsDefault() bool {
 	return false
 }
 
+// SetSourceStateRequest names a source and the state its queued messages take.
+type SetSourceStateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "campaign" or "poll".
+	SourceKind string `protobuf:"bytes,1,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
+	SourceId   string `protobuf:"bytes,2,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	// "active", "paused" or "canceled" (final).
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSourceStateRequest) Reset() {
+	*x = SetSourceStateRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSourceStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSourceStateRequest) ProtoMessage() {}
+
+func (x *SetSourceStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSourceStateRequest.ProtoReflect.Descriptor instead.
+func (*SetSourceStateRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SetSourceStateRequest) GetSourceKind() string {
+	if x != nil {
+		return x.SourceKind
+	}
+	return ""
+}
+
+func (x *SetSourceStateRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *SetSourceStateRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+// SetSourceStateResponse is empty.
+type SetSourceStateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSourceStateResponse) Reset() {
+	*x = SetSourceStateResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSourceStateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSourceStateResponse) ProtoMessage() {}
+
+func (x *SetSourceStateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSourceStateResponse.ProtoReflect.Descriptor instead.
+func (*SetSourceStateResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{26}
+}
+
 var File_messaging_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_messaging_v1_messaging_proto_rawDesc = "" +
@@ -1870,11 +1970,17 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault*^\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\"k\n" +
+	"\x15SetSourceStateRequest\x12\x1f\n" +
+	"\vsource_kind\x18\x01 \x01(\tR\n" +
+	"sourceKind\x12\x1b\n" +
+	"\tsource_id\x18\x02 \x01(\tR\bsourceId\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\"\x18\n" +
+	"\x16SetSourceStateResponse*^\n" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\xb1\b\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\x9c\t\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -1885,7 +1991,8 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\rHandleWebhook\x12).chorus.messaging.v1.HandleWebhookRequest\x1a*.chorus.messaging.v1.HandleWebhookResponse\x12l\n" +
 	"\x0fFollowShortLink\x12+.chorus.messaging.v1.FollowShortLinkRequest\x1a,.chorus.messaging.v1.FollowShortLinkResponse\x12c\n" +
 	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponse\x12i\n" +
-	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
+	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponse\x12i\n" +
+	"\x0eSetSourceState\x12*.chorus.messaging.v1.SetSourceStateRequest\x1a+.chorus.messaging.v1.SetSourceStateResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
 
 var (
 	file_messaging_v1_messaging_proto_rawDescOnce sync.Once
@@ -1900,7 +2007,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -1928,30 +2035,32 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*SendMessagesResponse)(nil),         // 23: chorus.messaging.v1.SendMessagesResponse
 	(*GetPhoneNumberRequest)(nil),        // 24: chorus.messaging.v1.GetPhoneNumberRequest
 	(*GetPhoneNumberResponse)(nil),       // 25: chorus.messaging.v1.GetPhoneNumberResponse
-	(*wrapperspb.StringValue)(nil),       // 26: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),        // 27: google.protobuf.Timestamp
-	(*structpb.ListValue)(nil),           // 28: google.protobuf.ListValue
-	(*wrapperspb.DoubleValue)(nil),       // 29: google.protobuf.DoubleValue
-	(*wrapperspb.BoolValue)(nil),         // 30: google.protobuf.BoolValue
+	(*SetSourceStateRequest)(nil),        // 26: chorus.messaging.v1.SetSourceStateRequest
+	(*SetSourceStateResponse)(nil),       // 27: chorus.messaging.v1.SetSourceStateResponse
+	(*wrapperspb.StringValue)(nil),       // 28: google.protobuf.StringValue
+	(*timestamppb.Timestamp)(nil),        // 29: google.protobuf.Timestamp
+	(*structpb.ListValue)(nil),           // 30: google.protobuf.ListValue
+	(*wrapperspb.DoubleValue)(nil),       // 31: google.protobuf.DoubleValue
+	(*wrapperspb.BoolValue)(nil),         // 32: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	26, // 0: chorus.messaging.v1.Conversation.contact_id:type_name -> google.protobuf.StringValue
-	26, // 1: chorus.messaging.v1.Conversation.first_name:type_name -> google.protobuf.StringValue
-	26, // 2: chorus.messaging.v1.Conversation.last_name:type_name -> google.protobuf.StringValue
-	27, // 3: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	28, // 0: chorus.messaging.v1.Conversation.contact_id:type_name -> google.protobuf.StringValue
+	28, // 1: chorus.messaging.v1.Conversation.first_name:type_name -> google.protobuf.StringValue
+	28, // 2: chorus.messaging.v1.Conversation.last_name:type_name -> google.protobuf.StringValue
+	29, // 3: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 4: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	26, // 5: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	28, // 6: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	26, // 7: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	26, // 8: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	29, // 9: chorus.messaging.v1.Message.sentiment_score:type_name -> google.protobuf.DoubleValue
-	26, // 10: chorus.messaging.v1.Message.message_category:type_name -> google.protobuf.StringValue
-	30, // 11: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	30, // 12: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	27, // 13: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	28, // 5: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	30, // 6: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	28, // 7: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	28, // 8: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	31, // 9: chorus.messaging.v1.Message.sentiment_score:type_name -> google.protobuf.DoubleValue
+	28, // 10: chorus.messaging.v1.Message.message_category:type_name -> google.protobuf.StringValue
+	32, // 11: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	32, // 12: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	29, // 13: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 14: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	26, // 15: chorus.messaging.v1.ListMessagesResponse.cursor:type_name -> google.protobuf.StringValue
-	27, // 16: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	28, // 15: chorus.messaging.v1.ListMessagesResponse.cursor:type_name -> google.protobuf.StringValue
+	29, // 16: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 17: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 18: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 19: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
@@ -1968,18 +2077,20 @@ var file_messaging_v1_messaging_proto_depIdxs = []int32{
 	19, // 30: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
 	22, // 31: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
 	24, // 32: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
-	3,  // 33: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 34: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 35: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 36: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 37: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 38: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 39: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 40: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 41: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	25, // 42: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
-	33, // [33:43] is the sub-list for method output_type
-	23, // [23:33] is the sub-list for method input_type
+	26, // 33: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
+	3,  // 34: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 35: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 36: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 37: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 38: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 39: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 40: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 41: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 42: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	25, // 43: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	27, // 44: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
+	34, // [34:45] is the sub-list for method output_type
+	23, // [23:34] is the sub-list for method input_type
 	23, // [23:23] is the sub-list for extension type_name
 	23, // [23:23] is the sub-list for extension extendee
 	0,  // [0:23] is the sub-list for field type_name
@@ -1998,7 +2109,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

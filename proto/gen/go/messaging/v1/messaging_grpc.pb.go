@@ -29,6 +29,7 @@ const (
 	MessagingService_FollowShortLink_FullMethodName      = "/chorus.messaging.v1.MessagingService/FollowShortLink"
 	MessagingService_SendMessages_FullMethodName         = "/chorus.messaging.v1.MessagingService/SendMessages"
 	MessagingService_GetPhoneNumber_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetPhoneNumber"
+	MessagingService_SetSourceState_FullMethodName       = "/chorus.messaging.v1.MessagingService/SetSourceState"
 )
 
 // MessagingServiceClient is the client API for MessagingService service.
@@ -68,6 +69,10 @@ type MessagingServiceClient interface {
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
 	GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error)
+	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll: once
+	// it answers, no further message of a paused or canceled source is handed to the carrier; a
+	// canceled source's queued messages fail with SOURCE_CANCELED, costing nothing.
+	SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error)
 }
 
 type messagingServiceClient struct {
@@ -178,6 +183,16 @@ func (c *messagingServiceClient) GetPhoneNumber(ctx context.Context, in *GetPhon
 	return out, nil
 }
 
+func (c *messagingServiceClient) SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetSourceStateResponse)
+	err := c.cc.Invoke(ctx, MessagingService_SetSourceState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MessagingServiceServer is the server API for MessagingService service.
 // All implementations must embed UnimplementedMessagingServiceServer
 // for forward compatibility.
@@ -215,6 +230,10 @@ type MessagingServiceServer interface {
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
 	GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error)
+	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll: once
+	// it answers, no further message of a paused or canceled source is handed to the carrier; a
+	// canceled source's queued messages fail with SOURCE_CANCELED, costing nothing.
+	SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error)
 	mustEmbedUnimplementedMessagingServiceServer()
 }
 
@@ -254,6 +273,9 @@ func (UnimplementedMessagingServiceServer) SendMessages(context.Context, *SendMe
 }
 func (UnimplementedMessagingServiceServer) GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPhoneNumber not implemented")
+}
+func (UnimplementedMessagingServiceServer) SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetSourceState not implemented")
 }
 func (UnimplementedMessagingServiceServer) mustEmbedUnimplementedMessagingServiceServer() {}
 func (UnimplementedMessagingServiceServer) testEmbeddedByValue()                          {}
@@ -456,6 +478,24 @@ func _MessagingService_GetPhoneNumber_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_SetSourceState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetSourceStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).SetSourceState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_SetSourceState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).SetSourceState(ctx, req.(*SetSourceStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MessagingService_ServiceDesc is the grpc.ServiceDesc for MessagingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -502,6 +542,10 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPhoneNumber",
 			Handler:    _MessagingService_GetPhoneNumber_Handler,
+		},
+		{
+			MethodName: "SetSourceState",
+			Handler:    _MessagingService_SetSourceState_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
