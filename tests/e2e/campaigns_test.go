@@ -392,3 +392,30 @@ func TestCampaignPauseResumeCancel(t *testing.T) {
 	assert.EqualValues(t, sent, c.num("sentCount"))
 	eventually(t, 30*time.Second, "only what was sent is paid", func() bool { return tn.balance() == float64(100-12-sent) })
 }
+
+// A scheduled campaign starts by itself at scheduledFor (in a sandbox organization: nothing
+// is charged) and goes out like an immediate one.
+func TestScheduledCampaignStartsOnTime(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	c := e.newMemberWithNumber("write", "+13125550210")
+	tn := &tenant{client: c}
+	phones := []string{"+12025554001", "+12025554002", "+12025554003"}
+	tn.contacts("sched", phones)
+	at := time.Now().Add(3 * time.Second).UTC()
+	s := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "Later", "message": "Later {{firstName}}", "contactFilter": map[string]any{"tags": []string{"sched"}},
+		"scheduledFor": at.Format(time.RFC3339Nano), "timezone": zoneWhere(12),
+	}), http.StatusCreated)
+	assert.Equal(t, "scheduled", s.str("status"))
+	assert.Empty(t, tn.thread(phones[0]), "nothing before its time")
+	done := tn.awaitStatus(s.str("id"), "completed", 60*time.Second)
+	assert.EqualValues(t, 3, done.num("sentCount"))
+	for _, p := range phones {
+		th := tn.thread(p)
+		require.Len(t, th, 1)
+		ts, err := time.Parse(time.RFC3339Nano, th[0]["timestamp"].(string))
+		require.NoError(t, err)
+		assert.False(t, ts.Before(at), "sent at or after scheduledFor")
+	}
+}
