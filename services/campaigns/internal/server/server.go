@@ -214,6 +214,14 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	}
 	apply(&c, in, f)
 	complete(&c, f)
+	// Stored on drafts, but not sent yet: a campaign that asks for them is refused rather than
+	// sent without them.
+	if c.IsAbTest {
+		f.Add("isAbTest", "A/B tests are not available yet")
+	}
+	if c.AutoReplyEnabled {
+		f.Add("autoReplyEnabled", "auto-replies are not available yet")
+	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
