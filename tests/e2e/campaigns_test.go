@@ -420,4 +420,14 @@ func TestScheduledCampaignStartsOnTime(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, ts.Before(at), "sent at or after scheduledFor")
 	}
+
+	// Replies attributed to the campaign count, opt-outs excluded.
+	require.Equal(t, http.StatusOK, e.inbound("+13125550210", phones[0], "Sounds good!").Status)
+	require.Equal(t, http.StatusOK, e.inbound("+13125550210", phones[1], "STOP").Status)
+	require.Equal(t, http.StatusOK, e.inbound("+13125550210", phones[2], "What time?").Status)
+	eventually(t, 15*time.Second, "replies counted", func() bool {
+		return tn.getCampaign(s.str("id")).num("replyCountExcludingOptouts") == 2
+	})
+	time.Sleep(500 * time.Millisecond)
+	assert.EqualValues(t, 2, tn.getCampaign(s.str("id")).num("replyCountExcludingOptouts"), "the STOP is not a reply")
 }
