@@ -81,8 +81,7 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 				return err
 			}
 			if reason != "" {
-				_, err := r.store.Fail(ctx, c.OrgID, c.ID, reason)
-				return err
+				return r.fail(ctx, c, reason)
 			}
 			held = estimate
 		}
@@ -165,13 +164,25 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 		return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
 	})
 	if errors.Is(err, clients.ErrNotFound) {
-		_, ferr := r.store.Fail(ctx, c.OrgID, c.ID, apierr.ReasonSegmentNotFound)
-		if ferr != nil {
-			return ferr
-		}
-		return errStopped
+		return r.fail(ctx, c, apierr.ReasonSegmentNotFound)
 	}
 	return err
+}
+
+// fail ends the campaign as failed with reason and queues the release of its hold, if any;
+// it returns errStopped so the run ends there.
+func (r *Runner) fail(ctx context.Context, c *store.Campaign, reason string) error {
+	err := r.store.InTx(ctx, func(tx pgx.Tx) error {
+		failed, err := r.store.Fail(ctx, tx, c.OrgID, c.ID, reason)
+		if err != nil || !failed || c.HeldCredits == 0 {
+			return err
+		}
+		return r.releaseTx(ctx, tx, c.OrgID, c.ID)
+	})
+	if err != nil {
+		return err
+	}
+	return errStopped
 }
 
 // hold places the campaign's hold for its estimate; a refusal (no credits, suspended) is
@@ -227,6 +238,9 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) e
 			}
 		}
 		ids, err := r.messaging.SendMessages(ctx, c.OrgID, msgs)
+		if clients.Reason(err) == apierr.ReasonBillingSuspended {
+			return r.fail(ctx, c, apierr.ReasonBillingSuspended) // suspended after the hold was placed
+		}
 		if err != nil {
 			return fmt.Errorf("queue messages: %w", err)
 		}

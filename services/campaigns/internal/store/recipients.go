@@ -93,12 +93,13 @@ func (s *Store) Advance(ctx context.Context, org, id uuid.UUID, from, to string,
 	return tag.RowsAffected() == 1, nil
 }
 
-// Fail ends a campaign that could not start (pending, or paused while pending) as failed with
-// reason. It reports whether it did.
-func (s *Store) Fail(ctx context.Context, org, id uuid.UUID, reason string) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `
+// Fail ends a campaign that cannot go on (pending or queued, or paused in one of them) as
+// failed with reason, inside tx. It reports whether it did.
+func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason string) (bool, error) {
+	tag, err := tx.Exec(ctx, `
 		UPDATE campaigns SET status = 'failed', paused_from = NULL, failure_reason = $3, updated_at = now()
-		WHERE organization_id = $1 AND id = $2 AND (status = 'pending' OR (status = 'paused' AND paused_from = 'pending'))`,
+		WHERE organization_id = $1 AND id = $2
+			AND (status IN ('pending', 'queued') OR (status = 'paused' AND paused_from IN ('pending', 'queued')))`,
 		org, id, reason)
 	if err != nil {
 		return false, fmt.Errorf("fail campaign: %w", err)
