@@ -34,6 +34,9 @@ type Config struct {
 	// MessagingAddr is the messaging service's gRPC address (CHORUS_MESSAGING_ADDR); empty
 	// leaves out the conversation routes, the carrier webhooks and the short-link redirects.
 	MessagingAddr string
+	// CampaignsAddr is the campaigns service's gRPC address (CHORUS_CAMPAIGNS_ADDR); empty
+	// leaves out the campaign routes.
+	CampaignsAddr string
 	RedisURL      string // CHORUS_REDIS_URL: rate-limit counters
 
 	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
@@ -67,6 +70,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		ContactsAddr:   registry.Contacts.AddrFrom(r),
 		BillingAddr:    registry.Billing.AddrFrom(r),
 		MessagingAddr:  registry.Messaging.AddrFrom(r),
+		CampaignsAddr:  registry.Campaigns.AddrFrom(r),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
@@ -185,6 +189,13 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		}
 	}
 
+	var campaignsConn *clients.Conn
+	if cfg.CampaignsAddr != "" {
+		if campaignsConn, err = g.dial("campaigns", cfg.CampaignsAddr); err != nil {
+			return nil, err
+		}
+	}
+
 	subOpts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: CHORUS_REDIS_URL: %w", err)
@@ -196,7 +207,10 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	accessCache := orgsclient.NewAccessCache(orgsclient.New(orgsConn), g.subRDB, g.log)
 	go accessCache.Run(jwksCtx)
 	access := &accessChecker{orgs: accessCache}
-	api, err := newAPIMux(ctx, contactsConn.ClientConn(), billingConn.ClientConn(), messagingConn.ClientConn(), g.log)
+	api, err := newAPIMux(ctx, backendConns{
+		contacts: contactsConn.ClientConn(), billing: billingConn.ClientConn(),
+		messaging: messagingConn.ClientConn(), campaigns: campaignsConn.ClientConn(),
+	}, g.log)
 	if err != nil {
 		return nil, err
 	}

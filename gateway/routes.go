@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )
@@ -24,9 +25,14 @@ import (
 // status (201 on create, 200 on merge, 202 on an immediate poll start).
 const httpCodeHeader = "x-http-code"
 
-// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules. A nil billing or
-// messaging connection leaves that service's routes out.
-func newAPIMux(ctx context.Context, contacts, billing, messaging *grpc.ClientConn, log *slog.Logger) (*runtime.ServeMux, error) {
+// backendConns are the services whose REST routes the mux serves; a nil connection other than
+// contacts leaves that service's routes out.
+type backendConns struct {
+	contacts, billing, messaging, campaigns *grpc.ClientConn
+}
+
+// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules.
+func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.ServeMux, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
 		// Nothing from the HTTP request travels as metadata except what forwardPrincipal sets,
@@ -50,17 +56,22 @@ func newAPIMux(ctx context.Context, contacts, billing, messaging *grpc.ClientCon
 		// 202%2F555 is two segments and no route).
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 	)
-	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(contacts)); err != nil {
+	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(b.contacts)); err != nil {
 		return nil, fmt.Errorf("gateway: register contacts routes: %w", err)
 	}
-	if billing != nil {
-		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(billing)); err != nil {
+	if b.billing != nil {
+		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(b.billing)); err != nil {
 			return nil, fmt.Errorf("gateway: register billing routes: %w", err)
 		}
 	}
-	if messaging != nil {
-		if err := messagingv1.RegisterMessagingServiceHandlerClient(ctx, mux, messagingv1.NewMessagingServiceClient(messaging)); err != nil {
+	if b.messaging != nil {
+		if err := messagingv1.RegisterMessagingServiceHandlerClient(ctx, mux, messagingv1.NewMessagingServiceClient(b.messaging)); err != nil {
 			return nil, fmt.Errorf("gateway: register messaging routes: %w", err)
+		}
+	}
+	if b.campaigns != nil {
+		if err := campaignsv1.RegisterCampaignsServiceHandlerClient(ctx, mux, campaignsv1.NewCampaignsServiceClient(b.campaigns)); err != nil {
+			return nil, fmt.Errorf("gateway: register campaigns routes: %w", err)
 		}
 	}
 	return mux, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/services/billing"
+	"github.com/chorus-sms/chorus/services/campaigns"
 	"github.com/chorus-sms/chorus/services/contacts"
 	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/orgs"
@@ -43,6 +44,15 @@ var constructors = map[string]constructor{
 		c.BillingAddr = peers[registry.Billing.Name]
 		return messaging.New(ctx, c)
 	},
+	registry.Campaigns.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
+		c := cfg.Campaigns
+		c.Logger = log
+		c.OrgsAddr = peers[registry.Orgs.Name]
+		c.ContactsAddr = peers[registry.Contacts.Name]
+		c.BillingAddr = peers[registry.Billing.Name]
+		c.MessagingAddr = peers[registry.Messaging.Name]
+		return campaigns.New(ctx, c)
+	},
 	registry.Gateway.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
 		c := cfg.Gateway
 		c.Logger = log
@@ -50,6 +60,7 @@ var constructors = map[string]constructor{
 		c.ContactsAddr = peers[registry.Contacts.Name]
 		c.BillingAddr = peers[registry.Billing.Name]
 		c.MessagingAddr = peers[registry.Messaging.Name]
+		c.CampaignsAddr = peers[registry.Campaigns.Name]
 		return gateway.New(ctx, c)
 	},
 }

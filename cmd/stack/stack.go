@@ -19,6 +19,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/services/billing"
+	"github.com/chorus-sms/chorus/services/campaigns"
 	"github.com/chorus-sms/chorus/services/contacts"
 	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/orgs"
@@ -31,6 +32,7 @@ type Config struct {
 	Contacts  contacts.Config
 	Billing   billing.Config
 	Messaging messaging.Config
+	Campaigns campaigns.Config
 	Gateway   gateway.Config
 	// Addrs is where each registry service listens, by name, from its AddrVar (port 0 picks a
 	// free port). The gateway's and messaging's addresses of their peers are set from the
@@ -57,6 +59,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		Contacts:       contacts.ConfigFromEnv(r),
 		Billing:        billing.ConfigFromEnv(r),
 		Messaging:      messaging.ConfigFromEnv(r),
+		Campaigns:      campaigns.ConfigFromEnv(r),
 		DevKeyPath:     r.String("CHORUS_DEV_KEY", ".run/dev-key.pem"),
 		JWKSAddr:       r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
 		DevIdentity:    r.String("CHORUS_JWT_JWKS_URL", "") == "",

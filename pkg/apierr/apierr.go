@@ -143,20 +143,43 @@ func UnaryServerInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
 		if err == nil {
 			return resp, nil
 		}
-		var own *Error
-		switch {
-		case errors.As(err, &own):
-			return nil, own
-		case errors.Is(err, context.Canceled):
-			return nil, New(codes.Canceled, ReasonCanceled, "request canceled")
-		case errors.Is(err, context.DeadlineExceeded):
-			log.WarnContext(ctx, "request timed out", "method", info.FullMethod, "err", err)
-			return nil, New(codes.DeadlineExceeded, ReasonDeadlineExceeded, "request timed out")
-		case errors.Is(err, ErrUnavailable):
-			log.WarnContext(ctx, "peer unavailable", "method", info.FullMethod, "err", err)
-			return nil, New(codes.Unavailable, ReasonUnavailable, "a service this request needs is unavailable; retry later")
-		}
-		log.ErrorContext(ctx, "request failed", "method", info.FullMethod, "err", err)
-		return nil, New(codes.Internal, ReasonInternal, "internal error")
+		return nil, boundary(ctx, log, info.FullMethod, err)
 	}
+}
+
+// StreamServerInterceptor is UnaryServerInterceptor's boundary for streaming RPCs: the error
+// that ends the stream is forwarded or masked by the same rules.
+func StreamServerInterceptor(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		ctx := ss.Context()
+		defer func() {
+			if r := recover(); r != nil {
+				log.ErrorContext(ctx, "panic in handler", "method", info.FullMethod, "panic", r)
+				err = New(codes.Internal, ReasonInternal, "internal error")
+			}
+		}()
+		if err = handler(srv, ss); err == nil {
+			return nil
+		}
+		return boundary(ctx, log, info.FullMethod, err)
+	}
+}
+
+// boundary is what a handler's error leaves the process as.
+func boundary(ctx context.Context, log *slog.Logger, method string, err error) error {
+	var own *Error
+	switch {
+	case errors.As(err, &own):
+		return own
+	case errors.Is(err, context.Canceled):
+		return New(codes.Canceled, ReasonCanceled, "request canceled")
+	case errors.Is(err, context.DeadlineExceeded):
+		log.WarnContext(ctx, "request timed out", "method", method, "err", err)
+		return New(codes.DeadlineExceeded, ReasonDeadlineExceeded, "request timed out")
+	case errors.Is(err, ErrUnavailable):
+		log.WarnContext(ctx, "peer unavailable", "method", method, "err", err)
+		return New(codes.Unavailable, ReasonUnavailable, "a service this request needs is unavailable; retry later")
+	}
+	log.ErrorContext(ctx, "request failed", "method", method, "err", err)
+	return New(codes.Internal, ReasonInternal, "internal error")
 }

@@ -114,6 +114,13 @@ func Call[Resp any](ctx context.Context, c *Conn, method string, retry Retry, ca
 	return resp, c.translate(method, err)
 }
 
+// Stream runs a streaming call of method to its end and translates its failure as Call does.
+// It is neither retried nor bounded by the per-attempt timeout: a stream lasts as long as its
+// content (ctx bounds it), and a caller that stored what it received resumes after it.
+func Stream(ctx context.Context, c *Conn, method string, run func(context.Context) error) error {
+	return c.translate(method, run(ctx))
+}
+
 func attempt[Resp any](ctx context.Context, timeout time.Duration, call func(context.Context) (Resp, error)) (Resp, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc

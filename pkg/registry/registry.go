@@ -57,14 +57,18 @@ var (
 		Name: "messaging", Protocol: GRPC, Addr: "127.0.0.1:9103", AddrVar: "CHORUS_MESSAGING_ADDR", OpsPort: 9464,
 		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name},
 	}
+	Campaigns = Service{
+		Name: "campaigns", Protocol: GRPC, Addr: "127.0.0.1:9104", AddrVar: "CHORUS_CAMPAIGNS_ADDR", OpsPort: 9464,
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
+	}
 	Gateway = Service{
 		Name: "gateway", Protocol: HTTP, Addr: "127.0.0.1:8080", AddrVar: "CHORUS_HTTP_ADDR",
-		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name},
 	}
 )
 
 // All is every row in start order: each comes after the services it needs (TestStartOrder).
-var All = []Service{Orgs, Contacts, Billing, Messaging, Gateway}
+var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Gateway}
 
 // AddrFrom is where callers reach the service: AddrVar, else the default.
 func (s Service) AddrFrom(r *envconfig.Reader) string { return r.String(s.AddrVar, s.Addr) }

@@ -24,6 +24,25 @@ func rejectNUL(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler gr
 	return handler(ctx, req)
 }
 
+// rejectNULStream is rejectNUL for each request a stream receives.
+func rejectNULStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	return handler(srv, nulCheckedStream{ss})
+}
+
+type nulCheckedStream struct{ grpc.ServerStream }
+
+func (s nulCheckedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if pm, ok := m.(proto.Message); ok {
+		if field := nulField(pm.ProtoReflect()); field != "" {
+			return apierr.Field(field, "must not contain NUL characters")
+		}
+	}
+	return nil
+}
+
 // nulField returns the JSON name of the first top-level field of m that holds a NUL anywhere
 // inside it, or "".
 func nulField(m protoreflect.Message) string {

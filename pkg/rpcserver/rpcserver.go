@@ -34,6 +34,14 @@ func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 			tenant.UnaryServerInterceptor(append(unscoped, healthpb.Health_Check_FullMethodName)...),
 			rejectNUL,
 		),
+		// Streams (contacts' audience) take the same boundary and tenancy; their requests are
+		// checked for NUL characters as each is received.
+		grpc.ChainStreamInterceptor(
+			metrics().StreamServerInterceptor(),
+			apierr.StreamServerInterceptor(log),
+			tenant.StreamServerInterceptor(append(unscoped, healthpb.Health_Watch_FullMethodName)...),
+			rejectNULStream,
+		),
 	)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)

@@ -150,3 +150,29 @@ func UnaryServerInterceptor(unscoped ...string) grpc.UnaryServerInterceptor {
 		return handler(ctx, req)
 	}
 }
+
+// StreamServerInterceptor is UnaryServerInterceptor for streaming RPCs: the stream's context
+// carries the principal, and a tenant-scoped stream without one is refused.
+func StreamServerInterceptor(unscoped ...string) grpc.StreamServerInterceptor {
+	skip := make(map[string]bool, len(unscoped))
+	for _, m := range unscoped {
+		skip[m] = true
+	}
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		p, ok := FromIncoming(ss.Context())
+		if !ok && !skip[info.FullMethod] {
+			return apierr.New(codes.Unauthenticated, apierr.ReasonUnauthenticated, "no organization on the call")
+		}
+		if ok {
+			ss = principalStream{ServerStream: ss, ctx: WithPrincipal(ss.Context(), p)}
+		}
+		return handler(srv, ss)
+	}
+}
+
+type principalStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s principalStream) Context() context.Context { return s.ctx }

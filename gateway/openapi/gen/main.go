@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	_ "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+	_ "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )

@@ -4,6 +4,8 @@ package contacts
 
 import (
 	"context"
+	"errors"
+	"io"
 
 	"github.com/google/uuid"
 
@@ -65,5 +67,40 @@ func (c *Client) SetConsent(ctx context.Context, org uuid.UUID, req *contactsv1.
 func (c *Client) RecordInbound(ctx context.Context, org uuid.UUID, phone string) (*contactsv1.RecordInboundResponse, error) {
 	return clients.Call(ctx, c.conn, "RecordInbound", clients.Once, func(ctx context.Context) (*contactsv1.RecordInboundResponse, error) {
 		return c.stub.RecordInbound(c.conn.For(ctx, org), &contactsv1.RecordInboundRequest{Phone: phone})
+	})
+}
+
+// Segment returns org's segment id. Another organization's segment is a *clients.Error
+// matching clients.ErrNotFound, as a missing one.
+func (c *Client) Segment(ctx context.Context, org uuid.UUID, id string) (*contactsv1.Segment, error) {
+	resp, err := clients.Call(ctx, c.conn, "GetSegment", clients.Idempotent, func(ctx context.Context) (*contactsv1.GetSegmentResponse, error) {
+		return c.stub.GetSegment(c.conn.For(ctx, org), &contactsv1.GetSegmentRequest{Id: id})
+	})
+	return resp.GetSegment(), err
+}
+
+// Audience streams org's sendable contacts of req's segment or filter in batches by contact
+// id, calling batch for each; an error batch returns ends the stream with that error. A
+// segment of another organization is a *clients.Error matching clients.ErrNotFound.
+func (c *Client) Audience(ctx context.Context, org uuid.UUID, req *contactsv1.StreamAudienceRequest, batch func([]*contactsv1.AudienceMember) error) error {
+	return clients.Stream(ctx, c.conn, "StreamAudience", func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel() // a batch that fails stops the server's stream too
+		stream, err := c.stub.StreamAudience(c.conn.For(ctx, org), req)
+		if err != nil {
+			return err
+		}
+		for {
+			resp, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := batch(resp.GetMembers()); err != nil {
+				return err
+			}
+		}
 	})
 }

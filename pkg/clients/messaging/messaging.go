@@ -1,10 +1,13 @@
-// Package messaging is the typed client of the messaging service's public routes, which the
-// gateway serves without a token: carrier webhooks and short-link redirects. Neither is
-// retried: a carrier retries its own webhooks, and every followed link is one click.
+// Package messaging is the typed client of the messaging service: the public routes the
+// gateway serves without a token (carrier webhooks and short-link redirects, never retried: a
+// carrier retries its own webhooks, and every followed link is one click), and the calls bulk
+// senders make (sending numbers, queued messages keyed by a dedupe key, so retried).
 package messaging
 
 import (
 	"context"
+
+	"github.com/google/uuid"
 
 	"github.com/chorus-sms/chorus/pkg/clients"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -21,6 +24,36 @@ func New(conn *clients.Conn) *Client {
 	return &Client{conn: conn, stub: messagingv1.NewMessagingServiceClient(conn.ClientConn())}
 }
 
+// Dial connects lazily to the messaging service at addr on behalf of caller.
+func Dial(addr, caller string) (*Client, error) {
+	conn, err := clients.Dial("messaging", addr, caller)
+	if err != nil {
+		return nil, err
+	}
+	return New(conn), nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// PhoneNumber returns org's sending number id, or its default number when id is empty. A
+// number of another organization is a *clients.Error matching clients.ErrNotFound, as a
+// missing one.
+func (c *Client) PhoneNumber(ctx context.Context, org uuid.UUID, id string) (*messagingv1.GetPhoneNumberResponse, error) {
+	return clients.Call(ctx, c.conn, "GetPhoneNumber", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetPhoneNumberResponse, error) {
+		return c.stub.GetPhoneNumber(c.conn.For(ctx, org), &messagingv1.GetPhoneNumberRequest{PhoneNumberId: id})
+	})
+}
+
+// SendMessages queues up to 1000 messages of org. Each is stored once per dedupe key, so a
+// retry queues nothing twice; the ids come back in request order.
+func (c *Client) SendMessages(ctx context.Context, org uuid.UUID, msgs []*messagingv1.OutgoingMessage) ([]string, error) {
+	resp, err := clients.Call(ctx, c.conn, "SendMessages", clients.Idempotent, func(ctx context.Context) (*messagingv1.SendMessagesResponse, error) {
+		return c.stub.SendMessages(c.conn.For(ctx, org), &messagingv1.SendMessagesRequest{Messages: msgs})
+	})
+	return resp.GetMessageIds(), err
+}
+
 // HandleWebhook hands a carrier's webhook to messaging, which checks its signature.
 func (c *Client) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebhookRequest) (*messagingv1.HandleWebhookResponse, error) {
 	return clients.Call(ctx, c.conn, "HandleWebhook", clients.Once, func(ctx context.Context) (*messagingv1.HandleWebhookResponse, error) {
@@ -34,4 +67,21 @@ func (c *Client) FollowShortLink(ctx context.Context, code, userAgent string) (s
 		return c.stub.FollowShortLink(ctx, &messagingv1.FollowShortLinkRequest{Code: code, UserAgent: userAgent})
 	})
 	return resp.GetUrl(), err
+}
+
+// Source states of SetSourceState.
+const (
+	SourceActive   = "active"
+	SourcePaused   = "paused"
+	SourceCanceled = "canceled"
+)
+
+// SetSourceState pauses, resumes or cancels org's queued messages of a campaign or poll; once
+// it returns, none of a paused or canceled source's messages is handed to the carrier.
+// Setting a state twice changes nothing, so it is retried.
+func (c *Client) SetSourceState(ctx context.Context, org uuid.UUID, kind, id, state string) error {
+	_, err := clients.Call(ctx, c.conn, "SetSourceState", clients.Idempotent, func(ctx context.Context) (*messagingv1.SetSourceStateResponse, error) {
+		return c.stub.SetSourceState(c.conn.For(ctx, org), &messagingv1.SetSourceStateRequest{SourceKind: kind, SourceId: id, State: state})
+	})
+	return err
 }

@@ -287,30 +287,6 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-// A message with quiet hours is not sent outside 08:00-21:00 in its zone: the job is snoozed
-// until the window opens.
-func TestQuietHoursSnoozeUntilTheWindow(t *testing.T) {
-	at := func(zone string, hour, minute int) time.Time {
-		loc, err := time.LoadLocation(zone)
-		require.NoError(t, err)
-		return time.Date(2025, 3, 4, hour, minute, 0, 0, loc)
-	}
-	cases := []struct {
-		zone string
-		now  time.Time
-		want time.Duration
-	}{
-		{"America/Chicago", at("America/Chicago", 12, 0), 0},
-		{"America/Chicago", at("America/Chicago", 21, 0), 11 * time.Hour},
-		{"America/Chicago", at("America/Chicago", 7, 30), 30 * time.Minute},
-		{"Asia/Tokyo", at("America/Chicago", 12, 0), 5 * time.Hour}, // 03:00 in Tokyo
-		{"", at("UTC", 3, 0), 0},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, untilSendable(c.zone, c.now), "%s at %s", c.zone, c.now)
-	}
-}
-
 // A reply whose consent cannot be checked when its number lets it go (contacts is down) is not
 // handed to the carrier, and is failed as unavailable: the carrier was never asked.
 func TestSendNowWithoutAConsentAnswerSendsNothing(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/quiethours"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -29,6 +30,8 @@ const (
 	CodeHoldNotFound  = apierr.ReasonHoldNotFound
 	CodeHoldExhausted = apierr.ReasonHoldExhausted
 	CodeHoldReleased  = apierr.ReasonHoldReleased
+	// CodeSourceCanceled: the campaign or poll was canceled before the message left the queue.
+	CodeSourceCanceled = apierr.ReasonSourceCanceled
 )
 
 // Outcome is what became of one send.
@@ -88,8 +91,11 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	if m.Status != store.StatusQueued {
 		return 0, nil
 	}
-	if wait := untilSendable(m.QuietTimezone, time.Now()); wait > 0 {
+	if wait := quiethours.Wait(m.QuietTimezone, time.Now()); wait > 0 {
 		return wait, nil
+	}
+	if wait, stopped, err := d.heldBack(ctx, m); err != nil || stopped || wait > 0 {
+		return wait, err
 	}
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
 		return 0, err
@@ -116,8 +122,12 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 		return 0, err
 	}
 	claimed, err := d.store.Claim(ctx, m.ID, granted)
-	if err != nil || !claimed {
+	if err != nil {
 		return 0, err
+	}
+	if !claimed { // taken, or its source paused or canceled while it waited
+		wait, _, err := d.heldBack(ctx, m)
+		return wait, err
 	}
 	o, err := d.transmit(ctx, m)
 	if err != nil {
@@ -134,6 +144,26 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 		return 0, o.Err // River retries with backoff
 	}
 	return 0, nil
+}
+
+// pausedRecheck is how often a paused source's queued message looks again.
+const pausedRecheck = 5 * time.Second
+
+// heldBack says what m's source (campaign, poll) wants of it: a paused source's message waits
+// (wait > 0); a canceled source's is withdrawn, failed SOURCE_CANCELED with whatever it paid
+// returned (stopped).
+func (d *Dispatcher) heldBack(ctx context.Context, m store.Message) (wait time.Duration, stopped bool, err error) {
+	state, err := d.store.SourceState(ctx, m)
+	switch {
+	case err != nil:
+		return 0, false, err
+	case state == store.SourcePaused:
+		return pausedRecheck, false, nil
+	case state == store.SourceCanceled:
+		_, err := d.fail(ctx, m, CodeSourceCanceled, nil)
+		return 0, true, err
+	}
+	return 0, false, nil
 }
 
 // refusal asks contacts whether m's recipient may be texted now, the moment before m is handed

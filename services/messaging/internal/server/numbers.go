@@ -9,6 +9,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/tenant"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
@@ -42,4 +43,31 @@ func (s *Server) AddNumber(ctx context.Context, req *messagingv1.AddNumberReques
 		return nil, err
 	}
 	return &messagingv1.AddNumberResponse{PhoneNumberId: n.ID.String(), Number: n.Number, IsDefault: n.IsDefault}, nil
+}
+
+// GetPhoneNumber returns one of the organization's sending numbers, or with no id its default:
+// campaigns show a campaign's sending number and check a fromPhoneNumberId with it. Another
+// organization's number is NOT_FOUND, exactly as a missing one.
+func (s *Server) GetPhoneNumber(ctx context.Context, req *messagingv1.GetPhoneNumberRequest) (*messagingv1.GetPhoneNumberResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var n store.Number
+	if raw := req.GetPhoneNumberId(); raw != "" {
+		id, perr := uuid.Parse(raw)
+		if perr != nil {
+			return nil, apierr.Field("phoneNumberId", "must be a UUID")
+		}
+		n, err = s.cfg.Store.Number(ctx, org, id)
+	} else {
+		n, err = s.cfg.Store.DefaultNumber(ctx, org)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierr.NotFound("phone number not found")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &messagingv1.GetPhoneNumberResponse{PhoneNumberId: n.ID.String(), Number: n.Number, IsDefault: n.IsDefault}, nil
 }

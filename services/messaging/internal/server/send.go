@@ -134,3 +134,30 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	}
 	return &messagingv1.SendMessagesResponse{MessageIds: ids}, nil
 }
+
+// SetSourceState pauses, resumes or cancels a campaign's or poll's queued messages.
+func (s *Server) SetSourceState(ctx context.Context, req *messagingv1.SetSourceStateRequest) (*messagingv1.SetSourceStateResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := apierr.Fields{}
+	if k := req.GetSourceKind(); k != store.SourceCampaign && k != store.SourcePoll {
+		f.Add("sourceKind", "must be campaign or poll")
+	}
+	if req.GetSourceId() == "" {
+		f.Add("sourceId", "must not be empty")
+	}
+	switch req.GetState() {
+	case store.SourceActive, store.SourcePaused, store.SourceCanceled:
+	default:
+		f.Add("state", "must be active, paused or canceled")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.SetSourceState(ctx, org, req.GetSourceKind(), req.GetSourceId(), req.GetState()); err != nil {
+		return nil, err
+	}
+	return &messagingv1.SetSourceStateResponse{}, nil
+}

@@ -321,13 +321,18 @@ func (s *Store) MessageForCallback(ctx context.Context, provider string, id uuid
 // hours, throttle) takes its place in the conversation when it is sent, not when it was
 // queued. A keyword's answer keeps the place it was given, right after the message it
 // answers, so a later keyword's exchange never comes before it. created_at is left as it
-// was. False means another took it or it is no longer queued.
+// was. False means another took it, it is no longer queued, or its source is paused or
+// canceled (SourceState tells).
 func (s *Store) Claim(ctx context.Context, id uuid.UUID, dispatchedAt time.Time) (bool, error) {
 	var claimed bool
 	err := s.pool.QueryRow(ctx, `WITH claimed AS (
 			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2,
 				thread_at = CASE WHEN source_kind = 'system' THEN thread_at ELSE now() END
 			WHERE id = $1 AND status = 'queued'
+				-- A paused or canceled source hands nothing more to the carrier from the moment
+				-- its state is committed.
+				AND NOT EXISTS (SELECT 1 FROM source_states ss WHERE ss.organization_id = messages.organization_id
+					AND ss.source_kind = messages.source_kind AND ss.source_id = messages.source_id)
 			RETURNING organization_id, contact_phone, body, thread_at
 		), thread AS (
 			INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)

@@ -2594,6 +2594,250 @@ func (x *Sendability) GetLastName() string {
 	return ""
 }
 
+// StreamAudienceRequest names the audience: exactly one of segment_id and filter.
+type StreamAudienceRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SegmentId string                 `protobuf:"bytes,1,opt,name=segment_id,json=segmentId,proto3" json:"segment_id,omitempty"`
+	Filter    *ContactFilter         `protobuf:"bytes,2,opt,name=filter,proto3" json:"filter,omitempty"`
+	// Resume after this contact id (the last one a previous stream delivered); empty starts at
+	// the beginning.
+	AfterContactId string `protobuf:"bytes,3,opt,name=after_contact_id,json=afterContactId,proto3" json:"after_contact_id,omitempty"`
+	// Contacts per response, default 500, at most 1000.
+	BatchSize     int32 `protobuf:"varint,4,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamAudienceRequest) Reset() {
+	*x = StreamAudienceRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamAudienceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamAudienceRequest) ProtoMessage() {}
+
+func (x *StreamAudienceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamAudienceRequest.ProtoReflect.Descriptor instead.
+func (*StreamAudienceRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *StreamAudienceRequest) GetSegmentId() string {
+	if x != nil {
+		return x.SegmentId
+	}
+	return ""
+}
+
+func (x *StreamAudienceRequest) GetFilter() *ContactFilter {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
+func (x *StreamAudienceRequest) GetAfterContactId() string {
+	if x != nil {
+		return x.AfterContactId
+	}
+	return ""
+}
+
+func (x *StreamAudienceRequest) GetBatchSize() int32 {
+	if x != nil {
+		return x.BatchSize
+	}
+	return 0
+}
+
+// AudienceMember is one sendable contact with what merge fields need.
+type AudienceMember struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ContactId string                 `protobuf:"bytes,1,opt,name=contact_id,json=contactId,proto3" json:"contact_id,omitempty"`
+	// E.164.
+	Phone     string `protobuf:"bytes,2,opt,name=phone,proto3" json:"phone,omitempty"`
+	FirstName string `protobuf:"bytes,3,opt,name=first_name,json=firstName,proto3" json:"first_name,omitempty"`
+	LastName  string `protobuf:"bytes,4,opt,name=last_name,json=lastName,proto3" json:"last_name,omitempty"`
+	Email     string `protobuf:"bytes,5,opt,name=email,proto3" json:"email,omitempty"`
+	Address   string `protobuf:"bytes,6,opt,name=address,proto3" json:"address,omitempty"`
+	City      string `protobuf:"bytes,7,opt,name=city,proto3" json:"city,omitempty"`
+	State     string `protobuf:"bytes,8,opt,name=state,proto3" json:"state,omitempty"`
+	Zip       string `protobuf:"bytes,9,opt,name=zip,proto3" json:"zip,omitempty"`
+	// IANA; empty when unknown.
+	Timezone      string           `protobuf:"bytes,10,opt,name=timezone,proto3" json:"timezone,omitempty"`
+	CustomFields  *structpb.Struct `protobuf:"bytes,11,opt,name=custom_fields,json=customFields,proto3" json:"custom_fields,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AudienceMember) Reset() {
+	*x = AudienceMember{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AudienceMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AudienceMember) ProtoMessage() {}
+
+func (x *AudienceMember) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AudienceMember.ProtoReflect.Descriptor instead.
+func (*AudienceMember) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *AudienceMember) GetContactId() string {
+	if x != nil {
+		return x.ContactId
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetFirstName() string {
+	if x != nil {
+		return x.FirstName
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetLastName() string {
+	if x != nil {
+		return x.LastName
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetCity() string {
+	if x != nil {
+		return x.City
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetZip() string {
+	if x != nil {
+		return x.Zip
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetTimezone() string {
+	if x != nil {
+		return x.Timezone
+	}
+	return ""
+}
+
+func (x *AudienceMember) GetCustomFields() *structpb.Struct {
+	if x != nil {
+		return x.CustomFields
+	}
+	return nil
+}
+
+// StreamAudienceResponse is one batch, in contact id order.
+type StreamAudienceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Members       []*AudienceMember      `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamAudienceResponse) Reset() {
+	*x = StreamAudienceResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamAudienceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamAudienceResponse) ProtoMessage() {}
+
+func (x *StreamAudienceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamAudienceResponse.ProtoReflect.Descriptor instead.
+func (*StreamAudienceResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *StreamAudienceResponse) GetMembers() []*AudienceMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
 var File_contacts_v1_contacts_proto protoreflect.FileDescriptor
 
 const file_contacts_v1_contacts_proto_rawDesc = "" +
@@ -2852,7 +3096,31 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\x0e2\".chorus.contacts.v1.SendableReasonR\x06reason\x12\x1d\n" +
 	"\n" +
 	"first_name\x18\x05 \x01(\tR\tfirstName\x12\x1b\n" +
-	"\tlast_name\x18\x06 \x01(\tR\blastName*\xf1\x01\n" +
+	"\tlast_name\x18\x06 \x01(\tR\blastName\"\xba\x01\n" +
+	"\x15StreamAudienceRequest\x12\x1d\n" +
+	"\n" +
+	"segment_id\x18\x01 \x01(\tR\tsegmentId\x129\n" +
+	"\x06filter\x18\x02 \x01(\v2!.chorus.contacts.v1.ContactFilterR\x06filter\x12(\n" +
+	"\x10after_contact_id\x18\x03 \x01(\tR\x0eafterContactId\x12\x1d\n" +
+	"\n" +
+	"batch_size\x18\x04 \x01(\x05R\tbatchSize\"\xc7\x02\n" +
+	"\x0eAudienceMember\x12\x1d\n" +
+	"\n" +
+	"contact_id\x18\x01 \x01(\tR\tcontactId\x12\x14\n" +
+	"\x05phone\x18\x02 \x01(\tR\x05phone\x12\x1d\n" +
+	"\n" +
+	"first_name\x18\x03 \x01(\tR\tfirstName\x12\x1b\n" +
+	"\tlast_name\x18\x04 \x01(\tR\blastName\x12\x14\n" +
+	"\x05email\x18\x05 \x01(\tR\x05email\x12\x18\n" +
+	"\aaddress\x18\x06 \x01(\tR\aaddress\x12\x12\n" +
+	"\x04city\x18\a \x01(\tR\x04city\x12\x14\n" +
+	"\x05state\x18\b \x01(\tR\x05state\x12\x10\n" +
+	"\x03zip\x18\t \x01(\tR\x03zip\x12\x1a\n" +
+	"\btimezone\x18\n" +
+	" \x01(\tR\btimezone\x12<\n" +
+	"\rcustom_fields\x18\v \x01(\v2\x17.google.protobuf.StructR\fcustomFields\"V\n" +
+	"\x16StreamAudienceResponse\x12<\n" +
+	"\amembers\x18\x01 \x03(\v2\".chorus.contacts.v1.AudienceMemberR\amembers*\xf1\x01\n" +
 	"\x0eSendableReason\x12\x1f\n" +
 	"\x1bSENDABLE_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SENDABLE_REASON_OK\x10\x01\x12\x1e\n" +
@@ -2860,7 +3128,7 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x19SENDABLE_REASON_OPTED_OUT\x10\x03\x12 \n" +
 	"\x1cSENDABLE_REASON_NOT_TEXTABLE\x10\x04\x12\"\n" +
 	"\x1eSENDABLE_REASON_LOOKUP_PENDING\x10\x05\x12!\n" +
-	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\x93\v\n" +
+	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\xfe\v\n" +
 	"\x0fContactsService\x12a\n" +
 	"\fListContacts\x12'.chorus.contacts.v1.ListContactsRequest\x1a(.chorus.contacts.v1.ListContactsResponse\x12d\n" +
 	"\rCreateContact\x12(.chorus.contacts.v1.CreateContactRequest\x1a).chorus.contacts.v1.CreateContactResponse\x12[\n" +
@@ -2878,7 +3146,8 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\rRecordInbound\x12(.chorus.contacts.v1.RecordInboundRequest\x1a).chorus.contacts.v1.RecordInboundResponse\x12[\n" +
 	"\n" +
 	"SetConsent\x12%.chorus.contacts.v1.SetConsentRequest\x1a&.chorus.contacts.v1.SetConsentResponse\x12d\n" +
-	"\rCheckSendable\x12(.chorus.contacts.v1.CheckSendableRequest\x1a).chorus.contacts.v1.CheckSendableResponseBBZ@github.com/chorus-sms/chorus/proto/gen/go/contacts/v1;contactsv1b\x06proto3"
+	"\rCheckSendable\x12(.chorus.contacts.v1.CheckSendableRequest\x1a).chorus.contacts.v1.CheckSendableResponse\x12i\n" +
+	"\x0eStreamAudience\x12).chorus.contacts.v1.StreamAudienceRequest\x1a*.chorus.contacts.v1.StreamAudienceResponse0\x01BBZ@github.com/chorus-sms/chorus/proto/gen/go/contacts/v1;contactsv1b\x06proto3"
 
 var (
 	file_contacts_v1_contacts_proto_rawDescOnce sync.Once
@@ -2893,7 +3162,7 @@ func file_contacts_v1_contacts_proto_rawDescGZIP() []byte {
 }
 
 var file_contacts_v1_contacts_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_contacts_v1_contacts_proto_goTypes = []any{
 	(SendableReason)(0),                // 0: chorus.contacts.v1.SendableReason
 	(*Contact)(nil),                    // 1: chorus.contacts.v1.Contact
@@ -2930,45 +3199,48 @@ var file_contacts_v1_contacts_proto_goTypes = []any{
 	(*CheckSendableRequest)(nil),       // 32: chorus.contacts.v1.CheckSendableRequest
 	(*CheckSendableResponse)(nil),      // 33: chorus.contacts.v1.CheckSendableResponse
 	(*Sendability)(nil),                // 34: chorus.contacts.v1.Sendability
-	(*structpb.Struct)(nil),            // 35: google.protobuf.Struct
-	(*wrapperspb.BoolValue)(nil),       // 36: google.protobuf.BoolValue
-	(*timestamppb.Timestamp)(nil),      // 37: google.protobuf.Timestamp
-	(*wrapperspb.Int32Value)(nil),      // 38: google.protobuf.Int32Value
-	(*structpb.ListValue)(nil),         // 39: google.protobuf.ListValue
+	(*StreamAudienceRequest)(nil),      // 35: chorus.contacts.v1.StreamAudienceRequest
+	(*AudienceMember)(nil),             // 36: chorus.contacts.v1.AudienceMember
+	(*StreamAudienceResponse)(nil),     // 37: chorus.contacts.v1.StreamAudienceResponse
+	(*structpb.Struct)(nil),            // 38: google.protobuf.Struct
+	(*wrapperspb.BoolValue)(nil),       // 39: google.protobuf.BoolValue
+	(*timestamppb.Timestamp)(nil),      // 40: google.protobuf.Timestamp
+	(*wrapperspb.Int32Value)(nil),      // 41: google.protobuf.Int32Value
+	(*structpb.ListValue)(nil),         // 42: google.protobuf.ListValue
 }
 var file_contacts_v1_contacts_proto_depIdxs = []int32{
-	35, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
-	36, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
-	37, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
-	37, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
-	37, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
-	36, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
-	37, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
-	37, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
-	37, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
-	36, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
-	37, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
-	37, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
-	36, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
-	36, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
-	36, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
-	36, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
-	36, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
-	36, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
-	36, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
-	36, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
-	38, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
-	38, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
+	38, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
+	39, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
+	40, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
+	40, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
+	40, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
+	39, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
+	40, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
+	40, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
+	40, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
+	39, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
+	40, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
+	40, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
+	39, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
+	39, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
+	39, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
+	39, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
+	39, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
+	39, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
+	39, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
+	39, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
+	41, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
+	41, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
 	2,  // 22: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
-	35, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	38, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
 	3,  // 24: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
 	1,  // 25: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	39, // 26: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
-	35, // 27: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	42, // 26: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
+	38, // 27: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
 	1,  // 28: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
 	4,  // 29: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
-	37, // 30: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
-	37, // 31: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
+	40, // 30: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
+	40, // 31: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
 	15, // 32: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
 	4,  // 33: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
 	15, // 34: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
@@ -2976,42 +3248,47 @@ var file_contacts_v1_contacts_proto_depIdxs = []int32{
 	4,  // 36: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
 	15, // 37: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
 	1,  // 38: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
-	37, // 39: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	40, // 39: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
 	34, // 40: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
 	0,  // 41: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
-	5,  // 42: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
-	7,  // 43: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
-	9,  // 44: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
-	11, // 45: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
-	13, // 46: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
-	16, // 47: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
-	18, // 48: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
-	20, // 49: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
-	22, // 50: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
-	24, // 51: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
-	26, // 52: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
-	28, // 53: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
-	30, // 54: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
-	32, // 55: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
-	6,  // 56: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
-	8,  // 57: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
-	10, // 58: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
-	12, // 59: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
-	14, // 60: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
-	17, // 61: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
-	19, // 62: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
-	21, // 63: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
-	23, // 64: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
-	25, // 65: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
-	27, // 66: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
-	29, // 67: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
-	31, // 68: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
-	33, // 69: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
-	56, // [56:70] is the sub-list for method output_type
-	42, // [42:56] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	4,  // 42: chorus.contacts.v1.StreamAudienceRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	38, // 43: chorus.contacts.v1.AudienceMember.custom_fields:type_name -> google.protobuf.Struct
+	36, // 44: chorus.contacts.v1.StreamAudienceResponse.members:type_name -> chorus.contacts.v1.AudienceMember
+	5,  // 45: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
+	7,  // 46: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
+	9,  // 47: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
+	11, // 48: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
+	13, // 49: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
+	16, // 50: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
+	18, // 51: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
+	20, // 52: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
+	22, // 53: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
+	24, // 54: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
+	26, // 55: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
+	28, // 56: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
+	30, // 57: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
+	32, // 58: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
+	35, // 59: chorus.contacts.v1.ContactsService.StreamAudience:input_type -> chorus.contacts.v1.StreamAudienceRequest
+	6,  // 60: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
+	8,  // 61: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
+	10, // 62: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
+	12, // 63: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
+	14, // 64: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
+	17, // 65: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
+	19, // 66: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
+	21, // 67: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
+	23, // 68: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
+	25, // 69: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
+	27, // 70: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
+	29, // 71: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
+	31, // 72: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
+	33, // 73: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
+	37, // 74: chorus.contacts.v1.ContactsService.StreamAudience:output_type -> chorus.contacts.v1.StreamAudienceResponse
+	60, // [60:75] is the sub-list for method output_type
+	45, // [45:60] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_contacts_v1_contacts_proto_init() }
@@ -3029,7 +3306,7 @@ func file_contacts_v1_contacts_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_contacts_v1_contacts_proto_rawDesc), len(file_contacts_v1_contacts_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   34,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,6 +33,7 @@ const (
 	ContactsService_RecordInbound_FullMethodName      = "/chorus.contacts.v1.ContactsService/RecordInbound"
 	ContactsService_SetConsent_FullMethodName         = "/chorus.contacts.v1.ContactsService/SetConsent"
 	ContactsService_CheckSendable_FullMethodName      = "/chorus.contacts.v1.ContactsService/CheckSendable"
+	ContactsService_StreamAudience_FullMethodName     = "/chorus.contacts.v1.ContactsService/StreamAudience"
 )
 
 // ContactsServiceClient is the client API for ContactsService service.
@@ -69,6 +70,9 @@ type ContactsServiceClient interface {
 	SetConsent(ctx context.Context, in *SetConsentRequest, opts ...grpc.CallOption) (*SetConsentResponse, error)
 	// CheckSendable answers, for a batch of phones, whether each may be sent to now.
 	CheckSendable(ctx context.Context, in *CheckSendableRequest, opts ...grpc.CallOption) (*CheckSendableResponse, error)
+	// StreamAudience streams the sendable contacts of a segment or filter (a phone, opted in,
+	// confirmed textable), each once, in batches ordered by contact id, with their merge data.
+	StreamAudience(ctx context.Context, in *StreamAudienceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamAudienceResponse], error)
 }
 
 type contactsServiceClient struct {
@@ -219,6 +223,25 @@ func (c *contactsServiceClient) CheckSendable(ctx context.Context, in *CheckSend
 	return out, nil
 }
 
+func (c *contactsServiceClient) StreamAudience(ctx context.Context, in *StreamAudienceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamAudienceResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ContactsService_ServiceDesc.Streams[0], ContactsService_StreamAudience_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StreamAudienceRequest, StreamAudienceResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ContactsService_StreamAudienceClient = grpc.ServerStreamingClient[StreamAudienceResponse]
+
 // ContactsServiceServer is the server API for ContactsService service.
 // All implementations must embed UnimplementedContactsServiceServer
 // for forward compatibility.
@@ -253,6 +276,9 @@ type ContactsServiceServer interface {
 	SetConsent(context.Context, *SetConsentRequest) (*SetConsentResponse, error)
 	// CheckSendable answers, for a batch of phones, whether each may be sent to now.
 	CheckSendable(context.Context, *CheckSendableRequest) (*CheckSendableResponse, error)
+	// StreamAudience streams the sendable contacts of a segment or filter (a phone, opted in,
+	// confirmed textable), each once, in batches ordered by contact id, with their merge data.
+	StreamAudience(*StreamAudienceRequest, grpc.ServerStreamingServer[StreamAudienceResponse]) error
 	mustEmbedUnimplementedContactsServiceServer()
 }
 
@@ -304,6 +330,9 @@ func (UnimplementedContactsServiceServer) SetConsent(context.Context, *SetConsen
 }
 func (UnimplementedContactsServiceServer) CheckSendable(context.Context, *CheckSendableRequest) (*CheckSendableResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckSendable not implemented")
+}
+func (UnimplementedContactsServiceServer) StreamAudience(*StreamAudienceRequest, grpc.ServerStreamingServer[StreamAudienceResponse]) error {
+	return status.Error(codes.Unimplemented, "method StreamAudience not implemented")
 }
 func (UnimplementedContactsServiceServer) mustEmbedUnimplementedContactsServiceServer() {}
 func (UnimplementedContactsServiceServer) testEmbeddedByValue()                         {}
@@ -578,6 +607,17 @@ func _ContactsService_CheckSendable_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ContactsService_StreamAudience_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(StreamAudienceRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ContactsServiceServer).StreamAudience(m, &grpc.GenericServerStream[StreamAudienceRequest, StreamAudienceResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ContactsService_StreamAudienceServer = grpc.ServerStreamingServer[StreamAudienceResponse]
+
 // ContactsService_ServiceDesc is the grpc.ServiceDesc for ContactsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -642,6 +682,12 @@ var ContactsService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ContactsService_CheckSendable_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "StreamAudience",
+			Handler:       _ContactsService_StreamAudience_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "contacts/v1/contacts.proto",
 }

@@ -1627,6 +1627,213 @@ func (x *SendMessagesResponse) GetMessageIds() []string {
 	return nil
 }
 
+// GetPhoneNumberRequest names a number; empty asks for the organization's default.
+type GetPhoneNumberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PhoneNumberId string                 `protobuf:"bytes,1,opt,name=phone_number_id,json=phoneNumberId,proto3" json:"phone_number_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPhoneNumberRequest) Reset() {
+	*x = GetPhoneNumberRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPhoneNumberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPhoneNumberRequest) ProtoMessage() {}
+
+func (x *GetPhoneNumberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPhoneNumberRequest.ProtoReflect.Descriptor instead.
+func (*GetPhoneNumberRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetPhoneNumberRequest) GetPhoneNumberId() string {
+	if x != nil {
+		return x.PhoneNumberId
+	}
+	return ""
+}
+
+// GetPhoneNumberResponse is the number.
+type GetPhoneNumberResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PhoneNumberId string                 `protobuf:"bytes,1,opt,name=phone_number_id,json=phoneNumberId,proto3" json:"phone_number_id,omitempty"`
+	// E.164.
+	Number        string `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
+	IsDefault     bool   `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPhoneNumberResponse) Reset() {
+	*x = GetPhoneNumberResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPhoneNumberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPhoneNumberResponse) ProtoMessage() {}
+
+func (x *GetPhoneNumberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPhoneNumberResponse.ProtoReflect.Descriptor instead.
+func (*GetPhoneNumberResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetPhoneNumberResponse) GetPhoneNumberId() string {
+	if x != nil {
+		return x.PhoneNumberId
+	}
+	return ""
+}
+
+func (x *GetPhoneNumberResponse) GetNumber() string {
+	if x != nil {
+		return x.Number
+	}
+	return ""
+}
+
+func (x *GetPhoneNumberResponse) GetIsDefault() bool {
+	if x != nil {
+		return x.IsDefault
+	}
+	return false
+}
+
+// SetSourceStateRequest names a source and the state its queued messages take.
+type SetSourceStateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "campaign" or "poll".
+	SourceKind string `protobuf:"bytes,1,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
+	SourceId   string `protobuf:"bytes,2,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	// "active", "paused" or "canceled" (final).
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSourceStateRequest) Reset() {
+	*x = SetSourceStateRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSourceStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSourceStateRequest) ProtoMessage() {}
+
+func (x *SetSourceStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSourceStateRequest.ProtoReflect.Descriptor instead.
+func (*SetSourceStateRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SetSourceStateRequest) GetSourceKind() string {
+	if x != nil {
+		return x.SourceKind
+	}
+	return ""
+}
+
+func (x *SetSourceStateRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *SetSourceStateRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+// SetSourceStateResponse is empty.
+type SetSourceStateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSourceStateResponse) Reset() {
+	*x = SetSourceStateResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSourceStateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSourceStateResponse) ProtoMessage() {}
+
+func (x *SetSourceStateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSourceStateResponse.ProtoReflect.Descriptor instead.
+func (*SetSourceStateResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{26}
+}
+
 var File_messaging_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_messaging_v1_messaging_proto_rawDesc = "" +
@@ -1761,11 +1968,24 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\"7\n" +
 	"\x14SendMessagesResponse\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
-	"messageIds*^\n" +
+	"messageIds\"?\n" +
+	"\x15GetPhoneNumberRequest\x12&\n" +
+	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\"w\n" +
+	"\x16GetPhoneNumberResponse\x12&\n" +
+	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\x12\x16\n" +
+	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
+	"\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\"k\n" +
+	"\x15SetSourceStateRequest\x12\x1f\n" +
+	"\vsource_kind\x18\x01 \x01(\tR\n" +
+	"sourceKind\x12\x1b\n" +
+	"\tsource_id\x18\x02 \x01(\tR\bsourceId\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\"\x18\n" +
+	"\x16SetSourceStateResponse*^\n" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\xc6\a\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\x9c\t\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -1775,7 +1995,9 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\tAddNumber\x12%.chorus.messaging.v1.AddNumberRequest\x1a&.chorus.messaging.v1.AddNumberResponse\x12f\n" +
 	"\rHandleWebhook\x12).chorus.messaging.v1.HandleWebhookRequest\x1a*.chorus.messaging.v1.HandleWebhookResponse\x12l\n" +
 	"\x0fFollowShortLink\x12+.chorus.messaging.v1.FollowShortLinkRequest\x1a,.chorus.messaging.v1.FollowShortLinkResponse\x12c\n" +
-	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
+	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponse\x12i\n" +
+	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponse\x12i\n" +
+	"\x0eSetSourceState\x12*.chorus.messaging.v1.SetSourceStateRequest\x1a+.chorus.messaging.v1.SetSourceStateResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
 
 var (
 	file_messaging_v1_messaging_proto_rawDescOnce sync.Once
@@ -1790,7 +2012,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -1816,23 +2038,27 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*OutgoingMessage)(nil),              // 21: chorus.messaging.v1.OutgoingMessage
 	(*SendMessagesRequest)(nil),          // 22: chorus.messaging.v1.SendMessagesRequest
 	(*SendMessagesResponse)(nil),         // 23: chorus.messaging.v1.SendMessagesResponse
-	(*timestamppb.Timestamp)(nil),        // 24: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil),       // 25: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),           // 26: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),         // 27: google.protobuf.BoolValue
+	(*GetPhoneNumberRequest)(nil),        // 24: chorus.messaging.v1.GetPhoneNumberRequest
+	(*GetPhoneNumberResponse)(nil),       // 25: chorus.messaging.v1.GetPhoneNumberResponse
+	(*SetSourceStateRequest)(nil),        // 26: chorus.messaging.v1.SetSourceStateRequest
+	(*SetSourceStateResponse)(nil),       // 27: chorus.messaging.v1.SetSourceStateResponse
+	(*timestamppb.Timestamp)(nil),        // 28: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),       // 29: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),           // 30: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),         // 31: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	24, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	28, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	25, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	26, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	25, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	25, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	27, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	27, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	24, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	29, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	30, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	29, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	29, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	31, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	31, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	28, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 9: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	24, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	28, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 11: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 12: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 13: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
@@ -1848,17 +2074,21 @@ var file_messaging_v1_messaging_proto_depIdxs = []int32{
 	17, // 23: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
 	19, // 24: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
 	22, // 25: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
-	3,  // 26: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 27: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 28: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 29: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 30: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 31: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 32: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 33: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 34: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	26, // [26:35] is the sub-list for method output_type
-	17, // [17:26] is the sub-list for method input_type
+	24, // 26: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
+	26, // 27: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
+	3,  // 28: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 29: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 30: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 31: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 32: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 33: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 34: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 35: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 36: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	25, // 37: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	27, // 38: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
+	28, // [28:39] is the sub-list for method output_type
+	17, // [17:28] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -1878,7 +2108,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,8 @@ const (
 	MessagingService_HandleWebhook_FullMethodName        = "/chorus.messaging.v1.MessagingService/HandleWebhook"
 	MessagingService_FollowShortLink_FullMethodName      = "/chorus.messaging.v1.MessagingService/FollowShortLink"
 	MessagingService_SendMessages_FullMethodName         = "/chorus.messaging.v1.MessagingService/SendMessages"
+	MessagingService_GetPhoneNumber_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetPhoneNumber"
+	MessagingService_SetSourceState_FullMethodName       = "/chorus.messaging.v1.MessagingService/SetSourceState"
 )
 
 // MessagingServiceClient is the client API for MessagingService service.
@@ -64,6 +66,13 @@ type MessagingServiceClient interface {
 	// SendMessages queues messages for dispatch (campaigns, polls). Each message is stored once
 	// per dedupe key, so a retried call queues nothing twice.
 	SendMessages(ctx context.Context, in *SendMessagesRequest, opts ...grpc.CallOption) (*SendMessagesResponse, error)
+	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
+	// polls); another organization's number is NOT_FOUND, as a missing one.
+	GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error)
+	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll: once
+	// it answers, no further message of a paused or canceled source is handed to the carrier; a
+	// canceled source's queued messages fail with SOURCE_CANCELED, costing nothing.
+	SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error)
 }
 
 type messagingServiceClient struct {
@@ -164,6 +173,26 @@ func (c *messagingServiceClient) SendMessages(ctx context.Context, in *SendMessa
 	return out, nil
 }
 
+func (c *messagingServiceClient) GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPhoneNumberResponse)
+	err := c.cc.Invoke(ctx, MessagingService_GetPhoneNumber_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *messagingServiceClient) SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetSourceStateResponse)
+	err := c.cc.Invoke(ctx, MessagingService_SetSourceState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MessagingServiceServer is the server API for MessagingService service.
 // All implementations must embed UnimplementedMessagingServiceServer
 // for forward compatibility.
@@ -198,6 +227,13 @@ type MessagingServiceServer interface {
 	// SendMessages queues messages for dispatch (campaigns, polls). Each message is stored once
 	// per dedupe key, so a retried call queues nothing twice.
 	SendMessages(context.Context, *SendMessagesRequest) (*SendMessagesResponse, error)
+	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
+	// polls); another organization's number is NOT_FOUND, as a missing one.
+	GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error)
+	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll: once
+	// it answers, no further message of a paused or canceled source is handed to the carrier; a
+	// canceled source's queued messages fail with SOURCE_CANCELED, costing nothing.
+	SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error)
 	mustEmbedUnimplementedMessagingServiceServer()
 }
 
@@ -234,6 +270,12 @@ func (UnimplementedMessagingServiceServer) FollowShortLink(context.Context, *Fol
 }
 func (UnimplementedMessagingServiceServer) SendMessages(context.Context, *SendMessagesRequest) (*SendMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendMessages not implemented")
+}
+func (UnimplementedMessagingServiceServer) GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPhoneNumber not implemented")
+}
+func (UnimplementedMessagingServiceServer) SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetSourceState not implemented")
 }
 func (UnimplementedMessagingServiceServer) mustEmbedUnimplementedMessagingServiceServer() {}
 func (UnimplementedMessagingServiceServer) testEmbeddedByValue()                          {}
@@ -418,6 +460,42 @@ func _MessagingService_SendMessages_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_GetPhoneNumber_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPhoneNumberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).GetPhoneNumber(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_GetPhoneNumber_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).GetPhoneNumber(ctx, req.(*GetPhoneNumberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MessagingService_SetSourceState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetSourceStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).SetSourceState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_SetSourceState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).SetSourceState(ctx, req.(*SetSourceStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MessagingService_ServiceDesc is the grpc.ServiceDesc for MessagingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -460,6 +538,14 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SendMessages",
 			Handler:    _MessagingService_SendMessages_Handler,
+		},
+		{
+			MethodName: "GetPhoneNumber",
+			Handler:    _MessagingService_GetPhoneNumber_Handler,
+		},
+		{
+			MethodName: "SetSourceState",
+			Handler:    _MessagingService_SetSourceState_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

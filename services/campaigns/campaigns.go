@@ -1,0 +1,187 @@
+// Package campaigns is the campaigns service: drafts, submission and scheduling, the audience
+// fan-out (contacts' audience, a billing hold, messaging's bulk queue) and the counters kept
+// from messaging's events. This is the public entry used by its own main and by the all-in-one
+// binary.
+package campaigns
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/messaging"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/fanout"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/server"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
+	"github.com/chorus-sms/chorus/services/campaigns/migrations"
+)
+
+// Schema is the PostgreSQL schema the service owns.
+const Schema = "campaigns"
+
+// ServiceName is who campaigns acts as on its calls to other services ("service:campaigns").
+const ServiceName = "campaigns"
+
+// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC calls, River (fan-out jobs,
+// its LISTEN connection, leader election) and the event consumer.
+const DefaultDBMaxConns = 12
+
+const stopTimeout = 15 * time.Second
+
+// Config is the campaigns process configuration.
+type Config struct {
+	DatabaseURL   string // CHORUS_DATABASE_URL
+	RedisURL      string // CHORUS_REDIS_URL: messaging's event stream
+	OrgsAddr      string // CHORUS_ORGS_ADDR
+	ContactsAddr  string // CHORUS_CONTACTS_ADDR
+	BillingAddr   string // CHORUS_BILLING_ADDR
+	MessagingAddr string // CHORUS_MESSAGING_ADDR
+	DBMaxConns    int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	Logger        *slog.Logger
+}
+
+// ConfigFromEnv reads the CHORUS_* variables of the campaigns service.
+func ConfigFromEnv(r *envconfig.Reader) Config {
+	return Config{
+		DatabaseURL:   r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		RedisURL:      r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		OrgsAddr:      registry.Orgs.AddrFrom(r),
+		ContactsAddr:  registry.Contacts.AddrFrom(r),
+		BillingAddr:   registry.Billing.AddrFrom(r),
+		MessagingAddr: registry.Messaging.AddrFrom(r),
+		DBMaxConns:    r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
+	}
+}
+
+// Service is a running campaigns service.
+type Service struct {
+	pool      *pgxpool.Pool
+	rdb       *redis.Client
+	orgs      *orgs.Client
+	contacts  *contacts.Client
+	billing   *billing.Client
+	messaging *messaging.Client
+	fanout    *fanout.Runner
+	events    *outbox.Consumer
+	grpc      *grpc.Server
+	log       *slog.Logger
+}
+
+// New connects, migrates, and builds the gRPC server, the fan-out jobs and the event consumer.
+func New(ctx context.Context, cfg Config) (svc *Service, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("campaigns: CHORUS_REDIS_URL: %w", err)
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
+	if err != nil {
+		return nil, fmt.Errorf("campaigns: %w", err)
+	}
+	s := &Service{pool: pool, rdb: redis.NewClient(ropts), log: log}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
+		return nil, fmt.Errorf("campaigns: %w", err)
+	}
+	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
+		return nil, fmt.Errorf("campaigns: %w", err)
+	}
+	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
+		return nil, fmt.Errorf("campaigns: %w", err)
+	}
+	if s.billing, err = billing.Dial(cfg.BillingAddr, ServiceName); err != nil {
+		return nil, fmt.Errorf("campaigns: %w", err)
+	}
+	if s.messaging, err = messaging.Dial(cfg.MessagingAddr, ServiceName); err != nil {
+		return nil, fmt.Errorf("campaigns: %w", err)
+	}
+	st := store.New(pool)
+	s.fanout, err = fanout.New(fanout.Config{
+		Pool: pool, Schema: Schema, Store: st, Orgs: s.orgs, Contacts: s.contacts, Billing: s.billing, Messaging: s.messaging, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("campaigns: %w", err)
+	}
+	s.grpc = rpcserver.New(log)
+	campaignsv1.RegisterCampaignsServiceServer(s.grpc, server.New(server.Config{
+		Store: st, Orgs: s.orgs, Contacts: s.contacts, Messaging: s.messaging, Jobs: s.fanout,
+	}))
+	s.events = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, s.fanout), outbox.WithLogger(log))
+	return s, nil
+}
+
+// Serve runs the fan-out jobs, consumes messaging's events and answers gRPC on lis until ctx
+// is done.
+func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
+	if err := s.fanout.Start(ctx); err != nil {
+		return fmt.Errorf("campaigns: %w", err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.events.Run(gctx) })
+	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("campaigns: %w", err)
+	}
+	return nil
+}
+
+// Ready reports whether the service's database answers (the ops /readyz endpoint).
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("campaigns: database: %w", err)
+	}
+	return nil
+}
+
+// Close stops the gRPC server, lets a running fan-out batch finish (bounded), and releases
+// connections.
+func (s *Service) Close() {
+	if s.grpc != nil {
+		s.grpc.Stop()
+	}
+	if s.fanout != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		if err := s.fanout.Stop(ctx); err != nil {
+			s.log.Warn("campaigns: fan-out did not stop cleanly", "err", err)
+		}
+	}
+	if s.orgs != nil {
+		_ = s.orgs.Close()
+	}
+	if s.contacts != nil {
+		_ = s.contacts.Close()
+	}
+	if s.billing != nil {
+		_ = s.billing.Close()
+	}
+	if s.messaging != nil {
+		_ = s.messaging.Close()
+	}
+	s.pool.Close()
+	_ = s.rdb.Close()
+}

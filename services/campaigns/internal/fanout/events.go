@@ -1,0 +1,67 @@
+package fanout
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
+)
+
+// The messaging events the counters follow (types as messaging's outbox names them).
+const (
+	eventStatusChanged = "message.status_changed"
+	eventReceived      = "message.received"
+	categoryOptOut     = "opt_out"
+)
+
+// EventHandler applies messaging's events to campaigns, in the consumer's transaction that
+// records the event as processed, so each counts once: a campaign message's status moves its
+// recipient forward and the campaign's counters with it (completing the campaign when it was
+// the last outcome), and a reply attributed to a campaign counts unless it is an opt-out.
+func EventHandler(st *store.Store, r *Runner) outbox.Handler {
+	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
+		switch m.Type {
+		case eventStatusChanged:
+			var ev eventsv1.MessageStatusChanged
+			if err := m.Unmarshal(&ev); err != nil {
+				return err
+			}
+			campaign, ok := campaignOf(ev.GetSourceKind(), ev.GetSourceId())
+			if !ok {
+				return nil
+			}
+			// A message withdrawn by the campaign's cancel was never sent and is no failure.
+			counted := ev.GetErrorCode() != apierr.ReasonSourceCanceled
+			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, ev.GetTo(), ev.GetStatus(), counted)
+			if err != nil || !moved {
+				return err
+			}
+			return r.completeTx(ctx, tx, m.OrgID, campaign)
+		case eventReceived:
+			var ev eventsv1.MessageReceived
+			if err := m.Unmarshal(&ev); err != nil {
+				return err
+			}
+			a := ev.GetAttribution()
+			campaign, ok := campaignOf(a.GetSourceKind(), a.GetSourceId())
+			if !ok || ev.GetOptOutDetected() || ev.GetCategory() == categoryOptOut {
+				return nil
+			}
+			return st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime())
+		}
+		return nil
+	}
+}
+
+func campaignOf(kind, id string) (uuid.UUID, bool) {
+	if kind != SourceKind {
+		return uuid.Nil, false
+	}
+	c, err := uuid.Parse(id)
+	return c, err == nil
+}

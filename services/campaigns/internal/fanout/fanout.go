@@ -1,0 +1,159 @@
+// Package fanout runs a campaign's send as River jobs and keeps its counters from messaging's
+// events. A send is: the audience streamed from contacts and stored as recipients with their
+// rendered text and price (pending); a billing hold for the sum, or the campaign fails with
+// the reason and nothing is queued (queued); the recipients handed to messaging's bulk queue
+// in batches, each under the dedupe key "campaign:<id>:<contact id>" (sending); completed when
+// every recipient is sent or failed, and the rest of the hold released.
+//
+// Every step starts from what is stored, never from memory, and is safe to repeat or to run
+// twice at once: recipients are keyed by (campaign, contact), the hold by the campaign's id,
+// messages by their dedupe key. So a job retried, rescued after a crash, or started again by
+// a resume continues where the campaign is, without a second message to anyone.
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/messaging"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/jobs"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
+)
+
+// Config holds what the runner needs.
+type Config struct {
+	Pool      *pgxpool.Pool
+	Schema    string
+	Store     *store.Store
+	Orgs      *orgs.Client
+	Contacts  *contacts.Client
+	Billing   *billing.Client
+	Messaging *messaging.Client
+	Logger    *slog.Logger
+}
+
+// Runner owns the campaigns' River client and jobs.
+type Runner struct {
+	river     *jobs.Client
+	store     *store.Store
+	orgs      *orgs.Client
+	contacts  *contacts.Client
+	billing   *billing.Client
+	messaging *messaging.Client
+	log       *slog.Logger
+}
+
+// New builds the runner and its River client; Start begins working jobs.
+func New(cfg Config) (*Runner, error) {
+	r := &Runner{store: cfg.Store, orgs: cfg.Orgs, contacts: cfg.Contacts, billing: cfg.Billing, messaging: cfg.Messaging, log: cfg.Logger}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &sendWorker{r: r})
+	river.AddWorker(workers, &releaseWorker{r: r})
+	client, err := jobs.NewClient("fanout", cfg.Pool, &river.Config{
+		Schema:            cfg.Schema,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
+		Workers:           workers,
+		Logger:            cfg.Logger,
+		FetchPollInterval: 100 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.river = client
+	return r, nil
+}
+
+// Start begins working jobs.
+func (r *Runner) Start(ctx context.Context) error { return r.river.Start(ctx) }
+
+// Stop lets running jobs finish (bounded) and stops.
+func (r *Runner) Stop(ctx context.Context) error { return r.river.Stop(ctx) }
+
+// StartTx queues the send of c's current submission at `at`, inside tx.
+func (r *Runner) StartTx(ctx context.Context, tx pgx.Tx, c *store.Campaign, at time.Time) error {
+	_, err := r.river.InsertTx(ctx, tx, sendArgs{CampaignID: c.ID, OrgID: c.OrgID, Submission: c.Submission}, &river.InsertOpts{ScheduledAt: at})
+	if err != nil {
+		return fmt.Errorf("queue campaign send: %w", err)
+	}
+	return nil
+}
+
+// FinishTx queues the release of what is left of c's hold, inside tx (a canceled campaign).
+func (r *Runner) FinishTx(ctx context.Context, tx pgx.Tx, c *store.Campaign) error {
+	return r.releaseTx(ctx, tx, c.OrgID, c.ID)
+}
+
+func (r *Runner) releaseTx(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID) error {
+	if _, err := r.river.InsertTx(ctx, tx, releaseArgs{CampaignID: campaign, OrgID: org}, nil); err != nil {
+		return fmt.Errorf("queue hold release: %w", err)
+	}
+	return nil
+}
+
+// sendArgs is the job of running one submission of a campaign's send. It is not unique: two
+// at once (a resume while the paused one winds down) do the same work once between them.
+type sendArgs struct {
+	CampaignID uuid.UUID `json:"campaign_id"`
+	OrgID      uuid.UUID `json:"organization_id"`
+	Submission int32     `json:"submission"`
+}
+
+func (sendArgs) Kind() string { return "campaigns.send" }
+
+type sendWorker struct {
+	river.WorkerDefaults[sendArgs]
+	r *Runner
+}
+
+// Timeout bounds one run; a longer send continues in the job's next attempt from what is
+// stored.
+func (w *sendWorker) Timeout(*river.Job[sendArgs]) time.Duration { return 10 * time.Minute }
+
+func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
+	if err := w.r.send(ctx, job.Args); err != nil {
+		return fmt.Errorf("campaign %s: %w", job.Args.CampaignID, err)
+	}
+	return nil
+}
+
+// releaseArgs is the job of releasing what is left of a campaign's hold; unique per campaign
+// since releasing twice changes nothing.
+type releaseArgs struct {
+	CampaignID uuid.UUID `json:"campaign_id" river:"unique"`
+	OrgID      uuid.UUID `json:"organization_id"`
+}
+
+func (releaseArgs) Kind() string { return "campaigns.release_hold" }
+
+func (releaseArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+type releaseWorker struct {
+	river.WorkerDefaults[releaseArgs]
+	r *Runner
+}
+
+func (w *releaseWorker) Work(ctx context.Context, job *river.Job[releaseArgs]) error {
+	c, err := w.r.store.Get(ctx, job.Args.OrgID, job.Args.CampaignID)
+	if err != nil {
+		return fmt.Errorf("release hold of campaign %s: %w", job.Args.CampaignID, err)
+	}
+	if c.HeldCredits == 0 {
+		return nil // nothing was held (sandbox, empty audience, never got that far)
+	}
+	if err := w.r.billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
+		return fmt.Errorf("release hold of campaign %s: %w", c.ID, err)
+	}
+	return nil
+}

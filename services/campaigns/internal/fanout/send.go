@@ -1,0 +1,279 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/credits"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/render"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
+)
+
+// Batch sizes: contacts per audience response, messages per SendMessages call (its maximum).
+const (
+	audienceBatch = 500
+	queueBatch    = 1000
+)
+
+// SourceKind is what messaging attributes a campaign's messages (and replies to them) to.
+const SourceKind = "campaign"
+
+// errStopped ends a run whose campaign left the stage it works on (paused, canceled, another
+// submission): nothing is wrong, a later job (resume) continues.
+var errStopped = errors.New("campaign stopped")
+
+// send runs one submission's send from wherever the campaign is.
+func (r *Runner) send(ctx context.Context, a sendArgs) error {
+	c, err := r.store.Get(ctx, a.OrgID, a.CampaignID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.Submission != a.Submission {
+		return nil // an earlier submission's job (canceled back to draft, submitted again)
+	}
+	if c.Status == store.StatusScheduled {
+		if ok, err := r.store.Begin(ctx, c.OrgID, c.ID, c.Submission); err != nil || !ok {
+			return err
+		}
+		c.Status = store.StatusPending
+	}
+	stage := c.Status
+	if stage == store.StatusPaused || stage == store.StatusCompleted || stage == store.StatusFailed || stage == store.StatusDraft {
+		return nil
+	}
+	o, err := r.orgs.Organization(ctx, c.OrgID)
+	if err != nil {
+		return fmt.Errorf("organization: %w", err)
+	}
+	err = r.run(ctx, &c, o.GetSandbox(), o.GetTimezone())
+	if errors.Is(err, errStopped) {
+		return nil
+	}
+	return err
+}
+
+func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZone string) error {
+	if c.Status == store.StatusPending {
+		if !c.AudienceResolved {
+			if err := r.resolve(ctx, c); err != nil {
+				return err
+			}
+		}
+		total, estimate, err := r.store.ResolveAudience(ctx, c.OrgID, c.ID)
+		if err != nil {
+			return err
+		}
+		held := int32(0)
+		if !sandbox && total > 0 && estimate > 0 {
+			reason, err := r.hold(ctx, c, estimate)
+			if err != nil {
+				return err
+			}
+			if reason != "" {
+				return r.fail(ctx, c, reason)
+			}
+			held = estimate
+		}
+		ok, err := r.store.Advance(ctx, c.OrgID, c.ID, store.StatusPending, store.StatusQueued, held)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return r.afterLostAdvance(ctx, c, held)
+		}
+		c.Status = store.StatusQueued
+		if held > 0 {
+			c.HeldCredits = held
+		}
+	}
+	if c.Status == store.StatusQueued {
+		if err := r.queue(ctx, c, orgZone); err != nil {
+			return err
+		}
+		ok, err := r.store.Advance(ctx, c.OrgID, c.ID, store.StatusQueued, store.StatusSending, 0)
+		if err != nil || !ok {
+			return err
+		}
+	}
+	// Every message may already have an outcome (the events came first).
+	return r.store.InTx(ctx, func(tx pgx.Tx) error { return r.completeTx(ctx, tx, c.OrgID, c.ID) })
+}
+
+// afterLostAdvance handles a campaign that left pending while this run placed its hold: a
+// second run (a resume while this one wound down) advanced it, and the hold is its hold too;
+// or it was canceled, and the hold this run placed after the cancel is given back (the
+// cancel's release saw no credits held).
+func (r *Runner) afterLostAdvance(ctx context.Context, c *store.Campaign, held int32) error {
+	if held == 0 {
+		return errStopped
+	}
+	now, err := r.store.Get(ctx, c.OrgID, c.ID)
+	if err != nil {
+		return err
+	}
+	if now.Status != store.StatusCompleted && now.Status != store.StatusFailed {
+		return errStopped
+	}
+	if err := r.billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
+		return fmt.Errorf("release hold: %w", err)
+	}
+	return errStopped
+}
+
+// resolve stores the audience as recipients, resuming after the last one stored, one batch
+// at a time: never the whole audience in memory.
+func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
+	after, err := r.store.LastRecipient(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	req := &contactsv1.StreamAudienceRequest{BatchSize: audienceBatch}
+	if after != uuid.Nil {
+		req.AfterContactId = after.String()
+	}
+	if c.SegmentID != nil {
+		req.SegmentId = c.SegmentID.String()
+	} else if cf := c.ContactFilter; cf != nil {
+		req.Filter = &contactsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
+	}
+	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
+	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
+		if err := r.still(ctx, c, store.StatusPending); err != nil {
+			return err
+		}
+		batch := make([]store.Recipient, len(members))
+		for i, m := range members {
+			id, err := uuid.Parse(m.GetContactId())
+			if err != nil {
+				return fmt.Errorf("audience member id %q: %w", m.GetContactId(), err)
+			}
+			body := render.Text(c.Message, m, c.NormalizeText)
+			batch[i] = store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms)}
+		}
+		return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
+	})
+	if errors.Is(err, clients.ErrNotFound) {
+		return r.fail(ctx, c, apierr.ReasonSegmentNotFound)
+	}
+	return err
+}
+
+// fail ends the campaign as failed with reason and queues the release of its hold, if any;
+// it returns errStopped so the run ends there.
+func (r *Runner) fail(ctx context.Context, c *store.Campaign, reason string) error {
+	err := r.store.InTx(ctx, func(tx pgx.Tx) error {
+		failed, err := r.store.Fail(ctx, tx, c.OrgID, c.ID, reason)
+		if err != nil || !failed || c.HeldCredits == 0 {
+			return err
+		}
+		return r.releaseTx(ctx, tx, c.OrgID, c.ID)
+	})
+	if err != nil {
+		return err
+	}
+	return errStopped
+}
+
+// hold places the campaign's hold for its estimate; a refusal (no credits, suspended) is
+// returned as its reason.
+func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (string, error) {
+	err := r.billing.PlaceHold(ctx, c.OrgID, c.ID.String(), estimate)
+	switch reason := clients.Reason(err); {
+	case err == nil:
+		return "", nil
+	case reason == apierr.ReasonInsufficientCredits || reason == apierr.ReasonBillingSuspended:
+		return reason, nil
+	default:
+		return "", fmt.Errorf("place hold: %w", err)
+	}
+}
+
+// queue hands the recipients not yet queued to messaging, a batch at a time; a batch that
+// was queued before the process died is queued again under the same dedupe keys, which
+// messaging answers with the messages it already has.
+func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) error {
+	zone := orgZone
+	if c.Timezone != nil {
+		zone = *c.Timezone
+	}
+	hold := ""
+	if c.HeldCredits > 0 {
+		hold = c.ID.String()
+	}
+	from := ""
+	if c.FromPhoneNumberID != nil {
+		from = c.FromPhoneNumberID.String()
+	}
+	media := ""
+	if c.MediaURL != nil {
+		media = *c.MediaURL
+	}
+	for {
+		if err := r.still(ctx, c, store.StatusQueued); err != nil {
+			return err
+		}
+		batch, err := r.store.Unqueued(ctx, c.ID, queueBatch)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		msgs := make([]*messagingv1.OutgoingMessage, len(batch))
+		contactIDs := make([]uuid.UUID, len(batch))
+		for i, rc := range batch {
+			contactIDs[i] = rc.ContactID
+			msgs[i] = &messagingv1.OutgoingMessage{
+				DedupeKey: "campaign:" + c.ID.String() + ":" + rc.ContactID.String(),
+				To:        rc.Phone, Body: rc.Body, MediaUrl: media, FromPhoneNumberId: from,
+				SourceKind: SourceKind, SourceId: c.ID.String(), HoldId: hold, QuietHoursTimezone: zone,
+			}
+		}
+		ids, err := r.messaging.SendMessages(ctx, c.OrgID, msgs)
+		if clients.Reason(err) == apierr.ReasonBillingSuspended {
+			return r.fail(ctx, c, apierr.ReasonBillingSuspended) // suspended after the hold was placed
+		}
+		if err != nil {
+			return fmt.Errorf("queue messages: %w", err)
+		}
+		messageIDs := make([]uuid.UUID, len(ids))
+		for i, id := range ids {
+			if messageIDs[i], err = uuid.Parse(id); err != nil {
+				return fmt.Errorf("message id %q: %w", id, err)
+			}
+		}
+		if err := r.store.SetMessageIDs(ctx, c.ID, contactIDs, messageIDs); err != nil {
+			return err
+		}
+	}
+}
+
+// still returns errStopped once the campaign is no longer in stage for this submission.
+func (r *Runner) still(ctx context.Context, c *store.Campaign, stage string) error {
+	status, submission, err := r.store.Status(ctx, c.OrgID, c.ID)
+	if err != nil {
+		return err
+	}
+	if status != stage || submission != c.Submission {
+		return errStopped
+	}
+	return nil
+}
+
+// completeTx completes the campaign when every recipient is sent or failed, and queues the
+// release of the rest of its hold, inside tx.
+func (r *Runner) completeTx(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error {
+	done, err := r.store.Complete(ctx, tx, org, id)
+	if err != nil || done == nil || done.HeldCredits == 0 {
+		return err
+	}
+	return r.releaseTx(ctx, tx, org, id)
+}

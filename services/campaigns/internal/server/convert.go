@@ -1,0 +1,118 @@
+package server
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
+)
+
+func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
+	out := &campaignsv1.Campaign{
+		Id:                         c.ID.String(),
+		Name:                       c.Name,
+		Status:                     c.Status,
+		Channel:                    c.Channel,
+		Message:                    c.Message,
+		MediaUrl:                   str(c.MediaURL),
+		SegmentId:                  id(c.SegmentID),
+		FromPhoneNumberId:          idOrEmpty(c.FromPhoneNumberID),
+		ScheduledFor:               ts(c.ScheduledFor),
+		Timezone:                   str(c.Timezone),
+		TotalCount:                 c.TotalCount,
+		SentCount:                  c.SentCount,
+		FailedCount:                c.FailedCount,
+		QueuedCount:                c.QueuedCount(),
+		DeliveryRate:               c.DeliveryRate(),
+		ReplyCountExcludingOptouts: c.ReplyCount,
+		ForceRoute:                 c.ForceRoute,
+		NormalizeText:              c.NormalizeText,
+		IsAbTest:                   c.IsAbTest,
+		MessageVariantA:            deref(c.VariantA),
+		MessageVariantB:            deref(c.VariantB),
+		AbTestWaitMinutes:          c.AbTestWaitMinutes,
+		AutoReplyEnabled:           c.AutoReplyEnabled,
+		YesResponse:                deref(c.YesResponse),
+		NoResponse:                 deref(c.NoResponse),
+		FaqReplies:                 make([]*campaignsv1.FaqReply, len(c.FaqReplies)),
+		CreatedAt:                  timestamppb.New(c.CreatedAt),
+		UpdatedAt:                  timestamppb.New(c.UpdatedAt),
+		CompletedAt:                ts(c.CompletedAt),
+		CanceledAt:                 ts(c.CanceledAt),
+		FailureReason:              str(c.FailureReason),
+		DisplayMetrics: &campaignsv1.DisplayMetrics{
+			AudienceSize: c.TotalCount, Sent: c.SentCount, Failed: c.FailedCount, Queued: c.QueuedCount(),
+			Delivered: c.DeliveredCount, DeliveryRate: c.DeliveryRate(), Replies: c.ReplyCount,
+		},
+	}
+	if cf := c.ContactFilter; cf != nil {
+		out.ContactFilter = &campaignsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
+	}
+	for i, r := range c.FaqReplies {
+		out.FaqReplies[i] = &campaignsv1.FaqReply{Question: r.Question, Answer: r.Answer}
+	}
+	return out
+}
+
+func toListItem(c *store.Campaign) *campaignsv1.CampaignListItem {
+	return &campaignsv1.CampaignListItem{
+		Id:                         c.ID.String(),
+		Name:                       c.Name,
+		Status:                     c.Status,
+		Channel:                    c.Channel,
+		ScheduledFor:               ts(c.ScheduledFor),
+		Timezone:                   str(c.Timezone),
+		TotalCount:                 c.TotalCount,
+		SentCount:                  c.SentCount,
+		FailedCount:                c.FailedCount,
+		QueuedCount:                c.QueuedCount(),
+		DeliveryRate:               c.DeliveryRate(),
+		ReplyCountExcludingOptouts: c.ReplyCount,
+		Message:                    c.Message,
+		MediaUrl:                   str(c.MediaURL),
+		CreatedAt:                  timestamppb.New(c.CreatedAt),
+		UpdatedAt:                  timestamppb.New(c.UpdatedAt),
+		CompletedAt:                ts(c.CompletedAt),
+	}
+}
+
+func str(s *string) *wrapperspb.StringValue {
+	if s == nil {
+		return nil
+	}
+	return wrapperspb.String(*s)
+}
+
+func id(u *uuid.UUID) *wrapperspb.StringValue {
+	if u == nil {
+		return nil
+	}
+	return wrapperspb.String(u.String())
+}
+
+// deref and idOrEmpty give "" for an unset value: fields the spec types as strings are never
+// null.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func idOrEmpty(u *uuid.UUID) string {
+	if u == nil {
+		return ""
+	}
+	return u.String()
+}
+
+func ts(t *time.Time) *timestamppb.Timestamp {
+	if t == nil {
+		return nil
+	}
+	return timestamppb.New(*t)
+}

@@ -1,0 +1,302 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
+)
+
+// Limits of a campaign's fields (spec section 8 gives the FAQ limit; the rest are ours).
+const (
+	maxName        = 200
+	maxMessage     = 1600 // what messaging sends in one message
+	maxFaqReplies  = 5
+	maxTags        = 50
+	maxAbTestWait  = 1440
+	defaultAbWait  = 60
+	channelText    = "text"
+	routeAuto      = "AUTO"
+	routeSMS       = "SMS"
+	routeMMS       = "MMS"
+	tagsLogicOr    = "OR"
+	tagsLogicAnd   = "AND"
+	faqRepliesName = "faqReplies"
+)
+
+// newCampaign is a campaign with the defaults of a field that is not sent.
+func newCampaign(org uuid.UUID, now time.Time) store.Campaign {
+	return store.Campaign{
+		ID: uuid.Must(uuid.NewV7()), OrgID: org, Status: store.StatusDraft, Channel: channelText,
+		ForceRoute: routeAuto, NormalizeText: true, AbTestWaitMinutes: defaultAbWait,
+		FaqReplies: []store.FaqReply{}, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// apply copies the sent fields of in onto c, checking each field's own format; rules that
+// involve several fields or the whole campaign are complete's. Sending segmentId clears
+// contactFilter and the other way round (they are exclusive); "" clears an optional text
+// field.
+func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
+	if in == nil {
+		return
+	}
+	if in.Name != nil {
+		name := strings.TrimSpace(in.GetName())
+		switch {
+		case name == "":
+			f.Add("name", "must not be empty")
+		case utf8.RuneCountInString(name) > maxName:
+			f.Add("name", fmt.Sprintf("must be at most %d characters", maxName))
+		}
+		c.Name = name
+	}
+	if in.Message != nil {
+		if utf8.RuneCountInString(in.GetMessage()) > maxMessage {
+			f.Add("message", fmt.Sprintf("must be at most %d characters", maxMessage))
+		}
+		c.Message = in.GetMessage()
+	}
+	hasSegment := in.GetSegmentId() != ""
+	if hasSegment && in.GetContactFilter() != nil {
+		f.Add("segmentId", "segmentId and contactFilter are mutually exclusive")
+		f.Add("contactFilter", "segmentId and contactFilter are mutually exclusive")
+	}
+	if in.SegmentId != nil {
+		c.SegmentID = optionalID(f, "segmentId", in.GetSegmentId())
+		if hasSegment {
+			c.ContactFilter = nil
+		}
+	}
+	if cf := in.GetContactFilter(); cf != nil {
+		c.ContactFilter = contactFilter(f, cf)
+		if !hasSegment {
+			c.SegmentID = nil
+		}
+	}
+	if in.FromPhoneNumberId != nil {
+		c.FromPhoneNumberID = optionalID(f, "fromPhoneNumberId", in.GetFromPhoneNumberId())
+	}
+	if in.ScheduledFor != nil {
+		c.ScheduledFor = nil
+		if s := in.GetScheduledFor(); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				f.Add("scheduledFor", "must be an ISO 8601 date-time with a zone, e.g. 2026-05-01T15:00:00Z")
+			} else {
+				t = t.UTC()
+				c.ScheduledFor = &t
+			}
+		}
+	}
+	if in.Timezone != nil {
+		c.Timezone = nil
+		if tz := in.GetTimezone(); tz != "" {
+			if !validZone(tz) {
+				f.Add("timezone", "must be an IANA timezone, e.g. America/Chicago")
+			}
+			c.Timezone = &tz
+		}
+	}
+	if in.MediaUrl != nil {
+		c.MediaURL = nil
+		if u := in.GetMediaUrl(); u != "" {
+			if !publicURL(u) {
+				f.Add("mediaUrl", "must be a public http(s) URL")
+			}
+			c.MediaURL = &u
+		}
+	}
+	if in.ForceRoute != nil {
+		switch r := strings.ToUpper(in.GetForceRoute()); r {
+		case routeAuto, routeSMS, routeMMS:
+			c.ForceRoute = r
+		default:
+			f.Add("forceRoute", "must be AUTO, SMS or MMS")
+		}
+	}
+	if in.Channel != nil {
+		if in.GetChannel() != channelText {
+			f.Add("channel", "only text is supported")
+		}
+	}
+	if in.NormalizeText != nil {
+		c.NormalizeText = in.GetNormalizeText()
+	}
+	if in.IsAbTest != nil {
+		c.IsAbTest = in.GetIsAbTest()
+	}
+	if in.MessageVariantA != nil {
+		c.VariantA = optionalText(f, "messageVariantA", in.GetMessageVariantA())
+	}
+	if in.MessageVariantB != nil {
+		c.VariantB = optionalText(f, "messageVariantB", in.GetMessageVariantB())
+	}
+	if in.AbTestWaitMinutes != nil {
+		if w := in.GetAbTestWaitMinutes(); w < 0 || w > maxAbTestWait {
+			f.Add("abTestWaitMinutes", fmt.Sprintf("must be between 0 and %d", maxAbTestWait))
+		} else {
+			c.AbTestWaitMinutes = w
+		}
+	}
+	if in.AutoReplyEnabled != nil {
+		c.AutoReplyEnabled = in.GetAutoReplyEnabled()
+	}
+	if in.YesResponse != nil {
+		c.YesResponse = optionalText(f, "yesResponse", in.GetYesResponse())
+	}
+	if in.NoResponse != nil {
+		c.NoResponse = optionalText(f, "noResponse", in.GetNoResponse())
+	}
+	if in.FaqReplies != nil {
+		c.FaqReplies = faqReplies(f, in.GetFaqReplies())
+	}
+}
+
+// complete checks what a campaign must hold to be submitted (spec section 4).
+func complete(c *store.Campaign, f apierr.Fields) {
+	if c.Name == "" {
+		f.Add("name", "is required")
+	}
+	if strings.TrimSpace(c.Message) == "" {
+		f.Add("message", "is required")
+	}
+	if c.SegmentID == nil && c.ContactFilter == nil {
+		f.Add("segmentId", "one of segmentId or contactFilter is required")
+	}
+	if c.IsAbTest {
+		if c.VariantA == nil {
+			f.Add("messageVariantA", "is required when isAbTest is true")
+		}
+		if c.VariantB == nil {
+			f.Add("messageVariantB", "is required when isAbTest is true")
+		}
+	}
+	if c.AutoReplyEnabled && c.YesResponse == nil && c.NoResponse == nil && len(c.FaqReplies) == 0 {
+		f.Add("autoReplyEnabled", "needs yesResponse, noResponse or faqReplies")
+	}
+}
+
+func optionalID(f apierr.Fields, field, s string) *uuid.UUID {
+	if s == "" {
+		return nil
+	}
+	id, err := uuid.Parse(s)
+	if err != nil {
+		f.Add(field, "must be a UUID")
+		return nil
+	}
+	return &id
+}
+
+func optionalText(f apierr.Fields, field, s string) *string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	if utf8.RuneCountInString(s) > maxMessage {
+		f.Add(field, fmt.Sprintf("must be at most %d characters", maxMessage))
+	}
+	return &s
+}
+
+func contactFilter(f apierr.Fields, in *campaignsv1.ContactFilter) *store.ContactFilter {
+	out := &store.ContactFilter{Tags: []string{}, TagsLogic: tagsLogicOr}
+	switch l := strings.ToUpper(in.GetTagsLogic()); l {
+	case "":
+	case tagsLogicOr, tagsLogicAnd:
+		out.TagsLogic = l
+	default:
+		f.Add("contactFilter.tagsLogic", "must be AND or OR")
+	}
+	seen := map[string]bool{}
+	for _, t := range in.GetTags() {
+		t = strings.TrimSpace(t)
+		if t == "" || strings.Contains(t, ",") {
+			f.Add("contactFilter.tags", "tags must be non-empty and contain no commas")
+			continue
+		}
+		if !seen[t] {
+			seen[t] = true
+			out.Tags = append(out.Tags, t)
+		}
+	}
+	if len(out.Tags) > maxTags {
+		f.Add("contactFilter.tags", fmt.Sprintf("at most %d tags", maxTags))
+	}
+	return out
+}
+
+func faqReplies(f apierr.Fields, list *structpb.ListValue) []store.FaqReply {
+	items := list.GetValues()
+	if len(items) > maxFaqReplies {
+		f.Add(faqRepliesName, fmt.Sprintf("at most %d items", maxFaqReplies))
+		return nil
+	}
+	out := make([]store.FaqReply, 0, len(items))
+	for i, v := range items {
+		field := fmt.Sprintf("%s[%d]", faqRepliesName, i)
+		obj := v.GetStructValue()
+		if obj == nil {
+			f.Add(field, "must be an object {question, answer}")
+			continue
+		}
+		var r store.FaqReply
+		for k, val := range obj.GetFields() {
+			s, ok := val.GetKind().(*structpb.Value_StringValue)
+			switch {
+			case k != "question" && k != "answer":
+				f.Add(field+"."+k, "unknown field")
+			case !ok || strings.TrimSpace(s.StringValue) == "":
+				f.Add(field+"."+k, "must be a non-empty string")
+			case k == "question":
+				r.Question = s.StringValue
+			default:
+				r.Answer = s.StringValue
+			}
+		}
+		if r.Question == "" {
+			f.Add(field+".question", "is required")
+		}
+		if r.Answer == "" {
+			f.Add(field+".answer", "is required")
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// validZone accepts IANA names only ("Local" is the server's zone, not the customer's).
+func validZone(tz string) bool {
+	if tz == "Local" {
+		return false
+	}
+	_, err := time.LoadLocation(tz)
+	return err == nil
+}
+
+// publicURL accepts an absolute http(s) URL whose host is a name or a public address: a
+// carrier fetches the media, so a loopback or private address would never work (or worse,
+// point it inside someone's network).
+func publicURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsMulticast())
+	}
+	return strings.Contains(host, ".")
+}

@@ -1,0 +1,515 @@
+// Package server implements chorus.campaigns.v1.CampaignsService: validation, tenancy, the
+// campaign state moves, and the mapping of store results to API errors.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/messaging"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/quiethours"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/fanout"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
+)
+
+// Jobs queues a campaign's background work inside the transaction that moves its state.
+type Jobs interface {
+	// StartTx runs the campaign's send (audience, hold, queueing) at at.
+	StartTx(ctx context.Context, tx pgx.Tx, c *store.Campaign, at time.Time) error
+	// FinishTx settles a campaign that ended early (canceled): the rest of its hold is
+	// released (messaging withdrew its queued messages before the cancel was saved).
+	FinishTx(ctx context.Context, tx pgx.Tx, c *store.Campaign) error
+}
+
+// Config holds what the server needs.
+type Config struct {
+	Store     *store.Store
+	Orgs      *orgs.Client
+	Contacts  *contacts.Client
+	Messaging *messaging.Client
+	Jobs      Jobs
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Server answers the CampaignsService RPCs.
+type Server struct {
+	campaignsv1.UnimplementedCampaignsServiceServer
+	cfg Config
+}
+
+// New returns a Server.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Server{cfg: cfg}
+}
+
+// ListCampaigns lists the organization's campaigns, newest first, with their counters as kept.
+func (s *Server) ListCampaigns(ctx context.Context, _ *campaignsv1.ListCampaignsRequest) (*campaignsv1.ListCampaignsResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.cfg.Store.List(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*campaignsv1.CampaignListItem, len(list))
+	for i := range list {
+		out[i] = toListItem(&list[i])
+	}
+	return &campaignsv1.ListCampaignsResponse{Campaigns: out}, nil
+}
+
+// GetCampaign returns one campaign with its sending number and display metrics.
+func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRequest) (*campaignsv1.GetCampaignResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := pathID(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.cfg.Store.Get(ctx, org, id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	out := toCampaign(&c)
+	if out.PhoneNumber, err = s.phoneNumber(ctx, &c); err != nil {
+		return nil, err
+	}
+	return &campaignsv1.GetCampaignResponse{Campaign: out}, nil
+}
+
+// phoneNumber is the number c sends from: the one it names, else the organization's default;
+// nil when there is none (a draft of an organization without numbers).
+func (s *Server) phoneNumber(ctx context.Context, c *store.Campaign) (*campaignsv1.PhoneNumber, error) {
+	id := ""
+	if c.FromPhoneNumberID != nil {
+		id = c.FromPhoneNumberID.String()
+	}
+	n, err := s.cfg.Messaging.PhoneNumber(ctx, c.OrgID, id)
+	if errors.Is(err, clients.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sending number: %w", err)
+	}
+	return &campaignsv1.PhoneNumber{Id: n.GetPhoneNumberId(), Number: n.GetNumber(), IsDefault: n.GetIsDefault()}, nil
+}
+
+// CreateDraft saves a draft: every field optional but name.
+func (s *Server) CreateDraft(ctx context.Context, req *campaignsv1.CreateDraftRequest) (*campaignsv1.CreateDraftResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := newCampaign(org, s.cfg.Now())
+	f := apierr.Fields{}
+	in := req.GetCampaign()
+	if in.DraftId != nil {
+		f.Add("draftId", "is only accepted by POST /api/campaigns")
+	}
+	if in.Name == nil {
+		f.Add("name", "is required")
+	}
+	apply(&c, in, f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.checkReferences(ctx, &c); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error { return s.cfg.Store.Insert(ctx, tx, &c) }); err != nil {
+		return nil, err
+	}
+	setHTTPCode(ctx, "201")
+	return &campaignsv1.CreateDraftResponse{Campaign: toCampaign(&c)}, nil
+}
+
+// UpdateDraft changes the sent fields of a draft and answers 200 with the whole draft. A
+// campaign that is not a draft is 400 INVALID_STATE (the spec's 400), changing nothing.
+func (s *Server) UpdateDraft(ctx context.Context, req *campaignsv1.UpdateDraftRequest) (*campaignsv1.UpdateDraftResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := pathID(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	in := req.GetCampaign()
+	f := apierr.Fields{}
+	if in.DraftId != nil {
+		f.Add("draftId", "is only accepted by POST /api/campaigns")
+	}
+	probe := store.Campaign{OrgID: org}
+	apply(&probe, in, f) // the fields' own formats, before anything is read
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.checkReferences(ctx, &probe); err != nil {
+		return nil, err
+	}
+	var c store.Campaign
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		if c, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
+			return err
+		}
+		if c.Status != store.StatusDraft {
+			return notDraft(c.Status)
+		}
+		apply(&c, in, apierr.Fields{})
+		return s.cfg.Store.Save(ctx, tx, &c)
+	})
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return &campaignsv1.UpdateDraftResponse{Campaign: toCampaign(&c)}, nil
+}
+
+// CreateCampaign creates a campaign, or promotes the draft draftId in place, and submits it:
+// scheduled when scheduledFor is in the future, else pending at once (refused with
+// QUIET_HOURS outside 08:00-21:00 in its timezone, else the organization's).
+func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCampaignRequest) (*campaignsv1.CreateCampaignResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := req.GetCampaign()
+	f := apierr.Fields{}
+	draftID := optionalID(f, "draftId", in.GetDraftId())
+	now := s.cfg.Now()
+	c := newCampaign(org, now)
+	var draftSeen time.Time
+	if draftID != nil {
+		d, err := s.cfg.Store.Get(ctx, org, *draftID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, apierr.Field("draftId", "no such draft")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if d.Status != store.StatusDraft {
+			return nil, apierr.New(codes.Aborted, apierr.ReasonInvalidState, "draftId names a campaign that is "+d.Status+", not a draft")
+		}
+		c, draftSeen = d, d.UpdatedAt
+	}
+	apply(&c, in, f)
+	complete(&c, f)
+	// Stored on drafts, but not sent yet: a campaign that asks for them is refused rather than
+	// sent without them.
+	if c.IsAbTest {
+		f.Add("isAbTest", "A/B tests are not available yet")
+	}
+	if c.AutoReplyEnabled {
+		f.Add("autoReplyEnabled", "auto-replies are not available yet")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.checkReferences(ctx, &c); err != nil {
+		return nil, err
+	}
+	if c.FromPhoneNumberID == nil { // the default, fixed when the campaign is submitted
+		n, err := s.cfg.Messaging.PhoneNumber(ctx, org, "")
+		if errors.Is(err, clients.ErrNotFound) {
+			return nil, apierr.New(codes.InvalidArgument, apierr.ReasonNoFromNumber, "the organization has no default phone number; name fromPhoneNumberId")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("default number: %w", err)
+		}
+		id := uuid.MustParse(n.GetPhoneNumberId())
+		c.FromPhoneNumberID = &id
+	}
+	start := now
+	if c.ScheduledFor != nil && c.ScheduledFor.After(now) {
+		c.Status, start = store.StatusScheduled, *c.ScheduledFor
+	} else {
+		if err := s.checkQuietHours(ctx, &c, now); err != nil {
+			return nil, err
+		}
+		c.Status, c.StartedAt = store.StatusPending, &now
+	}
+	c.Submission++
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		if draftID == nil {
+			if err := s.cfg.Store.Insert(ctx, tx, &c); err != nil {
+				return err
+			}
+		} else {
+			cur, err := s.cfg.Store.Lock(ctx, tx, org, *draftID)
+			if err != nil {
+				return err
+			}
+			if cur.Status != store.StatusDraft {
+				return notDraft(cur.Status)
+			}
+			if !cur.UpdatedAt.Equal(draftSeen) {
+				return apierr.Conflict("the draft changed while it was being submitted; submit again")
+			}
+			if err := s.cfg.Store.Save(ctx, tx, &c); err != nil {
+				return err
+			}
+		}
+		return s.cfg.Jobs.StartTx(ctx, tx, &c, start)
+	})
+	if err != nil {
+		return nil, storeError(err)
+	}
+	setHTTPCode(ctx, "201")
+	return &campaignsv1.CreateCampaignResponse{Campaign: toCampaign(&c)}, nil
+}
+
+// checkQuietHours refuses an immediate send outside the window of the campaign's timezone,
+// else the organization's, naming when the window next opens.
+func (s *Server) checkQuietHours(ctx context.Context, c *store.Campaign, now time.Time) error {
+	tz := ""
+	if c.Timezone != nil {
+		tz = *c.Timezone
+	} else {
+		o, err := s.cfg.Orgs.Organization(ctx, c.OrgID)
+		if err != nil {
+			return fmt.Errorf("organization timezone: %w", err)
+		}
+		tz = o.GetTimezone()
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "" {
+		loc, tz = time.UTC, "UTC"
+	}
+	if quiethours.Open(loc, now) {
+		return nil
+	}
+	next := quiethours.NextOpen(loc, now)
+	return apierr.New(codes.InvalidArgument, apierr.ReasonQuietHours, fmt.Sprintf(
+		"campaigns send from %02d:00 to %02d:00 in %s; the next window starts at %s (%s); schedule it with scheduledFor",
+		quiethours.Start, quiethours.End, tz, next.UTC().Format(time.RFC3339), next.Format(time.RFC3339)))
+}
+
+// checkReferences checks that the segment and sending number c names belong to the
+// organization: another organization's behaves exactly as a missing one (400 naming the field).
+func (s *Server) checkReferences(ctx context.Context, c *store.Campaign) error {
+	f := apierr.Fields{}
+	if c.SegmentID != nil {
+		_, err := s.cfg.Contacts.Segment(ctx, c.OrgID, c.SegmentID.String())
+		switch {
+		case errors.Is(err, clients.ErrNotFound):
+			f.Add("segmentId", "no such segment")
+		case err != nil:
+			return fmt.Errorf("segment: %w", err)
+		}
+	}
+	if c.FromPhoneNumberID != nil {
+		_, err := s.cfg.Messaging.PhoneNumber(ctx, c.OrgID, c.FromPhoneNumberID.String())
+		switch {
+		case errors.Is(err, clients.ErrNotFound):
+			f.Add("fromPhoneNumberId", "no such phone number in the organization")
+		case err != nil:
+			return fmt.Errorf("sending number: %w", err)
+		}
+	}
+	return f.Err()
+}
+
+// PauseCampaign: pending, queued or sending → paused. Messaging holds the campaign's queued
+// messages before the answer, so nothing more is handed to the carrier once it is given.
+func (s *Server) PauseCampaign(ctx context.Context, req *campaignsv1.PauseCampaignRequest) (*campaignsv1.PauseCampaignResponse, error) {
+	c, err := s.move(ctx, req.GetId(), stateMove{
+		check: func(c *store.Campaign) error {
+			switch c.Status {
+			case store.StatusPending, store.StatusQueued, store.StatusSending:
+				return nil
+			}
+			return invalidMove("pause", c.Status)
+		},
+		source: messaging.SourcePaused, undo: messaging.SourceActive,
+		apply: func(_ pgx.Tx, c *store.Campaign) error {
+			from := c.Status
+			c.PausedFrom, c.Status = &from, store.StatusPaused
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &campaignsv1.PauseCampaignResponse{Campaign: c}, nil
+}
+
+// ResumeCampaign: paused → the status it was paused in; the send continues where it was and
+// messaging releases the queued messages.
+func (s *Server) ResumeCampaign(ctx context.Context, req *campaignsv1.ResumeCampaignRequest) (*campaignsv1.ResumeCampaignResponse, error) {
+	c, err := s.move(ctx, req.GetId(), stateMove{
+		check: func(c *store.Campaign) error {
+			if c.Status != store.StatusPaused || c.PausedFrom == nil {
+				return invalidMove("resume", c.Status)
+			}
+			return nil
+		},
+		source: messaging.SourceActive, undo: messaging.SourcePaused,
+		apply: func(tx pgx.Tx, c *store.Campaign) error {
+			c.Status, c.PausedFrom = *c.PausedFrom, nil
+			return s.cfg.Jobs.StartTx(ctx, tx, c, s.cfg.Now())
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &campaignsv1.ResumeCampaignResponse{Campaign: c}, nil
+}
+
+// CancelCampaign: scheduled → draft; pending, queued, sending or paused → completed with
+// canceledAt: messaging withdraws its queued messages (never sent, not counted as failed)
+// before the answer, and the hold's rest is released.
+func (s *Server) CancelCampaign(ctx context.Context, req *campaignsv1.CancelCampaignRequest) (*campaignsv1.CancelCampaignResponse, error) {
+	running := func(status string) bool {
+		switch status {
+		case store.StatusPending, store.StatusQueued, store.StatusSending, store.StatusPaused:
+			return true
+		}
+		return false
+	}
+	mv := stateMove{
+		check: func(c *store.Campaign) error {
+			if c.Status == store.StatusScheduled || running(c.Status) {
+				return nil
+			}
+			return invalidMove("cancel", c.Status)
+		},
+		apply: func(tx pgx.Tx, c *store.Campaign) error {
+			if c.Status == store.StatusScheduled {
+				c.Status = store.StatusDraft
+				return nil
+			}
+			now := s.cfg.Now()
+			c.Status, c.PausedFrom, c.CanceledAt, c.CompletedAt = store.StatusCompleted, nil, &now, &now
+			return s.cfg.Jobs.FinishTx(ctx, tx, c)
+		},
+	}
+	org, id, err := s.target(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.cfg.Store.Get(ctx, org, id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if running(cur.Status) {
+		mv.source = messaging.SourceCanceled // final: nothing to undo
+	}
+	c, err := s.move(ctx, req.GetId(), mv)
+	if err != nil {
+		return nil, err
+	}
+	return &campaignsv1.CancelCampaignResponse{Campaign: c}, nil
+}
+
+// stateMove is one campaign state move: check says whether the campaign's status allows it;
+// source, when set, is the state messaging's queued messages of the campaign take before the
+// move is saved (undo, when set, is put back if the move then fails); apply changes the locked
+// campaign inside the transaction that saves it.
+type stateMove struct {
+	check        func(*store.Campaign) error
+	source, undo string
+	apply        func(pgx.Tx, *store.Campaign) error
+}
+
+// move applies mv. Messaging is called before the transaction opens, not while the row is
+// locked; the move is checked again under the lock.
+func (s *Server) move(ctx context.Context, rawID string, mv stateMove) (*campaignsv1.Campaign, error) {
+	org, id, err := s.target(ctx, rawID)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.cfg.Store.Get(ctx, org, id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if err := mv.check(&cur); err != nil {
+		return nil, err
+	}
+	if mv.source != "" {
+		if err := s.cfg.Messaging.SetSourceState(ctx, org, fanout.SourceKind, id.String(), mv.source); err != nil {
+			return nil, fmt.Errorf("messaging source state: %w", err)
+		}
+	}
+	var c store.Campaign
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		if c, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
+			return err
+		}
+		if err := mv.check(&c); err != nil {
+			return err
+		}
+		if err := mv.apply(tx, &c); err != nil {
+			return err
+		}
+		return s.cfg.Store.Save(ctx, tx, &c)
+	})
+	if err != nil {
+		if mv.undo != "" {
+			if uerr := s.cfg.Messaging.SetSourceState(context.WithoutCancel(ctx), org, fanout.SourceKind, id.String(), mv.undo); uerr != nil {
+				err = errors.Join(err, fmt.Errorf("undo messaging source state: %w", uerr))
+			}
+		}
+		return nil, storeError(err)
+	}
+	return toCampaign(&c), nil
+}
+
+// target is the organization (write access required) and the campaign id of a state move.
+func (s *Server) target(ctx context.Context, rawID string) (uuid.UUID, uuid.UUID, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	id, err := pathID(rawID)
+	return org, id, err
+}
+
+func invalidMove(verb, status string) error {
+	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "a "+status+" campaign cannot "+verb)
+}
+
+func notDraft(status string) error {
+	return apierr.New(codes.InvalidArgument, apierr.ReasonInvalidState, "the campaign is "+status+"; only a draft can be edited")
+}
+
+// pathID parses the campaign id of a path; a malformed one is a missing campaign.
+func pathID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, apierr.NotFound("campaign not found")
+	}
+	return id, nil
+}
+
+// storeError maps the store's sentinels to API errors; others pass through to be masked.
+func storeError(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.NotFound("campaign not found")
+	}
+	return err
+}
+
+// setHTTPCode tells the gateway which success status to answer.
+func setHTTPCode(ctx context.Context, code string) {
+	_ = grpc.SetHeader(ctx, metadata.Pairs("x-http-code", code))
+}

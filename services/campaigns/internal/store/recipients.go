@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Recipient is one (campaign, contact) of a send.
+type Recipient struct {
+	ContactID uuid.UUID
+	Phone     string
+	Body      string
+	Credits   int32
+}
+
+// Status reads a campaign's status and submission, the cheap check between fan-out batches.
+func (s *Store) Status(ctx context.Context, org, id uuid.UUID) (status string, submission int32, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT status, submission FROM campaigns WHERE organization_id = $1 AND id = $2`, org, id).Scan(&status, &submission)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, ErrNotFound
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("campaign status: %w", err)
+	}
+	return status, submission, nil
+}
+
+// LastRecipient is the greatest contact id stored for a campaign (uuid.Nil for none): the
+// audience stream resumes after it.
+func (s *Store) LastRecipient(ctx context.Context, campaign uuid.UUID) (uuid.UUID, error) {
+	var last uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT contact_id FROM recipients WHERE campaign_id = $1 ORDER BY contact_id DESC LIMIT 1`, campaign).Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, nil
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("last recipient: %w", err)
+	}
+	return last, nil
+}
+
+// AddRecipients stores a batch of a campaign's recipients; one already stored (a retried
+// batch, a second job) is kept as it is.
+func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
+	ids, phones, bodies, credits := make([]uuid.UUID, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int32, len(rs))
+	for i, r := range rs {
+		ids[i], phones[i], bodies[i], credits[i] = r.ContactID, r.Phone, r.Body, r.Credits
+	}
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits)
+		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[])
+		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits)
+	if err != nil {
+		return fmt.Errorf("add recipients: %w", err)
+	}
+	return nil
+}
+
+// ResolveAudience records that a campaign's audience is stored: its total and the credits
+// its messages cost. Repeating it changes nothing.
+func (s *Store) ResolveAudience(ctx context.Context, org, id uuid.UUID) (total, credits int32, err error) {
+	err = s.pool.QueryRow(ctx, `
+		WITH r AS (SELECT count(*)::int AS n, coalesce(sum(credits), 0)::int AS credits FROM recipients WHERE campaign_id = $2)
+		UPDATE campaigns c SET audience_resolved = true, total_count = CASE WHEN c.audience_resolved THEN c.total_count ELSE r.n END,
+			updated_at = now()
+		FROM r WHERE c.organization_id = $1 AND c.id = $2
+		RETURNING c.total_count, r.credits`, org, id).Scan(&total, &credits)
+	if err != nil {
+		return 0, 0, fmt.Errorf("resolve audience: %w", err)
+	}
+	return total, credits, nil
+}
+
+// Advance moves a running campaign from one stage to the next (pending → queued → sending),
+// also when it is paused in that stage (it then resumes into the next one), and records the
+// credits held. It reports whether the campaign was in stage from.
+func (s *Store) Advance(ctx context.Context, org, id uuid.UUID, from, to string, held int32) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE campaigns SET
+			status = CASE WHEN status = $3 THEN $4 ELSE status END,
+			paused_from = CASE WHEN paused_from = $3 THEN $4 ELSE paused_from END,
+			held_credits = greatest(held_credits, $5), updated_at = now()
+		WHERE organization_id = $1 AND id = $2 AND (status = $3 OR (status = 'paused' AND paused_from = $3))`,
+		org, id, from, to, held)
+	if err != nil {
+		return false, fmt.Errorf("advance campaign: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Fail ends a campaign that cannot go on (pending or queued, or paused in one of them) as
+// failed with reason, inside tx. It reports whether it did.
+func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason string) (bool, error) {
+	tag, err := tx.Exec(ctx, `
+		UPDATE campaigns SET status = 'failed', paused_from = NULL, failure_reason = $3, updated_at = now()
+		WHERE organization_id = $1 AND id = $2
+			AND (status IN ('pending', 'queued') OR (status = 'paused' AND paused_from IN ('pending', 'queued')))`,
+		org, id, reason)
+	if err != nil {
+		return false, fmt.Errorf("fail campaign: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Unqueued returns up to limit recipients of a campaign that messaging has not queued yet, by
+// contact id.
+func (s *Store) Unqueued(ctx context.Context, campaign uuid.UUID, limit int) ([]Recipient, error) {
+	rows, _ := s.pool.Query(ctx, `
+		SELECT contact_id, phone, body, credits FROM recipients
+		WHERE campaign_id = $1 AND message_id IS NULL ORDER BY contact_id LIMIT $2`, campaign, limit)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recipient, error) {
+		var r Recipient
+		return r, row.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("unqueued recipients: %w", err)
+	}
+	return out, nil
+}
+
+// SetMessageIDs records the messages messaging queued for recipients (same order).
+func (s *Store) SetMessageIDs(ctx context.Context, campaign uuid.UUID, contacts, messages []uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `
+		UPDATE recipients r SET message_id = m.message_id
+		FROM unnest($2::uuid[], $3::uuid[]) AS m(contact_id, message_id)
+		WHERE r.campaign_id = $1 AND r.contact_id = m.contact_id`, campaign, contacts, messages)
+	if err != nil {
+		return fmt.Errorf("set message ids: %w", err)
+	}
+	return nil
+}
+
+// statusRank orders a recipient's statuses; a status only moves to a higher rank.
+const statusRank = `CASE %s WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 ELSE 2 END`
+
+// ApplyStatus moves the recipient of campaign with phone to status when that is forward, and
+// the campaign's counters with it, inside tx: sent counts messages the carrier took (sent,
+// delivered, undelivered), failed those that failed (before or after the carrier took them),
+// delivered those delivered. counted false records the status without counting a failure
+// (a canceled campaign's withdrawn message). It returns the campaign id's organization match.
+func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, phone, status string, countFailure bool) (bool, error) {
+	var before *string
+	err := tx.QueryRow(ctx, `
+		WITH old AS (
+			SELECT status FROM recipients WHERE campaign_id = $1 AND organization_id = $2 AND phone = $3 FOR UPDATE
+		)
+		UPDATE recipients r SET status = $4 FROM old
+		WHERE r.campaign_id = $1 AND r.organization_id = $2 AND r.phone = $3
+			AND `+fmt.Sprintf(statusRank, "old.status")+` < `+fmt.Sprintf(statusRank, "$4::text")+`
+		RETURNING old.status`, campaign, org, phone, status).Scan(&before)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil // unknown, or not a move forward
+	}
+	if err != nil {
+		return false, fmt.Errorf("recipient status: %w", err)
+	}
+	var sent, failed, delivered int
+	wasSent := *before == "sent"
+	switch status {
+	case "sent", "undelivered":
+		if !wasSent {
+			sent = 1
+		}
+	case "delivered":
+		delivered = 1
+		if !wasSent {
+			sent = 1
+		}
+	case "failed":
+		if wasSent {
+			sent = -1
+		}
+		if countFailure {
+			failed = 1
+		}
+	}
+	_, err = tx.Exec(ctx, `
+		UPDATE campaigns SET sent_count = sent_count + $3, failed_count = failed_count + $4,
+			delivered_count = delivered_count + $5, updated_at = now()
+		WHERE organization_id = $1 AND id = $2`, org, campaign, sent, failed, delivered)
+	if err != nil {
+		return false, fmt.Errorf("campaign counters: %w", err)
+	}
+	return true, nil
+}
+
+// CountReply counts an inbound reply to campaign received at `at`, if it came after the
+// campaign started.
+func (s *Store) CountReply(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, at time.Time) error {
+	_, err := tx.Exec(ctx, `
+		UPDATE campaigns SET reply_count = reply_count + 1
+		WHERE organization_id = $1 AND id = $2 AND started_at IS NOT NULL AND started_at <= $3`, org, campaign, at)
+	if err != nil {
+		return fmt.Errorf("count reply: %w", err)
+	}
+	return nil
+}
+
+// Complete ends a sending campaign whose every recipient is sent or failed, inside tx, and
+// returns it when it did (nil when it is not done, or not sending).
+func (s *Store) Complete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*Campaign, error) {
+	c, err := scanCampaign(tx.QueryRow(ctx, `
+		UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now()
+		WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND audience_resolved
+			AND sent_count + failed_count >= total_count
+		RETURNING `+columns, org, id))
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Begin moves a scheduled campaign of submission to pending when its time comes. It reports
+// whether it did.
+func (s *Store) Begin(ctx context.Context, org, id uuid.UUID, submission int32) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE campaigns SET status = 'pending', started_at = now(), updated_at = now()
+		WHERE organization_id = $1 AND id = $2 AND status = 'scheduled' AND submission = $3`, org, id, submission)
+	if err != nil {
+		return false, fmt.Errorf("begin campaign: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

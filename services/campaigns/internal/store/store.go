@@ -1,0 +1,215 @@
+// Package store is the campaigns schema: campaign rows with their counters, and the
+// recipients of each send keyed by (campaign, contact). Every query filters on the
+// organization; another organization's campaign is ErrNotFound, as a missing one.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Campaign statuses (spec section 3).
+const (
+	StatusDraft     = "draft"
+	StatusScheduled = "scheduled"
+	StatusPending   = "pending"
+	StatusQueued    = "queued"
+	StatusSending   = "sending"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusPaused    = "paused"
+)
+
+// ErrNotFound is a campaign that does not exist in the organization.
+var ErrNotFound = errors.New("campaign not found")
+
+// ErrInvalidState is a move the campaign's status does not allow; the error's text says which.
+var ErrInvalidState = errors.New("invalid state")
+
+// ContactFilter is a campaign's ad-hoc audience, stored as JSON.
+type ContactFilter struct {
+	Tags      []string `json:"tags"`
+	TagsLogic string   `json:"tagsLogic"`
+}
+
+// FaqReply is one question and its auto-reply.
+type FaqReply struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+}
+
+// Campaign is one row.
+type Campaign struct {
+	ID                uuid.UUID
+	OrgID             uuid.UUID
+	Name              string
+	Status            string
+	PausedFrom        *string
+	Channel           string
+	Message           string
+	MediaURL          *string
+	SegmentID         *uuid.UUID
+	ContactFilter     *ContactFilter
+	FromPhoneNumberID *uuid.UUID
+	ScheduledFor      *time.Time
+	Timezone          *string
+	ForceRoute        string
+	NormalizeText     bool
+	IsAbTest          bool
+	VariantA          *string
+	VariantB          *string
+	AbTestWaitMinutes int32
+	AutoReplyEnabled  bool
+	YesResponse       *string
+	NoResponse        *string
+	FaqReplies        []FaqReply
+	Submission        int32
+	TotalCount        int32
+	SentCount         int32
+	FailedCount       int32
+	DeliveredCount    int32
+	ReplyCount        int32
+	HeldCredits       int32
+	AudienceResolved  bool
+	FailureReason     *string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	StartedAt         *time.Time
+	CompletedAt       *time.Time
+	CanceledAt        *time.Time
+}
+
+// QueuedCount is the recipients not yet sent nor failed; none once the campaign is over.
+func (c *Campaign) QueuedCount() int32 {
+	if c.Status == StatusCompleted || c.Status == StatusFailed {
+		return 0
+	}
+	return max(0, c.TotalCount-c.SentCount-c.FailedCount)
+}
+
+// DeliveryRate is delivered / sent × 100 (0 before anything is sent).
+func (c *Campaign) DeliveryRate() float64 {
+	if c.SentCount == 0 {
+		return 0
+	}
+	return float64(c.DeliveredCount) / float64(c.SentCount) * 100
+}
+
+const columns = `id, organization_id, name, status, paused_from, channel, message, media_url, segment_id,
+	contact_filter, from_phone_number_id, scheduled_for, timezone, force_route, normalize_text, is_ab_test,
+	message_variant_a, message_variant_b, ab_test_wait_minutes, auto_reply_enabled, yes_response, no_response,
+	faq_replies, submission, total_count, sent_count, failed_count, delivered_count, reply_count, held_credits,
+	audience_resolved, failure_reason, created_at, updated_at, started_at, completed_at, canceled_at`
+
+func (c *Campaign) fields() []any {
+	return []any{&c.ID, &c.OrgID, &c.Name, &c.Status, &c.PausedFrom, &c.Channel, &c.Message, &c.MediaURL, &c.SegmentID,
+		&c.ContactFilter, &c.FromPhoneNumberID, &c.ScheduledFor, &c.Timezone, &c.ForceRoute, &c.NormalizeText, &c.IsAbTest,
+		&c.VariantA, &c.VariantB, &c.AbTestWaitMinutes, &c.AutoReplyEnabled, &c.YesResponse, &c.NoResponse,
+		&c.FaqReplies, &c.Submission, &c.TotalCount, &c.SentCount, &c.FailedCount, &c.DeliveredCount, &c.ReplyCount, &c.HeldCredits,
+		&c.AudienceResolved, &c.FailureReason, &c.CreatedAt, &c.UpdatedAt, &c.StartedAt, &c.CompletedAt, &c.CanceledAt}
+}
+
+func scanCampaign(row pgx.Row) (Campaign, error) {
+	var c Campaign
+	err := row.Scan(c.fields()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Campaign{}, ErrNotFound
+	}
+	if err != nil {
+		return Campaign{}, fmt.Errorf("read campaign: %w", err)
+	}
+	if c.FaqReplies == nil {
+		c.FaqReplies = []FaqReply{}
+	}
+	return c, nil
+}
+
+// Store reads and writes the campaigns schema.
+type Store struct{ pool *pgxpool.Pool }
+
+// New returns a Store over pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// InTx runs fn in a transaction, committed when fn returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// Get returns org's campaign id.
+func (s *Store) Get(ctx context.Context, org, id uuid.UUID) (Campaign, error) {
+	return scanCampaign(s.pool.QueryRow(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 AND id = $2`, org, id))
+}
+
+// Lock returns org's campaign id locked for the rest of tx.
+func (s *Store) Lock(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Campaign, error) {
+	return scanCampaign(tx.QueryRow(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 AND id = $2 FOR UPDATE`, org, id))
+}
+
+// List returns org's campaigns, newest first.
+func (s *Store) List(ctx context.Context, org uuid.UUID) ([]Campaign, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 ORDER BY created_at DESC, id DESC`, org)
+	if err != nil {
+		return nil, fmt.Errorf("list campaigns: %w", err)
+	}
+	defer rows.Close()
+	var out []Campaign
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list campaigns: %w", err)
+	}
+	return out, nil
+}
+
+// Insert stores a new campaign inside tx.
+func (s *Store) Insert(ctx context.Context, tx pgx.Tx, c *Campaign) error {
+	_, err := tx.Exec(ctx, `INSERT INTO campaigns (`+columns+`) VALUES (`+placeholders(37)+`)`, c.values()...)
+	if err != nil {
+		return fmt.Errorf("insert campaign: %w", err)
+	}
+	return nil
+}
+
+// Save writes every field of a campaign locked in tx (Lock), and sets its updated_at.
+func (s *Store) Save(ctx context.Context, tx pgx.Tx, c *Campaign) error {
+	c.UpdatedAt = time.Now()
+	_, err := tx.Exec(ctx, `UPDATE campaigns SET (`+columns+`) = (`+placeholders(37)+`) WHERE organization_id = $2 AND id = $1`, c.values()...)
+	if err != nil {
+		return fmt.Errorf("save campaign: %w", err)
+	}
+	return nil
+}
+
+func (c *Campaign) values() []any {
+	faq := c.FaqReplies
+	if faq == nil {
+		faq = []FaqReply{}
+	}
+	return []any{c.ID, c.OrgID, c.Name, c.Status, c.PausedFrom, c.Channel, c.Message, c.MediaURL, c.SegmentID,
+		c.ContactFilter, c.FromPhoneNumberID, c.ScheduledFor, c.Timezone, c.ForceRoute, c.NormalizeText, c.IsAbTest,
+		c.VariantA, c.VariantB, c.AbTestWaitMinutes, c.AutoReplyEnabled, c.YesResponse, c.NoResponse,
+		faq, c.Submission, c.TotalCount, c.SentCount, c.FailedCount, c.DeliveredCount, c.ReplyCount, c.HeldCredits,
+		c.AudienceResolved, c.FailureReason, c.CreatedAt, c.UpdatedAt, c.StartedAt, c.CompletedAt, c.CanceledAt}
+}
+
+func placeholders(n int) string {
+	s := ""
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			s += ", "
+		}
+		s += fmt.Sprintf("$%d", i)
+	}
+	return s
+}

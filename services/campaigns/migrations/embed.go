@@ -1,0 +1,17 @@
+// Package migrations holds the campaigns schema migrations, applied at start by pgdb.Migrate.
+package migrations
+
+import (
+	"embed"
+
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+)
+
+// FS holds the numbered goose migrations.
+//
+//go:embed *.sql
+var FS embed.FS
+
+// With is what the campaigns schema holds besides its own tables: River's (start and fan-out
+// jobs) and processed_events (messaging events it consumes for its counters).
+var With = []pgdb.MigrateOption{pgdb.WithRiver(), pgdb.WithProcessedEvents()}

@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Source states: a source (campaign, poll) with no row is active.
+const (
+	SourceActive   = "active"
+	SourcePaused   = "paused"
+	SourceCanceled = "canceled"
+)
+
+// SetSourceState pauses, resumes (active) or cancels a source's queued messages. Canceled is
+// final: a later pause or resume of a canceled source changes nothing.
+func (s *Store) SetSourceState(ctx context.Context, org uuid.UUID, kind, id, state string) error {
+	var err error
+	if state == SourceActive {
+		_, err = s.pool.Exec(ctx, `DELETE FROM source_states WHERE organization_id = $1 AND source_kind = $2 AND source_id = $3 AND state <> 'canceled'`, org, kind, id)
+	} else {
+		_, err = s.pool.Exec(ctx, `
+			INSERT INTO source_states (organization_id, source_kind, source_id, state) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (organization_id, source_kind, source_id) DO UPDATE SET state = excluded.state, updated_at = now()
+			WHERE source_states.state <> 'canceled'`, org, kind, id, state)
+	}
+	if err != nil {
+		return fmt.Errorf("set source state: %w", err)
+	}
+	return nil
+}
+
+// SourceState is the state of the source of m (SourceActive for none).
+func (s *Store) SourceState(ctx context.Context, m Message) (string, error) {
+	if m.SourceID == "" {
+		return SourceActive, nil
+	}
+	var state string
+	err := s.pool.QueryRow(ctx, `SELECT state FROM source_states WHERE organization_id = $1 AND source_kind = $2 AND source_id = $3`,
+		m.OrgID, m.SourceKind, m.SourceID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return SourceActive, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("source state: %w", err)
+	}
+	return state, nil
+}
