@@ -166,7 +166,7 @@ var orgsSchema = pgtest.NewTemplate("gateway_orgs", func(ctx context.Context, ds
 func startOrgs(t *testing.T, redisURL string) (string, orgsv1.OrgsServiceClient) {
 	t.Helper()
 	svc, err := orgs.New(context.Background(), orgs.Config{
-		DatabaseURL: orgsSchema.NewDatabase(t), RedisURL: redisURL, CacheTTL: 30 * time.Second, Logger: quietLogger(),
+		DatabaseURL: orgsSchema.NewDatabase(t), RedisURL: redisURL, Logger: quietLogger(),
 	})
 	require.NoError(t, err)
 	conn := servetest.Serve(t, svc)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -27,15 +26,14 @@ import (
 const Schema = "orgs"
 
 // DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): orgs only answers short gRPC
-// reads and writes, and membership checks are mostly served from Redis.
+// reads and writes, and the gateways cache membership checks in process.
 const DefaultDBMaxConns = 4
 
 // Config is the orgs process configuration.
 type Config struct {
-	DatabaseURL string        // CHORUS_DATABASE_URL
-	RedisURL    string        // CHORUS_REDIS_URL
-	CacheTTL    time.Duration // CHORUS_ACCESS_CACHE_TTL: how long a membership answer may be cached
-	DBMaxConns  int           // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	DatabaseURL string // CHORUS_DATABASE_URL
+	RedisURL    string // CHORUS_REDIS_URL
+	DBMaxConns  int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
 	Logger      *slog.Logger
 }
 
@@ -44,7 +42,6 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
 		DatabaseURL: r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		CacheTTL:    r.Duration("CHORUS_ACCESS_CACHE_TTL", 30*time.Second),
 		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
 }
@@ -77,7 +74,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	rdb := redis.NewClient(ropts)
 	srv := rpcserver.New(log, server.UnscopedMethods...)
-	orgsv1.RegisterOrgsServiceServer(srv, server.New(store.New(pool), rdb, cfg.CacheTTL, log))
+	orgsv1.RegisterOrgsServiceServer(srv, server.New(store.New(pool), rdb, log))
 	return &Service{pool: pool, rdb: rdb, grpc: srv, log: log}, nil
 }
 

@@ -48,7 +48,7 @@ func StartPeers(t *testing.T) *Peers {
 	ctx := context.Background()
 	p := &Peers{DSN: pgtest.NewDatabase(t)}
 	p.RedisURL, _ = redistest.New(t)
-	o, err := orgs.New(ctx, orgs.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, CacheTTL: time.Second, Logger: Quiet()})
+	o, err := orgs.New(ctx, orgs.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, Logger: Quiet()})
 	require.NoError(t, err)
 	p.OrgsAddr, p.Orgs = serve(t, o, orgsv1.NewOrgsServiceClient)
 	c, err := contacts.New(ctx, contacts.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, CursorSecret: "test-secret", LookupProvider: "sandbox", Logger: Quiet()})

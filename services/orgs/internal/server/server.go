@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -28,13 +27,13 @@ const maxHelpText = 320
 // Server answers the OrgsService RPCs.
 type Server struct {
 	orgsv1.UnimplementedOrgsServiceServer
-	store *store.Store
-	cache *accessCache
+	store   *store.Store
+	changes *announcer
 }
 
-// New returns a Server; answers of CheckAccess live in Redis for cacheTTL.
-func New(st *store.Store, rdb *redis.Client, cacheTTL time.Duration, log *slog.Logger) *Server {
-	return &Server{store: st, cache: &accessCache{rdb: rdb, ttl: cacheTTL, log: log}}
+// New returns a Server announcing membership changes through rdb.
+func New(st *store.Store, rdb *redis.Client, log *slog.Logger) *Server {
+	return &Server{store: st, changes: &announcer{rdb: rdb, log: log}}
 }
 
 // UnscopedMethods are callable without an organization on the call: they are the operator
@@ -94,12 +93,7 @@ func (s *Server) GetOrganization(ctx context.Context, req *orgsv1.GetOrganizatio
 	return &orgsv1.GetOrganizationResponse{Organization: toProto(o)}, nil
 }
 
-// errNotYetEffective answers a membership change that is stored but whose cached answers could
-// not be dropped: the change is idempotent, so the caller retries until it is effective.
-var errNotYetEffective = apierr.New(codes.Unavailable, apierr.ReasonUnavailable,
-	"membership saved, but cached access could not be invalidated; retry the change")
-
-// SetMembership grants access and invalidates the cached answer.
+// SetMembership grants access and announces the change to the gateways' caches.
 func (s *Server) SetMembership(ctx context.Context, req *orgsv1.SetMembershipRequest) (*orgsv1.SetMembershipResponse, error) {
 	org, user, err := parseMember(req.GetOrganizationId(), req.GetUserSubject())
 	if err != nil {
@@ -114,13 +108,11 @@ func (s *Server) SetMembership(ctx context.Context, req *orgsv1.SetMembershipReq
 	} else if err != nil {
 		return nil, err
 	}
-	if err := s.cache.forget(ctx, org, user); err != nil {
-		return nil, errNotYetEffective
-	}
+	s.changes.changed(ctx, org, user)
 	return &orgsv1.SetMembershipResponse{}, nil
 }
 
-// RemoveMembership revokes access and invalidates the cached answer.
+// RemoveMembership revokes access and announces the change to the gateways' caches.
 func (s *Server) RemoveMembership(ctx context.Context, req *orgsv1.RemoveMembershipRequest) (*orgsv1.RemoveMembershipResponse, error) {
 	org, user, err := parseMember(req.GetOrganizationId(), req.GetUserSubject())
 	if err != nil {
@@ -129,27 +121,21 @@ func (s *Server) RemoveMembership(ctx context.Context, req *orgsv1.RemoveMembers
 	if err := s.store.RemoveMembership(ctx, org, user); err != nil {
 		return nil, err
 	}
-	if err := s.cache.forget(ctx, org, user); err != nil {
-		return nil, errNotYetEffective
-	}
+	s.changes.changed(ctx, org, user)
 	return &orgsv1.RemoveMembershipResponse{}, nil
 }
 
-// CheckAccess answers the user's level, from the cache when it can.
+// CheckAccess answers the user's level from the database; the gateways cache it in process
+// (orgsclient.AccessCache) for at most a second.
 func (s *Server) CheckAccess(ctx context.Context, req *orgsv1.CheckAccessRequest) (*orgsv1.CheckAccessResponse, error) {
 	org, user, err := parseMember(req.GetOrganizationId(), req.GetUserSubject())
 	if err != nil {
 		return nil, err
 	}
-	a, ok, gen := s.cache.get(ctx, org, user)
-	if ok {
-		return &orgsv1.CheckAccessResponse{Access: orgsv1.Access(a)}, nil
-	}
-	a, err = s.store.Access(ctx, org, user)
+	a, err := s.store.Access(ctx, org, user)
 	if err != nil {
 		return nil, err
 	}
-	s.cache.set(ctx, org, user, a, gen)
 	return &orgsv1.CheckAccessResponse{Access: orgsv1.Access(a)}, nil
 }
 
