@@ -68,6 +68,9 @@ func (c *contract) check(req *http.Request, status int, header http.Header, body
 	case err != nil:
 		return err
 	}
+	if req.Method == http.MethodHead {
+		return checkHead(route, status, header, body)
+	}
 	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts},
@@ -77,6 +80,25 @@ func (c *contract) check(req *http.Request, status int, header http.Header, body
 	}
 	in.SetBodyBytes(body)
 	return openapi3filter.ValidateResponse(req.Context(), in)
+}
+
+// checkHead checks a HEAD answer, which openapi3filter.ValidateResponse passes unread: its
+// status must be declared, the headers its response declares required must be there, and it
+// has no body.
+func checkHead(route *routers.Route, status int, header http.Header, body []byte) error {
+	res := route.Operation.Responses.Status(status)
+	if res == nil || res.Value == nil {
+		return fmt.Errorf("HEAD answered %d, which the document does not declare", status)
+	}
+	for name, h := range res.Value.Headers {
+		if h.Value != nil && h.Value.Required && header.Get(name) == "" {
+			return fmt.Errorf("HEAD %d lacks the required header %s", status, name)
+		}
+	}
+	if len(body) != 0 {
+		return fmt.Errorf("HEAD answered a body of %d bytes", len(body))
+	}
+	return nil
 }
 
 // checkMethodNotAllowed holds a 405 to components.responses.405: the error body and an Allow
@@ -235,6 +257,9 @@ func TestContractRejectsDrift(t *testing.T) {
 		"PUT /api/contacts":     {405, nil, errBody},                    // 405 without Allow
 		"PATCH /api/segments/4": {405, map[string]string{"Allow": "GET"}, errBody},
 		"GET /api/contacts/5":   {200, nil, map[string]any{"id": "x"}}, // fields missing
+		"HEAD /healthz":         {200, nil, nil},                       // conforms
+		"HEAD /readyz":          {418, nil, nil},                       // an undeclared status on HEAD
+		"HEAD /l/abc":           {302, nil, nil},                       // a redirect without Location
 	}
 	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := answers[r.Method+" "+r.URL.Path]
@@ -261,7 +286,7 @@ func TestContractRejectsDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = res.Body.Close()
-		if call == "GET /api/contacts/1" {
+		if call == "GET /api/contacts/1" || call == "HEAD /healthz" {
 			if violation != nil {
 				t.Errorf("%s: a conforming answer was rejected: %v", call, violation)
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"os"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway/internal/restjson"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
+	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )
@@ -24,6 +27,33 @@ var gatewayServices = []protoreflect.FileDescriptor{
 	contactsv1.File_contacts_v1_contacts_proto,
 	billingv1.File_billing_v1_billing_proto,
 	messagingv1.File_messaging_v1_messaging_proto,
+	campaignsv1.File_campaigns_v1_campaigns_proto,
+}
+
+// Every service the HTTP rules route to is in gatewayServices, so a new service's responses
+// are compared with protojson too.
+func TestEveryRoutedServiceIsCompared(t *testing.T) {
+	rules, err := os.ReadFile("../../http_rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, fd := range gatewayServices {
+		for i := range fd.Services().Len() {
+			listed[string(fd.Services().Get(i).FullName())] = true
+		}
+	}
+	for line := range strings.SplitSeq(string(rules), "\n") {
+		_, sel, ok := strings.Cut(line, "selector:")
+		if !ok {
+			continue
+		}
+		sel = strings.TrimSpace(sel)
+		svc := sel[:strings.LastIndex(sel, ".")]
+		if !listed[svc] {
+			t.Errorf("%s is routed by the HTTP rules but not in gatewayServices", svc)
+		}
+	}
 }
 
 // responseTypes are the output messages of every method of the gateway's services.

@@ -34,7 +34,7 @@ import (
 
 func main() {
 	swagger := flag.String("swagger", ".gen/openapiv2/chorus.swagger.json", "protoc-gen-openapiv2's merged output")
-	rules := flag.String("rules", "gateway/http_rules.yaml", "the HTTP rules (for response_body)")
+	rules := flag.String("rules", "gateway/http_rules.yaml", "the HTTP rules (for body and response_body)")
 	overlayPath := flag.String("overlay", "gateway/openapi/overlay.yaml", "what the protos cannot say")
 	out := flag.String("out", "gateway/openapi/openapi.json", "the OpenAPI 3 document to write")
 	flag.Parse()
@@ -64,6 +64,7 @@ type httpRules struct {
 	HTTP struct {
 		Rules []struct {
 			Selector     string `yaml:"selector"`
+			Body         string `yaml:"body"`
 			ResponseBody string `yaml:"response_body"`
 		} `yaml:"rules"`
 	} `yaml:"http"`
@@ -86,9 +87,10 @@ func run(swaggerPath, rulesPath, overlayPath, outPath string) error {
 	if err := readYAML(rulesPath, &rules); err != nil {
 		return err
 	}
-	responseBody := map[string]string{}
+	responseBody, requestBody := map[string]string{}, map[string]string{}
 	for _, r := range rules.HTTP.Rules {
 		responseBody[r.Selector] = r.ResponseBody
+		requestBody[r.Selector] = r.Body
 	}
 
 	if err := mergeComponents(doc, ov.Components); err != nil {
@@ -120,7 +122,7 @@ func run(swaggerPath, rulesPath, overlayPath, outPath string) error {
 			if err != nil {
 				return err
 			}
-			if err := a.apiOperation(op, md, responseBody[string(md.FullName())], ovOp, ov.APIErrors); err != nil {
+			if err := a.apiOperation(op, md, requestBody[string(md.FullName())], responseBody[string(md.FullName())], ovOp, ov.APIErrors); err != nil {
 				return fmt.Errorf("%s %s: %w", method, path, err)
 			}
 		}
@@ -156,7 +158,7 @@ func run(swaggerPath, rulesPath, overlayPath, outPath string) error {
 
 // apiOperation finishes one /api operation: its statuses, the auth it needs, and the schemas
 // of its request and responses.
-func (a *annotator) apiOperation(op *openapi3.Operation, md protoreflect.MethodDescriptor, responseBody string, ov operation, apiErrors []int) error {
+func (a *annotator) apiOperation(op *openapi3.Operation, md protoreflect.MethodDescriptor, requestBody, responseBody string, ov operation, apiErrors []int) error {
 	ok := op.Responses.Status(http.StatusOK)
 	if ok == nil || ok.Value == nil {
 		return fmt.Errorf("no 200 response to start from")
@@ -198,7 +200,16 @@ func (a *annotator) apiOperation(op *openapi3.Operation, md protoreflect.MethodD
 
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
 		if c := op.RequestBody.Value.Content.Get("application/json"); c != nil && c.Schema != nil {
-			a.message(c.Schema, md.Input(), false)
+			// body "*" is the whole request message; body "field" is that field's message.
+			in := md.Input()
+			if requestBody != "" && requestBody != "*" {
+				f := in.Fields().ByName(protoreflect.Name(requestBody))
+				if f == nil || f.Message() == nil {
+					return fmt.Errorf("body %s is not a message field of %s", requestBody, in.FullName())
+				}
+				in = f.Message()
+			}
+			a.message(c.Schema, in, false)
 		}
 	}
 	op.Parameters = append(op.Parameters, &openapi3.ParameterRef{Ref: "#/components/parameters/OrganizationId"})
