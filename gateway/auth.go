@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -174,9 +175,12 @@ const maxVerifiedTokens = 100_000
 // only before the token's exp (never within the leeway: a token that old is verified again),
 // and only while the key set still gives the same key for the token's kid, so a key removed
 // from the JWKS (or replaced under the same kid) ends its tokens at the next refresh.
+//
+// Entries are keyed by the token's SHA-256, not the token: a full cache holds 32 bytes a token
+// instead of the kilobyte or more a JWT can be.
 type tokenCache struct {
 	mu      sync.Mutex
-	entries map[string]verifiedToken
+	entries map[[sha256.Size]byte]verifiedToken
 }
 
 type verifiedToken struct {
@@ -188,22 +192,23 @@ type verifiedToken struct {
 
 // get returns the subject of raw when it was verified before and still holds at now.
 func (c *tokenCache) get(raw string, now time.Time, keyfunc jwt.Keyfunc) (string, bool) {
+	k := sha256.Sum256([]byte(raw))
 	c.mu.Lock()
-	e, ok := c.entries[raw]
+	e, ok := c.entries[k]
 	c.mu.Unlock()
 	if !ok {
 		return "", false
 	}
 	if !now.Before(e.exp) {
 		c.mu.Lock()
-		delete(c.entries, raw)
+		delete(c.entries, k)
 		c.mu.Unlock()
 		return "", false
 	}
 	key, err := keyfunc(&jwt.Token{Raw: raw, Header: e.header})
 	if err != nil || !sameKey(key, e.key) {
 		c.mu.Lock()
-		delete(c.entries, raw)
+		delete(c.entries, k)
 		c.mu.Unlock()
 		return "", false
 	}
@@ -211,12 +216,13 @@ func (c *tokenCache) get(raw string, now time.Time, keyfunc jwt.Keyfunc) (string
 }
 
 func (c *tokenCache) put(raw string, e verifiedToken) {
+	k := sha256.Sum256([]byte(raw))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil || len(c.entries) >= maxVerifiedTokens {
-		c.entries = map[string]verifiedToken{}
+		c.entries = map[[sha256.Size]byte]verifiedToken{}
 	}
-	c.entries[raw] = e
+	c.entries[k] = e
 }
 
 // sameKey reports whether two public keys are the same key (crypto public keys have Equal).
