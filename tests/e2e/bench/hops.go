@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/google/uuid"
@@ -61,13 +62,19 @@ func benchHops(ctx context.Context, st *stack.Stack, c *apiClient, pool *pgxpool
 		}},
 		{"SQL through raw pgx", func(int) error { return rawQuery(ctx, pool, sql, args) }},
 	}
-	fmt.Printf("\nwhere page 1's time goes, one client, %d timed calls each\n%-34s %12s %12s\n", n, "hop", "p50", "p99")
+	fmt.Printf("\nwhere page 1's time goes, one client, %d timed calls each (allocations: whole process, per call)\n%-34s %12s %12s %12s %12s\n",
+		n, "hop", "p50", "p99", "allocs", "bytes")
 	for _, h := range hops {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		t, err := measure(n, h.f)
 		if err != nil {
 			return fmt.Errorf("%s: %w", h.name, err)
 		}
-		fmt.Printf("%-34s %12s %12s\n", h.name, t.p50, t.p99)
+		runtime.ReadMemStats(&after)
+		calls := uint64(n + 20) // measure warms up with 20
+		fmt.Printf("%-34s %12s %12s %12d %12d\n", h.name, t.p50, t.p99,
+			(after.Mallocs-before.Mallocs)/calls, (after.TotalAlloc-before.TotalAlloc)/calls)
 	}
 	return nil
 }
