@@ -59,6 +59,14 @@ func Open(ctx context.Context, dsn, schema string, opts ...OpenOption) (*pgxpool
 	// Queries become spans of the request's trace (statement text only, never the arguments:
 	// they hold phone numbers and names).
 	cfg.ConnConfig.Tracer = otelpgx.NewTracer()
+	afterConnect := cfg.AfterConnect
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		registerUUID(conn)
+		if afterConnect != nil {
+			return afterConnect(ctx, conn)
+		}
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgdb: connect: %w", err)

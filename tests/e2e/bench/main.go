@@ -54,7 +54,7 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), messaging or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging or all")
 	conns := flag.Int("conns", 32, "connections of the concurrent case, on each side")
 	loadFor := flag.Duration("loadtime", 10*time.Second, "how long the concurrent case runs on each side")
 	dispatchCount := flag.Int("dispatch", 100_000, "queued messages in the dispatch case")
@@ -74,9 +74,9 @@ func main() {
 	}
 	ctx := context.Background()
 	var err error
-	if *suite == "all" || *suite == "contacts" || *suite == "load" {
+	if *suite == "all" || *suite == "contacts" || *suite == "load" || *suite == "hops" {
 		err = run(ctx, contactsRun{total: *total, big: *big, n: *n, dbName: *dbName, reseed: *reseed,
-			conns: *conns, loadFor: *loadFor, loadOnly: *suite == "load"})
+			conns: *conns, loadFor: *loadFor, loadOnly: *suite == "load", hopsOnly: *suite == "hops"})
 	}
 	if err == nil && (*suite == "all" || *suite == "messaging") {
 		err = benchReply(ctx, *n)
@@ -98,6 +98,7 @@ type contactsRun struct {
 	conns         int
 	loadFor       time.Duration
 	loadOnly      bool // only the concurrent case
+	hopsOnly      bool // only the hop-by-hop timing of page 1
 }
 
 func run(ctx context.Context, cr contactsRun) error {
@@ -144,6 +145,9 @@ func run(ctx context.Context, cr contactsRun) error {
 	rawSQL := `SELECT ` + listColumns + ` FROM contacts WHERE organization_id = $1 `
 	order := ` ORDER BY updated_at DESC, id DESC LIMIT 51`
 	fmt.Printf("\ncontacts list, %d contacts in the database, %d in the organization\n", total, big)
+	if cr.hopsOnly {
+		return benchHops(ctx, st, c, pool, n, rawSQL+order, []any{org})
+	}
 	if err := benchConcurrent(ctx, c, dsn, cr.conns, cr.loadFor, rawSQL+order, []any{org}); err != nil {
 		return err
 	}
