@@ -123,7 +123,7 @@ func (s *Server) CreateDraft(ctx context.Context, req *campaignsv1.CreateDraftRe
 	}
 	c := newCampaign(org, s.cfg.Now())
 	f := apierr.Fields{}
-	in := req.GetCampaign()
+	in := input(req.GetCampaign())
 	if in.DraftId != nil {
 		f.Add("draftId", "is only accepted by POST /api/campaigns")
 	}
@@ -155,7 +155,7 @@ func (s *Server) UpdateDraft(ctx context.Context, req *campaignsv1.UpdateDraftRe
 	if err != nil {
 		return nil, err
 	}
-	in := req.GetCampaign()
+	in := input(req.GetCampaign())
 	f := apierr.Fields{}
 	if in.DraftId != nil {
 		f.Add("draftId", "is only accepted by POST /api/campaigns")
@@ -193,7 +193,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	if err != nil {
 		return nil, err
 	}
-	in := req.GetCampaign()
+	in := input(req.GetCampaign())
 	f := apierr.Fields{}
 	draftID := optionalID(f, "draftId", in.GetDraftId())
 	now := s.cfg.Now()
