@@ -208,7 +208,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 			return nil, err
 		}
 		if d.Status != store.StatusDraft {
-			return nil, apierr.New(codes.Aborted, apierr.ReasonInvalidState, "draftId names a campaign that is "+d.Status+", not a draft")
+			return nil, submittedNotDraft(d.Status)
 		}
 		c, draftSeen = d, d.UpdatedAt
 	}
@@ -260,7 +260,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 				return err
 			}
 			if cur.Status != store.StatusDraft {
-				return notDraft(cur.Status)
+				return submittedNotDraft(cur.Status)
 			}
 			if !cur.UpdatedAt.Equal(draftSeen) {
 				return apierr.Conflict("the draft changed while it was being submitted; submit again")
@@ -486,6 +486,12 @@ func (s *Server) target(ctx context.Context, rawID string) (uuid.UUID, uuid.UUID
 
 func invalidMove(verb, status string) error {
 	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "a "+status+" campaign cannot "+verb)
+}
+
+// submittedNotDraft is a draftId whose campaign is no longer a draft: 409, as the README and
+// the overlay declare for POST /api/campaigns, whether seen before or under the lock.
+func submittedNotDraft(status string) error {
+	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "draftId names a campaign that is "+status+", not a draft")
 }
 
 func notDraft(status string) error {
