@@ -110,6 +110,12 @@ type sendArgs struct {
 
 func (sendArgs) Kind() string { return "campaigns.send" }
 
+// sendAttempts bounds a send that keeps failing (River's backoff: about 4 hours in all); the
+// last attempt fails the campaign and releases its hold.
+const sendAttempts = 10
+
+func (sendArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: sendAttempts} }
+
 type sendWorker struct {
 	river.WorkerDefaults[sendArgs]
 	r *Runner
@@ -120,7 +126,14 @@ type sendWorker struct {
 func (w *sendWorker) Timeout(*river.Job[sendArgs]) time.Duration { return 10 * time.Minute }
 
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
-	if err := w.r.send(ctx, job.Args); err != nil {
+	err := w.r.send(ctx, job.Args)
+	if err != nil && job.Attempt >= job.MaxAttempts {
+		// The run's own deadline may be what failed it.
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		err = w.r.giveUp(gctx, job.Args, err)
+		cancel()
+	}
+	if err != nil {
 		return fmt.Errorf("campaign %s: %w", job.Args.CampaignID, err)
 	}
 	return nil

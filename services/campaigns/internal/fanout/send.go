@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,26 @@ func (r *Runner) send(ctx context.Context, a sendArgs) error {
 		return nil
 	}
 	return err
+}
+
+// giveUp fails a submission whose send job ran out of attempts (a peer or the database kept
+// failing), releasing its hold, so that it does not stay pending or queued for ever.
+func (r *Runner) giveUp(ctx context.Context, a sendArgs, cause error) error {
+	c, err := r.store.Get(ctx, a.OrgID, a.CampaignID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.Submission != a.Submission {
+		return nil
+	}
+	r.log.ErrorContext(ctx, "campaign send gave up", "campaign", c.ID, "error", cause)
+	if err := r.fail(ctx, &c, apierr.ReasonUnavailable); !errors.Is(err, errStopped) {
+		return err
+	}
+	return nil
 }
 
 func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZone string) error {
@@ -159,7 +180,10 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 				return fmt.Errorf("audience member id %q: %w", m.GetContactId(), err)
 			}
 			body := render.Text(c.Message, m, c.NormalizeText)
-			batch[i] = store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms)}
+			// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging
+			// would refuse the whole batch it is in.
+			batch[i] = store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms),
+				Unsendable: strings.TrimSpace(body) == "" && c.MediaURL == nil}
 		}
 		return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
 	})
@@ -238,8 +262,9 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) e
 			}
 		}
 		ids, err := r.messaging.SendMessages(ctx, c.OrgID, msgs)
-		if clients.Reason(err) == apierr.ReasonBillingSuspended {
-			return r.fail(ctx, c, apierr.ReasonBillingSuspended) // suspended after the hold was placed
+		if reason := refusal(err); reason != "" {
+			r.log.WarnContext(ctx, "messaging refused a campaign's messages", "campaign", c.ID, "error", err)
+			return r.fail(ctx, c, reason) // suspended after the hold, number removed, ...: final
 		}
 		if err != nil {
 			return fmt.Errorf("queue messages: %w", err)
@@ -254,6 +279,24 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) e
 			return err
 		}
 	}
+}
+
+// refusal is the reason a campaign fails when messaging refused its messages for good
+// (invalid, not found, forbidden, refused: the same batch would be refused again), "" for no
+// error or one worth retrying.
+func refusal(err error) string {
+	if reason := clients.Reason(err); reason == apierr.ReasonBillingSuspended {
+		return reason
+	}
+	for _, final := range []error{clients.ErrInvalid, clients.ErrNotFound, clients.ErrForbidden, clients.ErrRefused} {
+		if errors.Is(err, final) {
+			if reason := clients.Reason(err); reason != "" {
+				return reason
+			}
+			return apierr.ReasonFailedPrecondition
+		}
+	}
+	return ""
 }
 
 // still returns errStopped once the campaign is no longer in stage for this submission.

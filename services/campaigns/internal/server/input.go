@@ -42,6 +42,15 @@ func newCampaign(org uuid.UUID, now time.Time) store.Campaign {
 	}
 }
 
+// input is the campaign of a request; an empty body leaves it nil, which is an input with no
+// field sent (so the usual rules answer it, not a nil dereference).
+func input(in *campaignsv1.CampaignInput) *campaignsv1.CampaignInput {
+	if in == nil {
+		return &campaignsv1.CampaignInput{}
+	}
+	return in
+}
+
 // apply copies the sent fields of in onto c, checking each field's own format; rules that
 // involve several fields or the whole campaign are complete's. Sending segmentId clears
 // contactFilter and the other way round (they are exclusive); "" clears an optional text

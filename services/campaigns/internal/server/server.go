@@ -123,7 +123,7 @@ func (s *Server) CreateDraft(ctx context.Context, req *campaignsv1.CreateDraftRe
 	}
 	c := newCampaign(org, s.cfg.Now())
 	f := apierr.Fields{}
-	in := req.GetCampaign()
+	in := input(req.GetCampaign())
 	if in.DraftId != nil {
 		f.Add("draftId", "is only accepted by POST /api/campaigns")
 	}
@@ -155,7 +155,7 @@ func (s *Server) UpdateDraft(ctx context.Context, req *campaignsv1.UpdateDraftRe
 	if err != nil {
 		return nil, err
 	}
-	in := req.GetCampaign()
+	in := input(req.GetCampaign())
 	f := apierr.Fields{}
 	if in.DraftId != nil {
 		f.Add("draftId", "is only accepted by POST /api/campaigns")
@@ -193,7 +193,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	if err != nil {
 		return nil, err
 	}
-	in := req.GetCampaign()
+	in := input(req.GetCampaign())
 	f := apierr.Fields{}
 	draftID := optionalID(f, "draftId", in.GetDraftId())
 	now := s.cfg.Now()
@@ -208,7 +208,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 			return nil, err
 		}
 		if d.Status != store.StatusDraft {
-			return nil, apierr.New(codes.Aborted, apierr.ReasonInvalidState, "draftId names a campaign that is "+d.Status+", not a draft")
+			return nil, submittedNotDraft(d.Status)
 		}
 		c, draftSeen = d, d.UpdatedAt
 	}
@@ -221,6 +221,10 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	}
 	if c.AutoReplyEnabled {
 		f.Add("autoReplyEnabled", "auto-replies are not available yet")
+	}
+	// Messaging's carriers send MMS only with media; a forced MMS route has nothing to carry it.
+	if c.ForceRoute == routeMMS && c.MediaURL == nil {
+		f.Add("forceRoute", "MMS without mediaUrl is not available yet; add mediaUrl or use AUTO")
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
@@ -260,7 +264,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 				return err
 			}
 			if cur.Status != store.StatusDraft {
-				return notDraft(cur.Status)
+				return submittedNotDraft(cur.Status)
 			}
 			if !cur.UpdatedAt.Equal(draftSeen) {
 				return apierr.Conflict("the draft changed while it was being submitted; submit again")
@@ -340,7 +344,6 @@ func (s *Server) PauseCampaign(ctx context.Context, req *campaignsv1.PauseCampai
 			}
 			return invalidMove("pause", c.Status)
 		},
-		source: messaging.SourcePaused, undo: messaging.SourceActive,
 		apply: func(_ pgx.Tx, c *store.Campaign) error {
 			from := c.Status
 			c.PausedFrom, c.Status = &from, store.StatusPaused
@@ -363,7 +366,6 @@ func (s *Server) ResumeCampaign(ctx context.Context, req *campaignsv1.ResumeCamp
 			}
 			return nil
 		},
-		source: messaging.SourceActive, undo: messaging.SourcePaused,
 		apply: func(tx pgx.Tx, c *store.Campaign) error {
 			c.Status, c.PausedFrom = *c.PausedFrom, nil
 			return s.cfg.Jobs.StartTx(ctx, tx, c, s.cfg.Now())
@@ -379,16 +381,10 @@ func (s *Server) ResumeCampaign(ctx context.Context, req *campaignsv1.ResumeCamp
 // canceledAt: messaging withdraws its queued messages (never sent, not counted as failed)
 // before the answer, and the hold's rest is released.
 func (s *Server) CancelCampaign(ctx context.Context, req *campaignsv1.CancelCampaignRequest) (*campaignsv1.CancelCampaignResponse, error) {
-	running := func(status string) bool {
-		switch status {
-		case store.StatusPending, store.StatusQueued, store.StatusSending, store.StatusPaused:
-			return true
-		}
-		return false
-	}
-	mv := stateMove{
+	c, err := s.move(ctx, req.GetId(), stateMove{
 		check: func(c *store.Campaign) error {
-			if c.Status == store.StatusScheduled || running(c.Status) {
+			switch c.Status {
+			case store.StatusScheduled, store.StatusPending, store.StatusQueued, store.StatusSending, store.StatusPaused:
 				return nil
 			}
 			return invalidMove("cancel", c.Status)
@@ -402,19 +398,7 @@ func (s *Server) CancelCampaign(ctx context.Context, req *campaignsv1.CancelCamp
 			c.Status, c.PausedFrom, c.CanceledAt, c.CompletedAt = store.StatusCompleted, nil, &now, &now
 			return s.cfg.Jobs.FinishTx(ctx, tx, c)
 		},
-	}
-	org, id, err := s.target(ctx, req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	cur, err := s.cfg.Store.Get(ctx, org, id)
-	if err != nil {
-		return nil, storeError(err)
-	}
-	if running(cur.Status) {
-		mv.source = messaging.SourceCanceled // final: nothing to undo
-	}
-	c, err := s.move(ctx, req.GetId(), mv)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -422,35 +406,24 @@ func (s *Server) CancelCampaign(ctx context.Context, req *campaignsv1.CancelCamp
 }
 
 // stateMove is one campaign state move: check says whether the campaign's status allows it;
-// source, when set, is the state messaging's queued messages of the campaign take before the
-// move is saved (undo, when set, is put back if the move then fails); apply changes the locked
-// campaign inside the transaction that saves it.
+// apply changes the locked campaign inside the transaction that saves it.
 type stateMove struct {
-	check        func(*store.Campaign) error
-	source, undo string
-	apply        func(pgx.Tx, *store.Campaign) error
+	check func(*store.Campaign) error
+	apply func(pgx.Tx, *store.Campaign) error
 }
 
-// move applies mv. Messaging is called before the transaction opens, not while the row is
-// locked; the move is checked again under the lock.
+// move applies mv under the campaign's row lock, and tells messaging the state of the
+// campaign's queued messages that the moved status implies (sourceState) while it still holds
+// the lock, before the commit: so messaging is told in the order the moves commit, the last
+// word is the committed status's, and nothing more is sent once a pause or cancel answers. A
+// move that fails after messaging was told puts messaging back to the status committed.
 func (s *Server) move(ctx context.Context, rawID string, mv stateMove) (*campaignsv1.Campaign, error) {
 	org, id, err := s.target(ctx, rawID)
 	if err != nil {
 		return nil, err
 	}
-	cur, err := s.cfg.Store.Get(ctx, org, id)
-	if err != nil {
-		return nil, storeError(err)
-	}
-	if err := mv.check(&cur); err != nil {
-		return nil, err
-	}
-	if mv.source != "" {
-		if err := s.cfg.Messaging.SetSourceState(ctx, org, fanout.SourceKind, id.String(), mv.source); err != nil {
-			return nil, fmt.Errorf("messaging source state: %w", err)
-		}
-	}
 	var c store.Campaign
+	told := false
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		if c, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
 			return err
@@ -458,20 +431,54 @@ func (s *Server) move(ctx context.Context, rawID string, mv stateMove) (*campaig
 		if err := mv.check(&c); err != nil {
 			return err
 		}
+		before := sourceState(&c)
 		if err := mv.apply(tx, &c); err != nil {
 			return err
+		}
+		if after := sourceState(&c); after != before {
+			told = true
+			if err := s.cfg.Messaging.SetSourceState(ctx, org, fanout.SourceKind, id.String(), after); err != nil {
+				return fmt.Errorf("messaging source state: %w", err)
+			}
 		}
 		return s.cfg.Store.Save(ctx, tx, &c)
 	})
 	if err != nil {
-		if mv.undo != "" {
-			if uerr := s.cfg.Messaging.SetSourceState(context.WithoutCancel(ctx), org, fanout.SourceKind, id.String(), mv.undo); uerr != nil {
-				err = errors.Join(err, fmt.Errorf("undo messaging source state: %w", uerr))
+		if told {
+			if serr := s.syncSource(context.WithoutCancel(ctx), org, id); serr != nil {
+				err = errors.Join(err, serr)
 			}
 		}
 		return nil, storeError(err)
 	}
 	return toCampaign(&c), nil
+}
+
+// syncSource tells messaging the source state of the campaign's committed status, under its
+// row lock so that no move commits in between.
+func (s *Server) syncSource(ctx context.Context, org, id uuid.UUID) error {
+	return s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		c, err := s.cfg.Store.Lock(ctx, tx, org, id)
+		if err != nil {
+			return err
+		}
+		if err := s.cfg.Messaging.SetSourceState(ctx, org, fanout.SourceKind, id.String(), sourceState(&c)); err != nil {
+			return fmt.Errorf("resync messaging source state: %w", err)
+		}
+		return nil
+	})
+}
+
+// sourceState is the state messaging keeps the queued messages of a campaign in c's status:
+// held while paused, withdrawn for good once canceled, sent otherwise.
+func sourceState(c *store.Campaign) string {
+	switch {
+	case c.Status == store.StatusPaused:
+		return messaging.SourcePaused
+	case c.CanceledAt != nil:
+		return messaging.SourceCanceled
+	}
+	return messaging.SourceActive
 }
 
 // target is the organization (write access required) and the campaign id of a state move.
@@ -486,6 +493,12 @@ func (s *Server) target(ctx context.Context, rawID string) (uuid.UUID, uuid.UUID
 
 func invalidMove(verb, status string) error {
 	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "a "+status+" campaign cannot "+verb)
+}
+
+// submittedNotDraft is a draftId whose campaign is no longer a draft: 409, as the README and
+// the overlay declare for POST /api/campaigns, whether seen before or under the lock.
+func submittedNotDraft(status string) error {
+	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "draftId names a campaign that is "+status+", not a draft")
 }
 
 func notDraft(status string) error {

@@ -16,6 +16,9 @@ type Recipient struct {
 	Phone     string
 	Body      string
 	Credits   int32
+	// Unsendable is a recipient failed when the audience is stored (its text merged to
+	// nothing): never queued, counted in the campaign's failedCount.
+	Unsendable bool
 }
 
 // Status reads a campaign's status and submission, the cheap check between fan-out batches.
@@ -48,25 +51,34 @@ func (s *Store) LastRecipient(ctx context.Context, campaign uuid.UUID) (uuid.UUI
 // batch, a second job) is kept as it is.
 func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
 	ids, phones, bodies, credits := make([]uuid.UUID, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int32, len(rs))
+	statuses := make([]string, len(rs))
 	for i, r := range rs {
-		ids[i], phones[i], bodies[i], credits[i] = r.ContactID, r.Phone, r.Body, r.Credits
+		ids[i], phones[i], bodies[i], credits[i], statuses[i] = r.ContactID, r.Phone, r.Body, r.Credits, "queued"
+		if r.Unsendable {
+			credits[i], statuses[i] = 0, "failed"
+		}
 	}
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits)
-		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[])
-		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits)
+		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status)
+		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[])
+		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses)
 	if err != nil {
 		return fmt.Errorf("add recipients: %w", err)
 	}
 	return nil
 }
 
-// ResolveAudience records that a campaign's audience is stored: its total and the credits
-// its messages cost. Repeating it changes nothing.
+// ResolveAudience records that a campaign's audience is stored: its total, the recipients
+// failed as unsendable (failedCount), and the credits its messages cost. Repeating it changes
+// nothing.
 func (s *Store) ResolveAudience(ctx context.Context, org, id uuid.UUID) (total, credits int32, err error) {
 	err = s.pool.QueryRow(ctx, `
-		WITH r AS (SELECT count(*)::int AS n, coalesce(sum(credits), 0)::int AS credits FROM recipients WHERE campaign_id = $2)
+		WITH r AS (
+			SELECT count(*)::int AS n, (count(*) FILTER (WHERE status = 'failed'))::int AS failed,
+				coalesce(sum(credits), 0)::int AS credits
+			FROM recipients WHERE campaign_id = $2)
 		UPDATE campaigns c SET audience_resolved = true, total_count = CASE WHEN c.audience_resolved THEN c.total_count ELSE r.n END,
+			failed_count = CASE WHEN c.audience_resolved THEN c.failed_count ELSE c.failed_count + r.failed END,
 			updated_at = now()
 		FROM r WHERE c.organization_id = $1 AND c.id = $2
 		RETURNING c.total_count, r.credits`, org, id).Scan(&total, &credits)
@@ -112,7 +124,7 @@ func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason s
 func (s *Store) Unqueued(ctx context.Context, campaign uuid.UUID, limit int) ([]Recipient, error) {
 	rows, _ := s.pool.Query(ctx, `
 		SELECT contact_id, phone, body, credits FROM recipients
-		WHERE campaign_id = $1 AND message_id IS NULL ORDER BY contact_id LIMIT $2`, campaign, limit)
+		WHERE campaign_id = $1 AND message_id IS NULL AND status = 'queued' ORDER BY contact_id LIMIT $2`, campaign, limit)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recipient, error) {
 		var r Recipient
 		return r, row.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits)

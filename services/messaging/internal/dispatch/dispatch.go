@@ -55,6 +55,7 @@ type Config struct {
 // Dispatcher sends messages and applies their status callbacks.
 type Dispatcher struct {
 	river     *jobs.Client
+	pool      *pgxpool.Pool
 	store     *store.Store
 	contacts  *contacts.Client
 	billing   *billing.Client
@@ -72,6 +73,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, fmt.Errorf("dispatch: sending timeout must be positive, got %s", cfg.SendingTimeout)
 	}
 	d := &Dispatcher{
+		pool:      cfg.Pool,
 		store:     cfg.Store,
 		contacts:  cfg.Contacts,
 		billing:   cfg.Billing,

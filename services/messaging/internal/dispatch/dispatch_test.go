@@ -219,7 +219,7 @@ func TestQueuedMessageIsHandedToTheCarrierOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := d.dispatchQueued(context.Background(), f.org, id, false)
+			_, err := d.dispatchQueued(context.Background(), f.org, id, attempt{})
 			assert.NoError(t, err)
 		}()
 	}
@@ -238,11 +238,11 @@ func TestUnavailableCarrierRequeuesThenFails(t *testing.T) {
 	tw.fail.Store(true)
 	d := f.dispatcher(live, 100, 0)
 	id := f.queue(d, "twilio", "+12025550143")
-	_, err := d.dispatchQueued(context.Background(), f.org, id, false)
+	_, err := d.dispatchQueued(context.Background(), f.org, id, attempt{})
 	require.ErrorIs(t, err, carrier.ErrUnavailable)
 	assert.Equal(t, store.StatusQueued, f.message(id).Status, "back in the queue")
 
-	_, err = d.dispatchQueued(context.Background(), f.org, id, true)
+	_, err = d.dispatchQueued(context.Background(), f.org, id, attempt{last: true})
 	require.NoError(t, err)
 	m := f.message(id)
 	assert.Equal(t, store.StatusFailed, m.Status)
@@ -310,4 +310,50 @@ func TestSendNowWithoutAConsentAnswerSendsNothing(t *testing.T) {
 	assert.Equal(t, store.StatusFailed, got.Status)
 	assert.Equal(t, CodeUnavailable, got.ErrorCode, "not blamed on the carrier")
 	assert.Empty(t, got.ProviderMessageID, "the carrier was never asked")
+}
+
+// A paused source's queued message waits longer at each snooze, up to a minute, instead of
+// running every 5 s; waking the source makes its snoozed jobs due at once, and only its own.
+func TestPausedSourceBacksOffAndWakesAtOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 0) // not started: the test runs the jobs
+	queue := func(source string) uuid.UUID {
+		m := &store.Message{
+			ID: uuid.Must(uuid.NewV7()), OrgID: f.org, Direction: store.Outgoing, ContactPhone: "+12025550150", OurNumber: f.number,
+			Body: "Hi", Status: store.StatusQueued, Provider: carrier.SandboxName, SourceKind: store.SourceCampaign, SourceID: source,
+			CreatedAt: time.Now(),
+		}
+		require.NoError(t, f.store.InTx(ctx, func(tx pgx.Tx) error {
+			if _, err := f.store.InsertOutgoing(ctx, tx, m); err != nil {
+				return err
+			}
+			return d.QueueTx(ctx, tx, f.org, m.ID)
+		}))
+		return m.ID
+	}
+	mine, other := queue("c1"), queue("c2")
+	for _, src := range []string{"c1", "c2"} {
+		require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, src, store.SourcePaused))
+	}
+	var waits []time.Duration
+	for snoozes := range 7 {
+		wait, err := d.dispatchQueued(ctx, f.org, mine, attempt{snoozes: snoozes})
+		require.NoError(t, err)
+		waits = append(waits, wait)
+	}
+	assert.Equal(t, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute, time.Minute}, waits)
+
+	// Both jobs snoozed for a while, as River leaves them; resuming c1 wakes only its job.
+	_, err := f.pool.Exec(ctx, `UPDATE river_job SET state = 'scheduled', scheduled_at = now() + interval '1 hour'`)
+	require.NoError(t, err)
+	require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, "c1", store.SourceActive))
+	require.NoError(t, d.WakeSource(ctx, f.org, store.SourceCampaign, "c1"))
+	due := func(id uuid.UUID) bool {
+		var ok bool
+		require.NoError(t, f.pool.QueryRow(ctx, `SELECT state = 'available' AND scheduled_at <= now() FROM river_job WHERE args->>'message_id' = $1`, id.String()).Scan(&ok))
+		return ok
+	}
+	assert.True(t, due(mine), "the resumed source's job is due now")
+	assert.False(t, due(other), "another source's job keeps its wait")
 }

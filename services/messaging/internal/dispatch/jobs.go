@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -37,12 +38,31 @@ type sendWorker struct {
 func (w *sendWorker) Timeout(*river.Job[sendArgs]) time.Duration { return time.Minute }
 
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
-	wait, err := w.d.dispatchQueued(ctx, job.Args.OrgID, job.Args.MessageID, job.Attempt >= job.MaxAttempts)
+	var meta struct {
+		Snoozes int `json:"snoozes"` // River counts a job's snoozes in its metadata
+	}
+	_ = json.Unmarshal(job.Metadata, &meta) // none recorded: never snoozed
+	wait, err := w.d.dispatchQueued(ctx, job.Args.OrgID, job.Args.MessageID, attempt{last: job.Attempt >= job.MaxAttempts, snoozes: meta.Snoozes})
 	if err != nil {
 		return fmt.Errorf("dispatch message %s: %w", job.Args.MessageID, err)
 	}
 	if wait > 0 {
 		return river.JobSnooze(wait)
+	}
+	return nil
+}
+
+// WakeSource makes the dispatch jobs of a resumed source's queued messages, snoozed while it
+// was paused, due now, in one statement: a resume is prompt however long their wait had grown.
+func (d *Dispatcher) WakeSource(ctx context.Context, org uuid.UUID, kind, id string) error {
+	_, err := d.pool.Exec(ctx, `
+		UPDATE river_job j SET state = 'available', scheduled_at = now()
+		FROM messages m
+		WHERE j.state = 'scheduled' AND j.kind = $4 AND m.id = (j.args->>'message_id')::uuid
+			AND m.organization_id = $1 AND m.source_kind = $2 AND m.source_id = $3 AND m.status = 'queued'`,
+		org, kind, id, sendArgs{}.Kind())
+	if err != nil {
+		return fmt.Errorf("wake source's messages: %w", err)
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 // dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
 // it is taken off the queue (a refused message touches no credits), and consent again when its
 // number's throttle lets it go. A positive wait asks to be called again after it.
-func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, lastAttempt bool) (time.Duration, error) {
+func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run attempt) (time.Duration, error) {
 	m, err := d.store.Message(ctx, org, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil // deleted with its contact
@@ -94,7 +94,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	if wait := quiethours.Wait(m.QuietTimezone, time.Now()); wait > 0 {
 		return wait, nil
 	}
-	if wait, stopped, err := d.heldBack(ctx, m); err != nil || stopped || wait > 0 {
+	if wait, stopped, err := d.heldBack(ctx, m, run.snoozes); err != nil || stopped || wait > 0 {
 		return wait, err
 	}
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
@@ -126,7 +126,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 		return 0, err
 	}
 	if !claimed { // taken, or its source paused or canceled while it waited
-		wait, _, err := d.heldBack(ctx, m)
+		wait, _, err := d.heldBack(ctx, m, run.snoozes)
 		return wait, err
 	}
 	o, err := d.transmit(ctx, m)
@@ -134,7 +134,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 		return 0, err
 	}
 	if o.unsent {
-		if lastAttempt {
+		if run.last {
 			_, err := d.fail(ctx, m, CodeCarrierUnavailable, o.Err)
 			return 0, err
 		}
@@ -146,19 +146,39 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	return 0, nil
 }
 
-// pausedRecheck is how often a paused source's queued message looks again.
-const pausedRecheck = 5 * time.Second
+// attempt is what a dispatch run knows of its job: whether it is the last attempt, and how
+// often it was snoozed before.
+type attempt struct {
+	last    bool
+	snoozes int
+}
+
+// A paused source's queued message looks again after pausedRecheck, doubling with each
+// snooze up to pausedMaxWait: a long pause costs each message about one run a minute, not
+// one every 5 s. A resume wakes them at once (WakeSource).
+const (
+	pausedRecheck = 5 * time.Second
+	pausedMaxWait = time.Minute
+)
+
+// pausedWait is the wait of a paused source's message snoozed `snoozes` times before.
+func pausedWait(snoozes int) time.Duration {
+	if snoozes >= 4 { // 5 s << 4 = 80 s, past the cap
+		return pausedMaxWait
+	}
+	return pausedRecheck << snoozes
+}
 
 // heldBack says what m's source (campaign, poll) wants of it: a paused source's message waits
-// (wait > 0); a canceled source's is withdrawn, failed SOURCE_CANCELED with whatever it paid
-// returned (stopped).
-func (d *Dispatcher) heldBack(ctx context.Context, m store.Message) (wait time.Duration, stopped bool, err error) {
+// (wait > 0, growing with snoozes); a canceled source's is withdrawn, failed SOURCE_CANCELED
+// with whatever it paid returned (stopped).
+func (d *Dispatcher) heldBack(ctx context.Context, m store.Message, snoozes int) (wait time.Duration, stopped bool, err error) {
 	state, err := d.store.SourceState(ctx, m)
 	switch {
 	case err != nil:
 		return 0, false, err
 	case state == store.SourcePaused:
-		return pausedRecheck, false, nil
+		return pausedWait(snoozes), false, nil
 	case state == store.SourceCanceled:
 		_, err := d.fail(ctx, m, CodeSourceCanceled, nil)
 		return 0, true, err

@@ -159,5 +159,10 @@ func (s *Server) SetSourceState(ctx context.Context, req *messagingv1.SetSourceS
 	if err := s.cfg.Store.SetSourceState(ctx, org, req.GetSourceKind(), req.GetSourceId(), req.GetState()); err != nil {
 		return nil, err
 	}
+	if req.GetState() == store.SourceActive {
+		if err := s.cfg.Dispatch.WakeSource(ctx, org, req.GetSourceKind(), req.GetSourceId()); err != nil {
+			return nil, err
+		}
+	}
 	return &messagingv1.SetSourceStateResponse{}, nil
 }
