@@ -431,3 +431,51 @@ func TestScheduledCampaignStartsOnTime(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	assert.EqualValues(t, 2, tn.getCampaign(s.str("id")).num("replyCountExcludingOptouts"), "the STOP is not a reply")
 }
+
+// A contact deleted while its campaign is sending: its queued message is withdrawn (never
+// handed to the carrier, counted neither sent nor failed, nothing charged) and the campaign
+// still completes.
+func TestCampaignCompletesWhenARecipientIsDeletedMidSend(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, map[string]string{"CHORUS_NUMBER_RATE": "2"}) // slow enough to delete in time
+	tn := e.newTenant("+13125550210", 100)
+	var phones []string
+	for i := range 8 {
+		phones = append(phones, fmt.Sprintf("+1202555%04d", 4000+i))
+	}
+	tn.contacts("gone", phones)
+	id := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "D", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{"gone"}}, "timezone": zoneWhere(12),
+	}), http.StatusCreated).str("id")
+	tn.awaitStatus(id, "sending", 30*time.Second)
+
+	// Delete two recipients the carrier has not been handed yet.
+	res := tn.do("GET", "/api/contacts?tags=gone&limit=100", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	deleted := map[string]bool{}
+	for _, c := range res.JSON(t)["contacts"].([]any) {
+		c := c.(map[string]any)
+		ph := c["phone"].(string)
+		if len(deleted) == 2 || len(tn.thread(ph)) > 0 {
+			continue
+		}
+		del := tn.do("DELETE", "/api/contacts/"+c["id"].(string), nil)
+		require.Equal(t, http.StatusOK, del.Status, "%s", del.Body)
+		deleted[ph] = true
+	}
+	require.Len(t, deleted, 2, "two recipients still waiting")
+
+	done := tn.awaitStatus(id, "completed", 60*time.Second)
+	assert.EqualValues(t, 8, done.num("totalCount"))
+	assert.EqualValues(t, 0, done.num("queuedCount"))
+	assert.EqualValues(t, 0, done.num("failedCount"), "a deleted recipient is no failure")
+	eventually(t, 30*time.Second, "the others sent", func() bool { return tn.getCampaign(id).num("sentCount") == 6 })
+	for _, ph := range phones {
+		if deleted[ph] {
+			for _, m := range tn.thread(ph) {
+				assert.Equal(t, "failed", m["status"], "nothing handed to the carrier for a deleted contact")
+			}
+		}
+	}
+	eventually(t, 30*time.Second, "only what was sent is paid", func() bool { return tn.balance() == 100-6 })
+}

@@ -159,7 +159,7 @@ func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.U
 	if err != nil {
 		return false, fmt.Errorf("recipient status: %w", err)
 	}
-	var sent, failed, delivered int
+	var sent, failed, withdrawn, delivered int
 	wasSent := *before == "sent"
 	switch status {
 	case "sent", "undelivered":
@@ -177,12 +177,14 @@ func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.U
 		}
 		if countFailure {
 			failed = 1
+		} else {
+			withdrawn = 1
 		}
 	}
 	_, err = tx.Exec(ctx, `
 		UPDATE campaigns SET sent_count = sent_count + $3, failed_count = failed_count + $4,
-			delivered_count = delivered_count + $5, updated_at = now()
-		WHERE organization_id = $1 AND id = $2`, org, campaign, sent, failed, delivered)
+			withdrawn_count = withdrawn_count + $5, delivered_count = delivered_count + $6, updated_at = now()
+		WHERE organization_id = $1 AND id = $2`, org, campaign, sent, failed, withdrawn, delivered)
 	if err != nil {
 		return false, fmt.Errorf("campaign counters: %w", err)
 	}
@@ -207,7 +209,7 @@ func (s *Store) Complete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*Ca
 	c, err := scanCampaign(tx.QueryRow(ctx, `
 		UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now()
 		WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND audience_resolved
-			AND sent_count + failed_count >= total_count
+			AND sent_count + failed_count + withdrawn_count >= total_count
 		RETURNING `+columns, org, id))
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil

@@ -27,6 +27,9 @@ const (
 	CodeUnavailable   = apierr.ReasonUnavailable
 	CodeMisconfigured = apierr.ReasonCarrierMisconfigured
 	CodeNotSendable   = apierr.ReasonNotSendable
+	// CodeContactGone: the recipient's contact was deleted while the message waited; the
+	// message was withdrawn, which a campaign counts neither as sent nor as failed.
+	CodeContactGone   = apierr.ReasonContactNotFound
 	CodeHoldNotFound  = apierr.ReasonHoldNotFound
 	CodeHoldExhausted = apierr.ReasonHoldExhausted
 	CodeHoldReleased  = apierr.ReasonHoldReleased
@@ -110,6 +113,11 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 			if err != nil {
 				return 0, err
 			}
+			// A source canceled since heldBack looked has released its hold: the message is
+			// withdrawn with the others, not failed for want of credits.
+			if _, stopped, err := d.heldBack(ctx, m); err != nil || stopped {
+				return 0, err
+			}
 			_, err := d.fail(ctx, m, code, nil)
 			return 0, err
 		}
@@ -191,14 +199,19 @@ func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.S
 	return r.GetReason(), nil
 }
 
-// stopIfRefused fails m (CodeNotSendable, with whatever it paid returned) when its recipient
-// may not be texted now, and reports whether it did.
+// stopIfRefused fails m (CodeNotSendable, or CodeContactGone when no contact has the phone
+// any more, with whatever it paid returned) when its recipient may not be texted now, and
+// reports whether it did.
 func (d *Dispatcher) stopIfRefused(ctx context.Context, m store.Message) (stopped bool, err error) {
 	refused, err := d.refusal(ctx, m)
 	if err != nil || refused == contactsv1.SendableReason_SENDABLE_REASON_OK {
 		return false, err
 	}
-	_, err = d.fail(ctx, m, CodeNotSendable, nil)
+	code := CodeNotSendable
+	if refused == contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT {
+		code = CodeContactGone
+	}
+	_, err = d.fail(ctx, m, code, nil)
 	return true, err
 }
 
