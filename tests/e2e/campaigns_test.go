@@ -479,3 +479,71 @@ func TestCampaignCompletesWhenARecipientIsDeletedMidSend(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "only what was sent is paid", func() bool { return tn.balance() == 100-6 })
 }
+
+// Test-send: sent at once to any E.164 number (even at night in the campaign's zone), the
+// preview data merged, free, counted in no metric; an opted-out number is refused while the
+// others go; bad recipients and another organization's number or campaign are refused.
+func TestCampaignTestSend(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550220", 100)
+	other := e.newTenant("+13125550221", 100)
+	const stranger, stopped = "+12025556001", "+12025556002"
+	tn.contact(stopped, "Bo", true)
+	e.text(tn.number, stopped, "STOP")
+
+	id := campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{
+		"name": "T", "message": "Hi {{firstName}} of {{team}}{{missing}}!", "timezone": zoneWhere(3), // 03:00 there
+	}), http.StatusCreated).str("id")
+	res := tn.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{
+		"recipients": []string{stranger, stopped}, "mergePreviewData": map[string]any{"firstName": "Ada", "team": "math"},
+	})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	results := res.JSON(t)["results"].([]any)
+	require.Len(t, results, 2)
+	sent, refused := results[0].(map[string]any), results[1].(map[string]any)
+	assert.Equal(t, map[string]any{"to": stranger, "status": "sent", "reason": "", "messageId": sent["messageId"]}, sent)
+	assert.NotEmpty(t, sent["messageId"])
+	assert.Equal(t, map[string]any{"to": stopped, "status": "refused", "reason": "CONTACT_OPTED_OUT", "messageId": ""}, refused)
+
+	eventually(t, 15*time.Second, "the test copy delivered", func() bool {
+		th := tn.thread(stranger)
+		return len(th) == 1 && th[0]["message"] == "Hi Ada of math!" && th[0]["status"] == "delivered"
+	})
+	for _, m := range tn.thread(stopped) {
+		assert.NotContains(t, m["message"], "Hi Ada", "nothing to the opted-out number")
+	}
+	// A body of its own, merged the same way.
+	res = tn.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{"recipients": []string{stranger}, "body": "Yo {{firstName}}!"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	eventually(t, 15*time.Second, "the second copy", func() bool {
+		th := tn.thread(stranger)
+		return len(th) == 2 && th[0]["message"] == "Yo !"
+	})
+	assert.EqualValues(t, 100, tn.balance(), "test sends cost nothing")
+	c := tn.getCampaign(id)
+	assert.Equal(t, "draft", c.str("status"))
+	for _, k := range []string{"totalCount", "sentCount", "failedCount", "queuedCount"} {
+		assert.EqualValues(t, 0, c.num(k), k)
+	}
+
+	for _, bad := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{}, "recipients"},
+		{map[string]any{"recipients": []string{"+12025556001", "+12025556002", "+12025556003", "+12025556004", "+12025556005", "+12025556006",
+			"+12025556007", "+12025556008", "+12025556009", "+12025556010", "+12025556011"}}, "recipients"},
+		{map[string]any{"recipients": []string{"(202) 555-6001"}}, "recipients[0]"},
+		{map[string]any{"recipients": []string{stranger}, "mediaUrls": []string{"http://localhost/x.png"}}, "mediaUrls[0]"},
+		{map[string]any{"recipients": []string{stranger}, "fromPhoneNumberId": other.numberID}, "fromPhoneNumberId"},
+		{map[string]any{"recipients": []string{stranger}, "fromPhoneNumberId": "nope"}, "fromPhoneNumberId"},
+	} {
+		res := tn.do("POST", "/api/campaigns/"+id+"/test-send", bad.body)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%v: %s", bad.body, res.Body)
+		assert.Contains(t, res.ErrFields(t), bad.field, "%v", bad.body)
+	}
+	res = other.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{"recipients": []string{stranger}})
+	assert.Equal(t, http.StatusNotFound, res.Status, "another organization's campaign: %s", res.Body)
+	assert.Len(t, tn.thread(stranger), 2, "no refused call sent anything")
+}

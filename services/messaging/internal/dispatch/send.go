@@ -177,7 +177,8 @@ func (d *Dispatcher) heldBack(ctx context.Context, m store.Message) (wait time.D
 // refusal asks contacts whether m's recipient may be texted now, the moment before m is handed
 // to the carrier, so that a STOP recorded while m waited (throttle, quiet hours, queue) stops
 // it: SENDABLE_REASON_OK means send, anything else is why not. System messages (keyword
-// confirmations such as the opt-out's own) go out whatever the consent.
+// confirmations such as the opt-out's own) go out whatever the consent; test copies are
+// refused only to an opted-out number.
 func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.SendableReason, error) {
 	if m.SourceKind == store.SourceSystem {
 		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
@@ -191,6 +192,11 @@ func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.S
 	}
 	r := results[0]
 	if r.GetSendable() {
+		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
+	}
+	// A test copy may go to any number (the sender's own phone need not be a contact), but
+	// never to one that opted out.
+	if m.SourceKind == store.SourceTest && r.GetReason() != contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT {
 		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
 	}
 	if r.GetReason() == contactsv1.SendableReason_SENDABLE_REASON_OK {

@@ -30,7 +30,9 @@ const (
 	SourceCampaign = "campaign"
 	SourcePoll     = "poll"
 	SourceSystem   = "system"
-	SourceInbound  = "inbound"
+	// SourceTest is a campaign's test copy: free, sent whatever the hour, counted by no source.
+	SourceTest    = "test"
+	SourceInbound = "inbound"
 )
 
 // Message is one row of the message log.

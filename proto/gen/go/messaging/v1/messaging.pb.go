@@ -1432,7 +1432,9 @@ type OutgoingMessage struct {
 	MediaUrl string `protobuf:"bytes,4,opt,name=media_url,json=mediaUrl,proto3" json:"media_url,omitempty"`
 	// Empty: the organization's default number.
 	FromPhoneNumberId string `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`
-	// "campaign" or "poll"; inbound replies are attributed to it.
+	// "campaign" or "poll"; inbound replies are attributed to it. "test" is a campaign's test
+	// copy (source_id the campaign): free, never held for quiet hours, refused only to an
+	// opted-out number, and counted by no campaign or poll.
 	SourceKind string `protobuf:"bytes,6,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
 	SourceId   string `protobuf:"bytes,7,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
 	// The billing hold the message's credits are posted against when it is dispatched; empty
@@ -1440,8 +1442,10 @@ type OutgoingMessage struct {
 	HoldId string `protobuf:"bytes,8,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
 	// Campaigns and polls respect quiet hours in this IANA timezone; empty sends at once.
 	QuietHoursTimezone string `protobuf:"bytes,9,opt,name=quiet_hours_timezone,json=quietHoursTimezone,proto3" json:"quiet_hours_timezone,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// MMS media when there are several (media_url, when set, comes first).
+	MediaUrls     []string `protobuf:"bytes,10,rep,name=media_urls,json=mediaUrls,proto3" json:"media_urls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OutgoingMessage) Reset() {
@@ -1535,6 +1539,13 @@ func (x *OutgoingMessage) GetQuietHoursTimezone() string {
 		return x.QuietHoursTimezone
 	}
 	return ""
+}
+
+func (x *OutgoingMessage) GetMediaUrls() []string {
+	if x != nil {
+		return x.MediaUrls
+	}
+	return nil
 }
 
 // SendMessagesRequest queues up to 1000 messages.
@@ -1951,7 +1962,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"user_agent\x18\x02 \x01(\tR\tuserAgent\"+\n" +
 	"\x17FollowShortLinkResponse\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url\"\xab\x02\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"\xca\x02\n" +
 	"\x0fOutgoingMessage\x12\x1d\n" +
 	"\n" +
 	"dedupe_key\x18\x01 \x01(\tR\tdedupeKey\x12\x0e\n" +
@@ -1963,7 +1974,10 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"sourceKind\x12\x1b\n" +
 	"\tsource_id\x18\a \x01(\tR\bsourceId\x12\x17\n" +
 	"\ahold_id\x18\b \x01(\tR\x06holdId\x120\n" +
-	"\x14quiet_hours_timezone\x18\t \x01(\tR\x12quietHoursTimezone\"W\n" +
+	"\x14quiet_hours_timezone\x18\t \x01(\tR\x12quietHoursTimezone\x12\x1d\n" +
+	"\n" +
+	"media_urls\x18\n" +
+	" \x03(\tR\tmediaUrls\"W\n" +
 	"\x13SendMessagesRequest\x12@\n" +
 	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\"7\n" +
 	"\x14SendMessagesResponse\x12\x1f\n" +
