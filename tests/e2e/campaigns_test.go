@@ -205,8 +205,14 @@ func segOf(t *testing.T, tn *tenant) string {
 }
 
 // contacts creates tagged contacts with phones concurrently and waits until every lookup has
-// answered.
+// answered. Their timezone is one where it is midday, so that the recipients' own quiet hours
+// (their area code's zone otherwise) never hold a test's messages back.
 func (tn *tenant) contacts(tag string, phones []string) {
+	tn.contactsIn(tag, zoneWhere(12), phones)
+}
+
+// contactsIn is contacts with the contacts' timezone zone.
+func (tn *tenant) contactsIn(tag, zone string, phones []string) {
 	t := tn.e.t
 	t.Helper()
 	var wg sync.WaitGroup
@@ -217,7 +223,7 @@ func (tn *tenant) contacts(tag string, phones []string) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res := tn.do("POST", "/api/contacts", map[string]any{"phone": p, "firstName": fmt.Sprint("Ada", i), "tags": []string{tag}})
+			res := tn.do("POST", "/api/contacts", map[string]any{"phone": p, "firstName": fmt.Sprint("Ada", i), "tags": []string{tag}, "timezone": zone})
 			assert.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 		}()
 	}
@@ -546,4 +552,29 @@ func TestCampaignTestSend(t *testing.T) {
 	res = other.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{"recipients": []string{stranger}})
 	assert.Equal(t, http.StatusNotFound, res.Status, "another organization's campaign: %s", res.Body)
 	assert.Len(t, tn.thread(stranger), 2, "no refused call sent anything")
+}
+
+// Recipient-zone quiet hours: a recipient whose own zone is at night waits in the queue while
+// the others, in daytime zones, are sent; the campaign keeps sending meanwhile.
+func TestCampaignRecipientInANightZoneWaits(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550230", 100)
+	day := []string{"+12025555001", "+12025555002", "+12025555003"}
+	const night = "+12025555009"
+	tn.contacts("tz", day)
+	tn.contactsIn("tzn", zoneWhere(3), []string{night})
+	id := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "Z", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{"tz", "tzn"}}, "timezone": zoneWhere(12),
+	}), http.StatusCreated).str("id")
+	eventually(t, 30*time.Second, "the daytime recipients sent", func() bool { return tn.getCampaign(id).num("sentCount") == 3 })
+	time.Sleep(2 * time.Second)
+	c := tn.getCampaign(id)
+	assert.Equal(t, "sending", c.str("status"), "not complete while one waits")
+	assert.EqualValues(t, 3, c.num("sentCount"))
+	assert.EqualValues(t, 1, c.num("queuedCount"))
+	assert.Empty(t, tn.thread(night), "nothing handed over at 03:00 in the recipient's zone")
+	for _, p := range day {
+		assert.Len(t, tn.thread(p), 1, p)
+	}
 }

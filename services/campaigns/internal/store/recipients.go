@@ -16,6 +16,8 @@ type Recipient struct {
 	Phone     string
 	Body      string
 	Credits   int32
+	// Timezone is the recipient's own zone ("" unknown), see quiethours.RecipientZone.
+	Timezone string
 }
 
 // Status reads a campaign's status and submission, the cheap check between fan-out batches.
@@ -48,13 +50,14 @@ func (s *Store) LastRecipient(ctx context.Context, campaign uuid.UUID) (uuid.UUI
 // batch, a second job) is kept as it is.
 func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
 	ids, phones, bodies, credits := make([]uuid.UUID, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int32, len(rs))
+	zones := make([]string, len(rs))
 	for i, r := range rs {
-		ids[i], phones[i], bodies[i], credits[i] = r.ContactID, r.Phone, r.Body, r.Credits
+		ids[i], phones[i], bodies[i], credits[i], zones[i] = r.ContactID, r.Phone, r.Body, r.Credits, r.Timezone
 	}
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits)
-		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[])
-		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits)
+		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, timezone)
+		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[])
+		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, zones)
 	if err != nil {
 		return fmt.Errorf("add recipients: %w", err)
 	}
@@ -111,11 +114,11 @@ func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason s
 // contact id.
 func (s *Store) Unqueued(ctx context.Context, campaign uuid.UUID, limit int) ([]Recipient, error) {
 	rows, _ := s.pool.Query(ctx, `
-		SELECT contact_id, phone, body, credits FROM recipients
+		SELECT contact_id, phone, body, credits, timezone FROM recipients
 		WHERE campaign_id = $1 AND message_id IS NULL ORDER BY contact_id LIMIT $2`, campaign, limit)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recipient, error) {
 		var r Recipient
-		return r, row.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits)
+		return r, row.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits, &r.Timezone)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("unqueued recipients: %w", err)

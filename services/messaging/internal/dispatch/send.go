@@ -94,7 +94,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, last
 	if m.Status != store.StatusQueued {
 		return 0, nil
 	}
-	if wait := quiethours.Wait(m.QuietTimezone, time.Now()); wait > 0 {
+	if wait := quiethours.WaitAll(time.Now(), m.QuietTimezone, m.RecipientTimezone); wait > 0 {
 		return wait, nil
 	}
 	if wait, stopped, err := d.heldBack(ctx, m); err != nil || stopped || wait > 0 {
@@ -261,14 +261,21 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 	}
 	var media []string
 	media = append(media, m.MediaURLs...)
-	acc, sendErr := p.Send(ctx, carrier.Outgoing{
+	out := carrier.Outgoing{
 		MessageID:         m.ID.String(),
 		From:              m.OurNumber,
 		To:                m.ContactPhone,
 		Body:              m.Body,
 		MediaURLs:         media,
 		StatusCallbackURL: d.statusCallbackURL(p.Name(), m.ID),
-	})
+	}
+	// Nothing may arrive after the window closes where quiet hours apply to the message.
+	if now := time.Now(); quiethours.WaitAll(now, m.QuietTimezone, m.RecipientTimezone) == 0 {
+		if closes, ok := quiethours.Closes(now, m.QuietTimezone, m.RecipientTimezone); ok {
+			out.ValidityPeriod = closes.Sub(now)
+		}
+	}
+	acc, sendErr := p.Send(ctx, out)
 	var rejected *carrier.RejectedError
 	switch {
 	case sendErr == nil:

@@ -74,9 +74,12 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			return nil, apierr.Field(field+".sourceKind", "must be campaign, poll or test")
 		}
 		test := kind == store.SourceTest
-		if tz := in.GetQuietHoursTimezone(); tz != "" && !test {
+		for name, tz := range map[string]string{"quietHoursTimezone": in.GetQuietHoursTimezone(), "recipientTimezone": in.GetRecipientTimezone()} {
+			if tz == "" || test {
+				continue
+			}
 			if _, err := time.LoadLocation(tz); err != nil {
-				return nil, apierr.Field(field+".quietHoursTimezone", "must be an IANA timezone")
+				return nil, apierr.Field(field+"."+name, "must be an IANA timezone")
 			}
 		}
 		from, ok := numbers[in.GetFromPhoneNumberId()]
@@ -96,30 +99,31 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			media = []string{in.GetMediaUrl()}
 		}
 		media = append(media, in.GetMediaUrls()...)
-		quietZone, hold := in.GetQuietHoursTimezone(), in.GetHoldId()
+		quietZone, recipientZone, hold := in.GetQuietHoursTimezone(), in.GetRecipientTimezone(), in.GetHoldId()
 		if test { // a test copy goes at once and costs nothing
-			quietZone, hold = "", ""
+			quietZone, recipientZone, hold = "", "", ""
 		}
 		msgs[i] = store.Message{
-			ID:            uuid.Must(uuid.NewV7()),
-			OrgID:         org,
-			Direction:     store.Outgoing,
-			ContactPhone:  to,
-			OurNumber:     from.Number,
-			PhoneNumberID: &from.ID,
-			Body:          in.GetBody(),
-			MediaURLs:     media,
-			IsMMS:         len(media) > 0,
-			Status:        store.StatusQueued,
-			Provider:      provider,
-			Credits:       credits.Credits(in.GetBody(), len(media) > 0),
-			Billable:      !o.GetSandbox() && !test,
-			HoldID:        hold,
-			SourceKind:    in.GetSourceKind(),
-			SourceID:      in.GetSourceId(),
-			DedupeKey:     in.GetDedupeKey(),
-			QuietTimezone: quietZone,
-			CreatedAt:     now,
+			ID:                uuid.Must(uuid.NewV7()),
+			OrgID:             org,
+			Direction:         store.Outgoing,
+			ContactPhone:      to,
+			OurNumber:         from.Number,
+			PhoneNumberID:     &from.ID,
+			Body:              in.GetBody(),
+			MediaURLs:         media,
+			IsMMS:             len(media) > 0,
+			Status:            store.StatusQueued,
+			Provider:          provider,
+			Credits:           credits.Credits(in.GetBody(), len(media) > 0),
+			Billable:          !o.GetSandbox() && !test,
+			HoldID:            hold,
+			SourceKind:        in.GetSourceKind(),
+			SourceID:          in.GetSourceId(),
+			DedupeKey:         in.GetDedupeKey(),
+			QuietTimezone:     quietZone,
+			RecipientTimezone: recipientZone,
+			CreatedAt:         now,
 		}
 	}
 	batch := make([]*store.Message, len(msgs))

@@ -1443,9 +1443,12 @@ type OutgoingMessage struct {
 	// Campaigns and polls respect quiet hours in this IANA timezone; empty sends at once.
 	QuietHoursTimezone string `protobuf:"bytes,9,opt,name=quiet_hours_timezone,json=quietHoursTimezone,proto3" json:"quiet_hours_timezone,omitempty"`
 	// MMS media when there are several (media_url, when set, comes first).
-	MediaUrls     []string `protobuf:"bytes,10,rep,name=media_urls,json=mediaUrls,proto3" json:"media_urls,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MediaUrls []string `protobuf:"bytes,10,rep,name=media_urls,json=mediaUrls,proto3" json:"media_urls,omitempty"`
+	// The recipient's own IANA zone when known: the message also waits for the quiet-hours
+	// window there, and the carrier gets a validity period ending at the window's close.
+	RecipientTimezone string `protobuf:"bytes,11,opt,name=recipient_timezone,json=recipientTimezone,proto3" json:"recipient_timezone,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *OutgoingMessage) Reset() {
@@ -1546,6 +1549,13 @@ func (x *OutgoingMessage) GetMediaUrls() []string {
 		return x.MediaUrls
 	}
 	return nil
+}
+
+func (x *OutgoingMessage) GetRecipientTimezone() string {
+	if x != nil {
+		return x.RecipientTimezone
+	}
+	return ""
 }
 
 // SendMessagesRequest queues up to 1000 messages.
@@ -1962,7 +1972,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"user_agent\x18\x02 \x01(\tR\tuserAgent\"+\n" +
 	"\x17FollowShortLinkResponse\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url\"\xca\x02\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"\xf9\x02\n" +
 	"\x0fOutgoingMessage\x12\x1d\n" +
 	"\n" +
 	"dedupe_key\x18\x01 \x01(\tR\tdedupeKey\x12\x0e\n" +
@@ -1977,7 +1987,8 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x14quiet_hours_timezone\x18\t \x01(\tR\x12quietHoursTimezone\x12\x1d\n" +
 	"\n" +
 	"media_urls\x18\n" +
-	" \x03(\tR\tmediaUrls\"W\n" +
+	" \x03(\tR\tmediaUrls\x12-\n" +
+	"\x12recipient_timezone\x18\v \x01(\tR\x11recipientTimezone\"W\n" +
 	"\x13SendMessagesRequest\x12@\n" +
 	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\"7\n" +
 	"\x14SendMessagesResponse\x12\x1f\n" +
