@@ -349,8 +349,17 @@ func TestCampaignPauseResumeCancel(t *testing.T) {
 
 	id := campaignOf(t, tn.do("POST", "/api/campaigns", body), http.StatusCreated).str("id")
 	tn.awaitStatus(id, "sending", 30*time.Second)
+	// 12 messages at 2 a second in a daytime zone: done within about 6 seconds from the start.
+	var eta time.Time
+	eventually(t, 10*time.Second, "an estimated completion", func() bool {
+		s, _ := tn.getCampaign(id)["displayMetrics"].(map[string]any)["estimatedCompletionAt"].(string)
+		eta, _ = time.Parse(time.RFC3339Nano, s)
+		return !eta.IsZero()
+	})
+	assert.WithinDuration(t, time.Now().Add(3*time.Second), eta, 4*time.Second)
 	p := campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/pause", nil), http.StatusOK)
 	assert.Equal(t, "paused", p.str("status"))
+	assert.Nil(t, p["displayMetrics"].(map[string]any)["estimatedCompletionAt"], "unknown while paused")
 	atPause := tn.sentSoFar(phones)
 	require.Less(t, atPause, len(phones), "paused before the end")
 	res := tn.do("POST", "/api/campaigns/"+id+"/pause", nil)
@@ -361,7 +370,8 @@ func TestCampaignPauseResumeCancel(t *testing.T) {
 
 	r := campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/resume", nil), http.StatusOK)
 	assert.Equal(t, "sending", r.str("status"), "back where it was")
-	tn.awaitStatus(id, "completed", 60*time.Second)
+	done := tn.awaitStatus(id, "completed", 60*time.Second)
+	assert.Equal(t, done["completedAt"], done["displayMetrics"].(map[string]any)["estimatedCompletionAt"], "completed: its completion")
 	for _, ph := range phones {
 		assert.Len(t, tn.thread(ph), 1, "exactly one message to %s", ph)
 	}

@@ -203,10 +203,15 @@ type DisplayMetrics struct {
 	Queued       int32 `protobuf:"varint,4,opt,name=queued,proto3" json:"queued,omitempty"`
 	Delivered    int32 `protobuf:"varint,5,opt,name=delivered,proto3" json:"delivered,omitempty"`
 	// delivered / sent x 100; 0 before anything is sent.
-	DeliveryRate  float64 `protobuf:"fixed64,6,opt,name=delivery_rate,json=deliveryRate,proto3" json:"delivery_rate,omitempty"`
-	Replies       int32   `protobuf:"varint,7,opt,name=replies,proto3" json:"replies,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DeliveryRate float64 `protobuf:"fixed64,6,opt,name=delivery_rate,json=deliveryRate,proto3" json:"delivery_rate,omitempty"`
+	Replies      int32   `protobuf:"varint,7,opt,name=replies,proto3" json:"replies,omitempty"`
+	// Beyond the spec: when the queued messages will all have gone out at the sending number's
+	// rate within the campaign zone's 08:00-21:00 windows (recipients' own zones not counted);
+	// completedAt once completed; null when it cannot be known (draft, scheduled, paused,
+	// failed, audience not yet resolved).
+	EstimatedCompletionAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=estimated_completion_at,json=estimatedCompletionAt,proto3" json:"estimated_completion_at,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *DisplayMetrics) Reset() {
@@ -286,6 +291,13 @@ func (x *DisplayMetrics) GetReplies() int32 {
 		return x.Replies
 	}
 	return 0
+}
+
+func (x *DisplayMetrics) GetEstimatedCompletionAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EstimatedCompletionAt
+	}
+	return nil
 }
 
 // Campaign is every field of the spec's Campaign, plus the detail's phoneNumber and
@@ -1921,7 +1933,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"\xd6\x01\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\"\xaa\x02\n" +
 	"\x0eDisplayMetrics\x12#\n" +
 	"\raudience_size\x18\x01 \x01(\x05R\faudienceSize\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x16\n" +
@@ -1929,7 +1941,8 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x06queued\x18\x04 \x01(\x05R\x06queued\x12\x1c\n" +
 	"\tdelivered\x18\x05 \x01(\x05R\tdelivered\x12#\n" +
 	"\rdelivery_rate\x18\x06 \x01(\x01R\fdeliveryRate\x12\x18\n" +
-	"\areplies\x18\a \x01(\x05R\areplies\"\xc2\f\n" +
+	"\areplies\x18\a \x01(\x05R\areplies\x12R\n" +
+	"\x17estimated_completion_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x15estimatedCompletionAt\"\xc2\f\n" +
 	"\bCampaign\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -2153,68 +2166,69 @@ var file_campaigns_v1_campaigns_proto_goTypes = []any{
 	(*TestSendResponse)(nil),       // 24: chorus.campaigns.v1.TestSendResponse
 	(*TestSendResult)(nil),         // 25: chorus.campaigns.v1.TestSendResult
 	nil,                            // 26: chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
-	(*wrapperspb.StringValue)(nil), // 27: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
+	(*timestamppb.Timestamp)(nil),  // 27: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil), // 28: google.protobuf.StringValue
 	(*structpb.ListValue)(nil),     // 29: google.protobuf.ListValue
 }
 var file_campaigns_v1_campaigns_proto_depIdxs = []int32{
-	27, // 0: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
-	27, // 1: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
-	0,  // 2: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	28, // 3: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
-	27, // 4: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
-	1,  // 5: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
-	28, // 6: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
-	28, // 7: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
-	28, // 8: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
-	28, // 9: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
-	27, // 10: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
-	2,  // 11: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
-	3,  // 12: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
-	28, // 13: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
-	27, // 14: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
-	27, // 15: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
-	28, // 16: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
-	28, // 17: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
-	28, // 18: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
-	0,  // 19: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	29, // 20: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
-	5,  // 21: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
-	4,  // 22: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 23: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 24: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 25: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 26: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 27: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 28: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 29: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 30: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 31: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	26, // 32: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
-	25, // 33: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
-	7,  // 34: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
-	9,  // 35: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
-	11, // 36: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
-	13, // 37: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
-	15, // 38: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
-	17, // 39: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
-	19, // 40: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
-	21, // 41: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
-	23, // 42: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
-	8,  // 43: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
-	10, // 44: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
-	12, // 45: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
-	14, // 46: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
-	16, // 47: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
-	18, // 48: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
-	20, // 49: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
-	22, // 50: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
-	24, // 51: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
-	43, // [43:52] is the sub-list for method output_type
-	34, // [34:43] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	27, // 0: chorus.campaigns.v1.DisplayMetrics.estimated_completion_at:type_name -> google.protobuf.Timestamp
+	28, // 1: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
+	28, // 2: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
+	0,  // 3: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	27, // 4: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
+	28, // 5: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
+	1,  // 6: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
+	27, // 7: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
+	27, // 8: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
+	27, // 9: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
+	27, // 10: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
+	28, // 11: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
+	2,  // 12: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
+	3,  // 13: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
+	27, // 14: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
+	28, // 15: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
+	28, // 16: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
+	27, // 17: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
+	27, // 18: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
+	27, // 19: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
+	0,  // 20: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	29, // 21: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
+	5,  // 22: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
+	4,  // 23: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 24: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	4,  // 25: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 26: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	4,  // 27: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 28: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	4,  // 29: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	4,  // 30: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	4,  // 31: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	4,  // 32: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	26, // 33: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	25, // 34: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
+	7,  // 35: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
+	9,  // 36: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
+	11, // 37: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
+	13, // 38: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
+	15, // 39: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
+	17, // 40: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
+	19, // 41: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
+	21, // 42: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
+	23, // 43: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
+	8,  // 44: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
+	10, // 45: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
+	12, // 46: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
+	14, // 47: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
+	16, // 48: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
+	18, // 49: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
+	20, // 50: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
+	22, // 51: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
+	24, // 52: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
+	44, // [44:53] is the sub-list for method output_type
+	35, // [35:44] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_campaigns_v1_campaigns_proto_init() }

@@ -1698,10 +1698,12 @@ type GetPhoneNumberResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PhoneNumberId string                 `protobuf:"bytes,1,opt,name=phone_number_id,json=phoneNumberId,proto3" json:"phone_number_id,omitempty"`
 	// E.164.
-	Number        string `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
-	IsDefault     bool   `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Number    string `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
+	IsDefault bool   `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
+	// How many messages per second the number dispatches.
+	MessagesPerSecond int32 `protobuf:"varint,4,opt,name=messages_per_second,json=messagesPerSecond,proto3" json:"messages_per_second,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetPhoneNumberResponse) Reset() {
@@ -1753,6 +1755,13 @@ func (x *GetPhoneNumberResponse) GetIsDefault() bool {
 		return x.IsDefault
 	}
 	return false
+}
+
+func (x *GetPhoneNumberResponse) GetMessagesPerSecond() int32 {
+	if x != nil {
+		return x.MessagesPerSecond
+	}
+	return 0
 }
 
 // SetSourceStateRequest names a source and the state its queued messages take.
@@ -1995,12 +2004,13 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
 	"messageIds\"?\n" +
 	"\x15GetPhoneNumberRequest\x12&\n" +
-	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\"w\n" +
+	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\"\xa7\x01\n" +
 	"\x16GetPhoneNumberResponse\x12&\n" +
 	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"k\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\x12.\n" +
+	"\x13messages_per_second\x18\x04 \x01(\x05R\x11messagesPerSecond\"k\n" +
 	"\x15SetSourceStateRequest\x12\x1f\n" +
 	"\vsource_kind\x18\x01 \x01(\tR\n" +
 	"sourceKind\x12\x1b\n" +
