@@ -39,3 +39,44 @@ func TestWindow(t *testing.T) {
 	// Noon in New York is 02:00 in Tokyo: six hours to wait there.
 	assert.Equal(t, 6*time.Hour, quiethours.Wait("Asia/Tokyo", time.Date(2026, 3, 2, 12, 0, 0, 0, ny)))
 }
+
+func TestWaitAllAndClosesAcrossZones(t *testing.T) {
+	t.Parallel()
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	// 09:00 in New York is 06:00 in Los Angeles: wait for 08:00 there.
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, ny)
+	assert.Equal(t, 2*time.Hour, quiethours.WaitAll(now, "America/New_York", "America/Los_Angeles"))
+	assert.Equal(t, time.Duration(0), quiethours.WaitAll(now, "America/New_York", ""), "an unknown zone is ignored")
+	// 20:00 in New York: open in both, New York closes first, in an hour.
+	now = time.Date(2026, 3, 2, 20, 0, 0, 0, ny)
+	assert.Equal(t, time.Duration(0), quiethours.WaitAll(now, "America/New_York", "America/Los_Angeles"))
+	closes, ok := quiethours.Closes(now, "America/Los_Angeles", "America/New_York")
+	require.True(t, ok)
+	assert.Equal(t, time.Date(2026, 3, 2, 21, 0, 0, 0, ny), closes.In(ny))
+	_, ok = quiethours.Closes(now, "", "Not/AZone")
+	assert.False(t, ok)
+}
+
+func TestRecipientZone(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "Asia/Tokyo", quiethours.RecipientZone("Asia/Tokyo", "+12025550143"), "the contact's zone first")
+	assert.Equal(t, "America/New_York", quiethours.RecipientZone("", "+12025550143"), "202 is Washington, DC")
+	assert.Equal(t, "America/Los_Angeles", quiethours.RecipientZone("Not/AZone", "+14155550143"), "415 is San Francisco")
+	assert.Equal(t, "", quiethours.RecipientZone("", "+18005550143"), "toll-free: no zone")
+}
+
+func TestFinish(t *testing.T) {
+	t.Parallel()
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	start := time.Date(2026, 3, 2, 20, 0, 0, 0, ny)
+	assert.Equal(t, start.Add(100*time.Second), quiethours.Finish(start, 1000, 10, "America/New_York"), "inside the window")
+	assert.Equal(t, start.Add(100*time.Second), quiethours.Finish(start, 1000, 10, ""), "no zone: any hour")
+	assert.Equal(t, start, quiethours.Finish(start, 0, 10, "America/New_York"))
+	// One message a second from 20:00: 3,600 go before 21:00, the other 400 from 08:00.
+	assert.Equal(t, time.Date(2026, 3, 3, 8, 6, 40, 0, ny), quiethours.Finish(start, 4000, 1, "America/New_York").In(ny))
+	// Submitted at night: starts at 08:00.
+	night := time.Date(2026, 3, 2, 23, 0, 0, 0, ny)
+	assert.Equal(t, time.Date(2026, 3, 3, 8, 0, 10, 0, ny), quiethours.Finish(night, 10, 1, "America/New_York").In(ny))
+}

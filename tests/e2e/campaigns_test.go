@@ -205,8 +205,14 @@ func segOf(t *testing.T, tn *tenant) string {
 }
 
 // contacts creates tagged contacts with phones concurrently and waits until every lookup has
-// answered.
+// answered. Their timezone is one where it is midday, so that the recipients' own quiet hours
+// (their area code's zone otherwise) never hold a test's messages back.
 func (tn *tenant) contacts(tag string, phones []string) {
+	tn.contactsIn(tag, zoneWhere(12), phones)
+}
+
+// contactsIn is contacts with the contacts' timezone zone.
+func (tn *tenant) contactsIn(tag, zone string, phones []string) {
 	t := tn.e.t
 	t.Helper()
 	var wg sync.WaitGroup
@@ -217,7 +223,7 @@ func (tn *tenant) contacts(tag string, phones []string) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res := tn.do("POST", "/api/contacts", map[string]any{"phone": p, "firstName": fmt.Sprint("Ada", i), "tags": []string{tag}})
+			res := tn.do("POST", "/api/contacts", map[string]any{"phone": p, "firstName": fmt.Sprint("Ada", i), "tags": []string{tag}, "timezone": zone})
 			assert.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 		}()
 	}
@@ -343,8 +349,17 @@ func TestCampaignPauseResumeCancel(t *testing.T) {
 
 	id := campaignOf(t, tn.do("POST", "/api/campaigns", body), http.StatusCreated).str("id")
 	tn.awaitStatus(id, "sending", 30*time.Second)
+	// 12 messages at 2 a second in a daytime zone: done within about 6 seconds from the start.
+	var eta time.Time
+	eventually(t, 10*time.Second, "an estimated completion", func() bool {
+		s, _ := tn.getCampaign(id)["displayMetrics"].(map[string]any)["estimatedCompletionAt"].(string)
+		eta, _ = time.Parse(time.RFC3339Nano, s)
+		return !eta.IsZero()
+	})
+	assert.WithinDuration(t, time.Now().Add(3*time.Second), eta, 4*time.Second)
 	p := campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/pause", nil), http.StatusOK)
 	assert.Equal(t, "paused", p.str("status"))
+	assert.Nil(t, p["displayMetrics"].(map[string]any)["estimatedCompletionAt"], "unknown while paused")
 	atPause := tn.sentSoFar(phones)
 	require.Less(t, atPause, len(phones), "paused before the end")
 	res := tn.do("POST", "/api/campaigns/"+id+"/pause", nil)
@@ -355,7 +370,8 @@ func TestCampaignPauseResumeCancel(t *testing.T) {
 
 	r := campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/resume", nil), http.StatusOK)
 	assert.Equal(t, "sending", r.str("status"), "back where it was")
-	tn.awaitStatus(id, "completed", 60*time.Second)
+	done := tn.awaitStatus(id, "completed", 60*time.Second)
+	assert.Equal(t, done["completedAt"], done["displayMetrics"].(map[string]any)["estimatedCompletionAt"], "completed: its completion")
 	for _, ph := range phones {
 		assert.Len(t, tn.thread(ph), 1, "exactly one message to %s", ph)
 	}
@@ -430,4 +446,150 @@ func TestScheduledCampaignStartsOnTime(t *testing.T) {
 	})
 	time.Sleep(500 * time.Millisecond)
 	assert.EqualValues(t, 2, tn.getCampaign(s.str("id")).num("replyCountExcludingOptouts"), "the STOP is not a reply")
+}
+
+// A contact deleted while its campaign is sending: its queued message is withdrawn (never
+// handed to the carrier, counted neither sent nor failed, nothing charged) and the campaign
+// still completes.
+func TestCampaignCompletesWhenARecipientIsDeletedMidSend(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, map[string]string{"CHORUS_NUMBER_RATE": "2"}) // slow enough to delete in time
+	tn := e.newTenant("+13125550210", 100)
+	var phones []string
+	for i := range 8 {
+		phones = append(phones, fmt.Sprintf("+1202555%04d", 4000+i))
+	}
+	tn.contacts("gone", phones)
+	id := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "D", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{"gone"}}, "timezone": zoneWhere(12),
+	}), http.StatusCreated).str("id")
+	tn.awaitStatus(id, "sending", 30*time.Second)
+
+	// Delete two recipients the carrier has not been handed yet.
+	res := tn.do("GET", "/api/contacts?tags=gone&limit=100", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	deleted := map[string]bool{}
+	for _, c := range res.JSON(t)["contacts"].([]any) {
+		c := c.(map[string]any)
+		ph := c["phone"].(string)
+		if len(deleted) == 2 || len(tn.thread(ph)) > 0 {
+			continue
+		}
+		del := tn.do("DELETE", "/api/contacts/"+c["id"].(string), nil)
+		require.Equal(t, http.StatusOK, del.Status, "%s", del.Body)
+		deleted[ph] = true
+	}
+	require.Len(t, deleted, 2, "two recipients still waiting")
+
+	done := tn.awaitStatus(id, "completed", 60*time.Second)
+	assert.EqualValues(t, 8, done.num("totalCount"))
+	assert.EqualValues(t, 0, done.num("queuedCount"))
+	assert.EqualValues(t, 0, done.num("failedCount"), "a deleted recipient is no failure")
+	// A message may have left the queue between the thread check and the deletion (it then
+	// went out); every other deleted recipient's message was withdrawn.
+	wentOut := 0
+	for ph := range deleted {
+		for _, m := range tn.thread(ph) {
+			if m["status"] != "failed" {
+				wentOut++
+			}
+		}
+	}
+	require.Less(t, wentOut, 2, "at least one deleted recipient's message was withdrawn")
+	sent := 6 + wentOut
+	eventually(t, 30*time.Second, "the others sent", func() bool { return int(tn.getCampaign(id).num("sentCount")) == sent })
+	eventually(t, 30*time.Second, "only what was sent is paid", func() bool { return tn.balance() == float64(100-sent) })
+}
+
+// Test-send: sent at once to any E.164 number (even at night in the campaign's zone), the
+// preview data merged, free, counted in no metric; an opted-out number is refused while the
+// others go; bad recipients and another organization's number or campaign are refused.
+func TestCampaignTestSend(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550220", 100)
+	other := e.newTenant("+13125550221", 100)
+	const stranger, stopped = "+12025556001", "+12025556002"
+	tn.contact(stopped, "Bo", true)
+	e.text(tn.number, stopped, "STOP")
+
+	id := campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{
+		"name": "T", "message": "Hi {{firstName}} of {{team}}{{missing}}!", "timezone": zoneWhere(3), // 03:00 there
+	}), http.StatusCreated).str("id")
+	res := tn.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{
+		"recipients": []string{stranger, stopped}, "mergePreviewData": map[string]any{"firstName": "Ada", "team": "math"},
+	})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	results := res.JSON(t)["results"].([]any)
+	require.Len(t, results, 2)
+	sent, refused := results[0].(map[string]any), results[1].(map[string]any)
+	assert.Equal(t, map[string]any{"to": stranger, "status": "sent", "reason": "", "messageId": sent["messageId"]}, sent)
+	assert.NotEmpty(t, sent["messageId"])
+	assert.Equal(t, map[string]any{"to": stopped, "status": "refused", "reason": "CONTACT_OPTED_OUT", "messageId": ""}, refused)
+
+	eventually(t, 15*time.Second, "the test copy delivered", func() bool {
+		th := tn.thread(stranger)
+		return len(th) == 1 && th[0]["message"] == "Hi Ada of math!" && th[0]["status"] == "delivered"
+	})
+	for _, m := range tn.thread(stopped) {
+		assert.NotContains(t, m["message"], "Hi Ada", "nothing to the opted-out number")
+	}
+	// A body of its own, merged the same way.
+	res = tn.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{"recipients": []string{stranger}, "body": "Yo {{firstName}}!"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	eventually(t, 15*time.Second, "the second copy", func() bool {
+		th := tn.thread(stranger)
+		return len(th) == 2 && th[0]["message"] == "Yo !"
+	})
+	assert.EqualValues(t, 100, tn.balance(), "test sends cost nothing")
+	c := tn.getCampaign(id)
+	assert.Equal(t, "draft", c.str("status"))
+	for _, k := range []string{"totalCount", "sentCount", "failedCount", "queuedCount"} {
+		assert.EqualValues(t, 0, c.num(k), k)
+	}
+
+	for _, bad := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{}, "recipients"},
+		{map[string]any{"recipients": []string{"+12025556001", "+12025556002", "+12025556003", "+12025556004", "+12025556005", "+12025556006",
+			"+12025556007", "+12025556008", "+12025556009", "+12025556010", "+12025556011"}}, "recipients"},
+		{map[string]any{"recipients": []string{"(202) 555-6001"}}, "recipients[0]"},
+		{map[string]any{"recipients": []string{stranger}, "mediaUrls": []string{"http://localhost/x.png"}}, "mediaUrls[0]"},
+		{map[string]any{"recipients": []string{stranger}, "fromPhoneNumberId": other.numberID}, "fromPhoneNumberId"},
+		{map[string]any{"recipients": []string{stranger}, "fromPhoneNumberId": "nope"}, "fromPhoneNumberId"},
+	} {
+		res := tn.do("POST", "/api/campaigns/"+id+"/test-send", bad.body)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%v: %s", bad.body, res.Body)
+		assert.Contains(t, res.ErrFields(t), bad.field, "%v", bad.body)
+	}
+	res = other.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{"recipients": []string{stranger}})
+	assert.Equal(t, http.StatusNotFound, res.Status, "another organization's campaign: %s", res.Body)
+	assert.Len(t, tn.thread(stranger), 2, "no refused call sent anything")
+}
+
+// Recipient-zone quiet hours: a recipient whose own zone is at night waits in the queue while
+// the others, in daytime zones, are sent; the campaign keeps sending meanwhile.
+func TestCampaignRecipientInANightZoneWaits(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550230", 100)
+	day := []string{"+12025555001", "+12025555002", "+12025555003"}
+	const night = "+12025555009"
+	tn.contacts("tz", day)
+	tn.contactsIn("tzn", zoneWhere(3), []string{night})
+	id := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "Z", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{"tz", "tzn"}}, "timezone": zoneWhere(12),
+	}), http.StatusCreated).str("id")
+	eventually(t, 30*time.Second, "the daytime recipients sent", func() bool { return tn.getCampaign(id).num("sentCount") == 3 })
+	time.Sleep(2 * time.Second)
+	c := tn.getCampaign(id)
+	assert.Equal(t, "sending", c.str("status"), "not complete while one waits")
+	assert.EqualValues(t, 3, c.num("sentCount"))
+	assert.EqualValues(t, 1, c.num("queuedCount"))
+	assert.Empty(t, tn.thread(night), "nothing handed over at 03:00 in the recipient's zone")
+	for _, p := range day {
+		assert.Len(t, tn.thread(p), 1, p)
+	}
 }

@@ -35,8 +35,10 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			if !ok {
 				return nil
 			}
-			// A message withdrawn by the campaign's cancel was never sent and is no failure.
-			counted := ev.GetErrorCode() != apierr.ReasonSourceCanceled
+			// A message withdrawn before the carrier saw it, by the campaign's cancel or because
+			// its contact was deleted meanwhile, was never sent and is no failure.
+			code := ev.GetErrorCode()
+			counted := code != apierr.ReasonSourceCanceled && code != apierr.ReasonContactNotFound
 			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, ev.GetTo(), ev.GetStatus(), counted)
 			if err != nil || !moved {
 				return err

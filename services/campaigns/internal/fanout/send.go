@@ -12,6 +12,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/credits"
+	"github.com/chorus-sms/chorus/pkg/quiethours"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/render"
@@ -183,7 +184,8 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 			// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging
 			// would refuse the whole batch it is in.
 			batch[i] = store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms),
-				Unsendable: strings.TrimSpace(body) == "" && c.MediaURL == nil}
+				Unsendable: strings.TrimSpace(body) == "" && c.MediaURL == nil,
+				Timezone:   quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
 		}
 		return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
 	})
@@ -259,6 +261,7 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) e
 				DedupeKey: "campaign:" + c.ID.String() + ":" + rc.ContactID.String(),
 				To:        rc.Phone, Body: rc.Body, MediaUrl: media, FromPhoneNumberId: from,
 				SourceKind: SourceKind, SourceId: c.ID.String(), HoldId: hold, QuietHoursTimezone: zone,
+				RecipientTimezone: rc.Timezone,
 			}
 		}
 		ids, err := r.messaging.SendMessages(ctx, c.OrgID, msgs)

@@ -61,3 +61,15 @@ func value(m *contactsv1.AudienceMember, name string) string {
 	}
 	return fmt.Sprint(v.AsInterface())
 }
+
+// Preview renders msg with data in place of a contact (a test send's mergePreviewData): each
+// merge field takes data's value for its name, a field data lacks renders empty.
+func Preview(msg string, data map[string]string, normalize bool) string {
+	out := field.ReplaceAllStringFunc(msg, func(tag string) string {
+		return data[field.FindStringSubmatch(tag)[1]]
+	})
+	if normalize {
+		out = smstext.Normalize(out)
+	}
+	return out
+}

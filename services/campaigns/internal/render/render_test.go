@@ -22,3 +22,12 @@ func TestText(t *testing.T) {
 	assert.Equal(t, "Hi Zoë — Springfield/math/2/true//+12025550143 {{not a field}}", render.Text(msg, m, false))
 	assert.Equal(t, "Hi Zoe - Springfield/math/2/true//+12025550143 {{not a field}}", render.Text(msg, m, true), "normalized after merging")
 }
+
+func TestPreview(t *testing.T) {
+	t.Parallel()
+	msg := "Hi {{firstName}} — {{ team }}/{{missing}}"
+	data := map[string]string{"firstName": "Zoë", "team": "math"}
+	assert.Equal(t, "Hi Zoë — math/", render.Preview(msg, data, false))
+	assert.Equal(t, "Hi Zoe - math/", render.Preview(msg, data, true))
+	assert.Equal(t, "Hi  - /", render.Preview(msg, nil, true), "no preview data: every field empty")
+}

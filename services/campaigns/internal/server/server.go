@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
@@ -92,27 +93,55 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 		return nil, storeError(err)
 	}
 	out := toCampaign(&c)
-	if out.PhoneNumber, err = s.phoneNumber(ctx, &c); err != nil {
+	var rate int32
+	if out.PhoneNumber, rate, err = s.phoneNumber(ctx, &c); err != nil {
+		return nil, err
+	}
+	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate); err != nil {
 		return nil, err
 	}
 	return &campaignsv1.GetCampaignResponse{Campaign: out}, nil
 }
 
+// estimatedCompletion is when c's queued messages will all have gone out at rate (its
+// number's messages per second) inside its zone's windows: completedAt once completed, nil
+// when it cannot be known (not running, paused, audience not resolved, no number).
+func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rate int32) (*timestamppb.Timestamp, error) {
+	switch {
+	case c.Status == store.StatusCompleted:
+		return ts(c.CompletedAt), nil
+	case c.Status != store.StatusPending && c.Status != store.StatusQueued && c.Status != store.StatusSending,
+		!c.AudienceResolved, rate <= 0:
+		return nil, nil
+	}
+	zone := ""
+	if c.Timezone != nil {
+		zone = *c.Timezone
+	} else {
+		o, err := s.cfg.Orgs.Organization(ctx, c.OrgID)
+		if err != nil {
+			return nil, fmt.Errorf("organization: %w", err)
+		}
+		zone = o.GetTimezone()
+	}
+	return timestamppb.New(quiethours.Finish(s.cfg.Now(), int(c.QueuedCount()), float64(rate), zone)), nil
+}
+
 // phoneNumber is the number c sends from: the one it names, else the organization's default;
-// nil when there is none (a draft of an organization without numbers).
-func (s *Server) phoneNumber(ctx context.Context, c *store.Campaign) (*campaignsv1.PhoneNumber, error) {
+// nil when there is none (a draft of an organization without numbers); and its rate.
+func (s *Server) phoneNumber(ctx context.Context, c *store.Campaign) (_ *campaignsv1.PhoneNumber, rate int32, _ error) {
 	id := ""
 	if c.FromPhoneNumberID != nil {
 		id = c.FromPhoneNumberID.String()
 	}
 	n, err := s.cfg.Messaging.PhoneNumber(ctx, c.OrgID, id)
 	if errors.Is(err, clients.ErrNotFound) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sending number: %w", err)
+		return nil, 0, fmt.Errorf("sending number: %w", err)
 	}
-	return &campaignsv1.PhoneNumber{Id: n.GetPhoneNumberId(), Number: n.GetNumber(), IsDefault: n.GetIsDefault()}, nil
+	return &campaignsv1.PhoneNumber{Id: n.GetPhoneNumberId(), Number: n.GetNumber(), IsDefault: n.GetIsDefault()}, n.GetMessagesPerSecond(), nil
 }
 
 // CreateDraft saves a draft: every field optional but name.

@@ -19,6 +19,8 @@ type Recipient struct {
 	// Unsendable is a recipient failed when the audience is stored (its text merged to
 	// nothing): never queued, counted in the campaign's failedCount.
 	Unsendable bool
+	// Timezone is the recipient's own zone ("" unknown), see quiethours.RecipientZone.
+	Timezone string
 }
 
 // Status reads a campaign's status and submission, the cheap check between fan-out batches.
@@ -51,17 +53,17 @@ func (s *Store) LastRecipient(ctx context.Context, campaign uuid.UUID) (uuid.UUI
 // batch, a second job) is kept as it is.
 func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
 	ids, phones, bodies, credits := make([]uuid.UUID, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int32, len(rs))
-	statuses := make([]string, len(rs))
+	statuses, zones := make([]string, len(rs)), make([]string, len(rs))
 	for i, r := range rs {
-		ids[i], phones[i], bodies[i], credits[i], statuses[i] = r.ContactID, r.Phone, r.Body, r.Credits, "queued"
+		ids[i], phones[i], bodies[i], credits[i], statuses[i], zones[i] = r.ContactID, r.Phone, r.Body, r.Credits, "queued", r.Timezone
 		if r.Unsendable {
 			credits[i], statuses[i] = 0, "failed"
 		}
 	}
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status)
-		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[])
-		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses)
+		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status, timezone)
+		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[])
+		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses, zones)
 	if err != nil {
 		return fmt.Errorf("add recipients: %w", err)
 	}
@@ -123,11 +125,11 @@ func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason s
 // contact id.
 func (s *Store) Unqueued(ctx context.Context, campaign uuid.UUID, limit int) ([]Recipient, error) {
 	rows, _ := s.pool.Query(ctx, `
-		SELECT contact_id, phone, body, credits FROM recipients
+		SELECT contact_id, phone, body, credits, timezone FROM recipients
 		WHERE campaign_id = $1 AND message_id IS NULL AND status = 'queued' ORDER BY contact_id LIMIT $2`, campaign, limit)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recipient, error) {
 		var r Recipient
-		return r, row.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits)
+		return r, row.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits, &r.Timezone)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("unqueued recipients: %w", err)
@@ -171,7 +173,7 @@ func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.U
 	if err != nil {
 		return false, fmt.Errorf("recipient status: %w", err)
 	}
-	var sent, failed, delivered int
+	var sent, failed, withdrawn, delivered int
 	wasSent := *before == "sent"
 	switch status {
 	case "sent", "undelivered":
@@ -189,12 +191,14 @@ func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.U
 		}
 		if countFailure {
 			failed = 1
+		} else {
+			withdrawn = 1
 		}
 	}
 	_, err = tx.Exec(ctx, `
 		UPDATE campaigns SET sent_count = sent_count + $3, failed_count = failed_count + $4,
-			delivered_count = delivered_count + $5, updated_at = now()
-		WHERE organization_id = $1 AND id = $2`, org, campaign, sent, failed, delivered)
+			withdrawn_count = withdrawn_count + $5, delivered_count = delivered_count + $6, updated_at = now()
+		WHERE organization_id = $1 AND id = $2`, org, campaign, sent, failed, withdrawn, delivered)
 	if err != nil {
 		return false, fmt.Errorf("campaign counters: %w", err)
 	}
@@ -219,7 +223,7 @@ func (s *Store) Complete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*Ca
 	c, err := scanCampaign(tx.QueryRow(ctx, `
 		UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now()
 		WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND audience_resolved
-			AND sent_count + failed_count >= total_count
+			AND sent_count + failed_count + withdrawn_count >= total_count
 		RETURNING `+columns, org, id))
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil

@@ -73,6 +73,7 @@ type Campaign struct {
 	TotalCount        int32
 	SentCount         int32
 	FailedCount       int32
+	WithdrawnCount    int32 // withdrawn before the carrier saw them: neither sent nor failed
 	DeliveredCount    int32
 	ReplyCount        int32
 	HeldCredits       int32
@@ -85,12 +86,13 @@ type Campaign struct {
 	CanceledAt        *time.Time
 }
 
-// QueuedCount is the recipients not yet sent nor failed; none once the campaign is over.
+// QueuedCount is the recipients not yet sent, failed or withdrawn; none once the campaign is
+// over.
 func (c *Campaign) QueuedCount() int32 {
 	if c.Status == StatusCompleted || c.Status == StatusFailed {
 		return 0
 	}
-	return max(0, c.TotalCount-c.SentCount-c.FailedCount)
+	return max(0, c.TotalCount-c.SentCount-c.FailedCount-c.WithdrawnCount)
 }
 
 // DeliveryRate is delivered / sent × 100 (0 before anything is sent).
@@ -104,14 +106,17 @@ func (c *Campaign) DeliveryRate() float64 {
 const columns = `id, organization_id, name, status, paused_from, channel, message, media_url, segment_id,
 	contact_filter, from_phone_number_id, scheduled_for, timezone, force_route, normalize_text, is_ab_test,
 	message_variant_a, message_variant_b, ab_test_wait_minutes, auto_reply_enabled, yes_response, no_response,
-	faq_replies, submission, total_count, sent_count, failed_count, delivered_count, reply_count, held_credits,
+	faq_replies, submission, total_count, sent_count, failed_count, withdrawn_count, delivered_count, reply_count, held_credits,
 	audience_resolved, failure_reason, created_at, updated_at, started_at, completed_at, canceled_at`
+
+// columnCount is how many columns there are.
+var columnCount = len((&Campaign{}).fields())
 
 func (c *Campaign) fields() []any {
 	return []any{&c.ID, &c.OrgID, &c.Name, &c.Status, &c.PausedFrom, &c.Channel, &c.Message, &c.MediaURL, &c.SegmentID,
 		&c.ContactFilter, &c.FromPhoneNumberID, &c.ScheduledFor, &c.Timezone, &c.ForceRoute, &c.NormalizeText, &c.IsAbTest,
 		&c.VariantA, &c.VariantB, &c.AbTestWaitMinutes, &c.AutoReplyEnabled, &c.YesResponse, &c.NoResponse,
-		&c.FaqReplies, &c.Submission, &c.TotalCount, &c.SentCount, &c.FailedCount, &c.DeliveredCount, &c.ReplyCount, &c.HeldCredits,
+		&c.FaqReplies, &c.Submission, &c.TotalCount, &c.SentCount, &c.FailedCount, &c.WithdrawnCount, &c.DeliveredCount, &c.ReplyCount, &c.HeldCredits,
 		&c.AudienceResolved, &c.FailureReason, &c.CreatedAt, &c.UpdatedAt, &c.StartedAt, &c.CompletedAt, &c.CanceledAt}
 }
 
@@ -174,7 +179,7 @@ func (s *Store) List(ctx context.Context, org uuid.UUID) ([]Campaign, error) {
 
 // Insert stores a new campaign inside tx.
 func (s *Store) Insert(ctx context.Context, tx pgx.Tx, c *Campaign) error {
-	_, err := tx.Exec(ctx, `INSERT INTO campaigns (`+columns+`) VALUES (`+placeholders(37)+`)`, c.values()...)
+	_, err := tx.Exec(ctx, `INSERT INTO campaigns (`+columns+`) VALUES (`+placeholders(columnCount)+`)`, c.values()...)
 	if err != nil {
 		return fmt.Errorf("insert campaign: %w", err)
 	}
@@ -184,7 +189,7 @@ func (s *Store) Insert(ctx context.Context, tx pgx.Tx, c *Campaign) error {
 // Save writes every field of a campaign locked in tx (Lock), and sets its updated_at.
 func (s *Store) Save(ctx context.Context, tx pgx.Tx, c *Campaign) error {
 	c.UpdatedAt = time.Now()
-	_, err := tx.Exec(ctx, `UPDATE campaigns SET (`+columns+`) = (`+placeholders(37)+`) WHERE organization_id = $2 AND id = $1`, c.values()...)
+	_, err := tx.Exec(ctx, `UPDATE campaigns SET (`+columns+`) = (`+placeholders(columnCount)+`) WHERE organization_id = $2 AND id = $1`, c.values()...)
 	if err != nil {
 		return fmt.Errorf("save campaign: %w", err)
 	}
@@ -199,7 +204,7 @@ func (c *Campaign) values() []any {
 	return []any{c.ID, c.OrgID, c.Name, c.Status, c.PausedFrom, c.Channel, c.Message, c.MediaURL, c.SegmentID,
 		c.ContactFilter, c.FromPhoneNumberID, c.ScheduledFor, c.Timezone, c.ForceRoute, c.NormalizeText, c.IsAbTest,
 		c.VariantA, c.VariantB, c.AbTestWaitMinutes, c.AutoReplyEnabled, c.YesResponse, c.NoResponse,
-		faq, c.Submission, c.TotalCount, c.SentCount, c.FailedCount, c.DeliveredCount, c.ReplyCount, c.HeldCredits,
+		faq, c.Submission, c.TotalCount, c.SentCount, c.FailedCount, c.WithdrawnCount, c.DeliveredCount, c.ReplyCount, c.HeldCredits,
 		c.AudienceResolved, c.FailureReason, c.CreatedAt, c.UpdatedAt, c.StartedAt, c.CompletedAt, c.CanceledAt}
 }
 

@@ -20,7 +20,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // Counters follow each recipient's status forward only: a repeated, late or out-of-order
 // status changes nothing, a failure after the carrier took the message moves it from sent to
-// failed, and a withdrawn message (a canceled campaign's) is not counted as a failure.
+// failed, and a withdrawn message (a canceled campaign's, a deleted contact's) is counted
+// neither as a failure nor as queued, so the campaign completes.
 func TestApplyStatusCountsEachMoveOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -79,5 +80,11 @@ func TestApplyStatusCountsEachMoveOnce(t *testing.T) {
 	assert.EqualValues(t, 1, got.FailedCount)
 	assert.EqualValues(t, 2, got.DeliveredCount)
 	assert.InDelta(t, 100, got.DeliveryRate(), 0.001)
-	assert.EqualValues(t, 1, got.QueuedCount(), "the withdrawn one is neither sent nor failed")
+	assert.EqualValues(t, 1, got.WithdrawnCount, "the withdrawn one is neither sent nor failed")
+	assert.EqualValues(t, 0, got.QueuedCount(), "nor queued")
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		done, err := st.Complete(ctx, tx, org, c.ID)
+		require.NotNil(t, done, "every recipient is sent, failed or withdrawn: complete")
+		return err
+	}))
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Outgoing is one message to hand to a carrier.
@@ -15,6 +16,9 @@ type Outgoing struct {
 	Body              string
 	MediaURLs         []string
 	StatusCallbackURL string // carries our message id, so an unknown outcome can be settled
+	// ValidityPeriod, when positive, is how long the carrier may keep trying to deliver: a
+	// bulk message must not arrive after the quiet-hours window closes.
+	ValidityPeriod time.Duration
 }
 
 // Accepted is the carrier's acceptance of a message.

@@ -107,6 +107,9 @@ func (t *Twilio) Send(ctx context.Context, m Outgoing) (Accepted, error) {
 	if m.StatusCallbackURL != "" {
 		form.Set("StatusCallback", m.StatusCallbackURL)
 	}
+	if vp, ok := twilioValidity(m.ValidityPeriod); ok {
+		form.Set("ValidityPeriod", strconv.Itoa(vp))
+	}
 	body := form.Encode()
 
 	for attempt := 1; ; attempt++ {
@@ -310,4 +313,20 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-timer.C:
 		return true
 	}
+}
+
+// twilioMaxValidity is Twilio's longest (and default) ValidityPeriod, in seconds.
+const twilioMaxValidity = 36000
+
+// twilioValidity is d as Twilio's ValidityPeriod (whole seconds, 1 to 36000, rounded down so
+// the message never outlives d); ok is false when d is unset or no shorter than the default.
+func twilioValidity(d time.Duration) (int, bool) {
+	if d <= 0 {
+		return 0, false
+	}
+	s := int(d / time.Second)
+	if s >= twilioMaxValidity {
+		return 0, false
+	}
+	return max(s, 1), true
 }

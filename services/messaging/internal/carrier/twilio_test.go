@@ -161,6 +161,23 @@ func TestTwilioSendOmitsEmptyOptionalFields(t *testing.T) {
 	assert.Equal(t, url.Values{"To": {"+14155550123"}, "From": {"+14155550100"}, "Body": {"hi"}}, f.forms[0])
 }
 
+// A bulk message's validity period ends when the quiet-hours window closes: Twilio gets it
+// in whole seconds, rounded down, and not at all when it is no shorter than Twilio's default.
+func TestTwilioSendValidityPeriod(t *testing.T) {
+	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		reply(w, http.StatusCreated, createdBody)
+	})
+	tw := newTestTwilio(t, f.URL, nil)
+	for _, d := range []time.Duration{90*time.Minute + 999*time.Millisecond, 300 * time.Millisecond, 13 * time.Hour} {
+		_, err := tw.Send(t.Context(), Outgoing{From: "+14155550100", To: "+14155550123", Body: "hi", ValidityPeriod: d})
+		require.NoError(t, err)
+	}
+	require.Len(t, f.forms, 3)
+	assert.Equal(t, "5400", f.forms[0].Get("ValidityPeriod"))
+	assert.Equal(t, "1", f.forms[1].Get("ValidityPeriod"), "at least a second")
+	assert.NotContains(t, f.forms[2], "ValidityPeriod", "longer than Twilio's 10-hour default")
+}
+
 func TestTwilioSendRejections(t *testing.T) {
 	tests := []struct {
 		name   string

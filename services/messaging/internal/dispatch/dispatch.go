@@ -60,12 +60,16 @@ type Dispatcher struct {
 	contacts  *contacts.Client
 	billing   *billing.Client
 	throttle  *throttle
+	rate      int
 	live      carrier.Provider
 	sandbox   carrier.Sandbox
 	publicURL string
 	delay     time.Duration
 	log       *slog.Logger
 }
+
+// NumberRate is how many messages per second each sending number dispatches.
+func (d *Dispatcher) NumberRate() int { return d.rate }
 
 // New builds the dispatcher and its River client; Start begins working queued messages.
 func New(cfg Config) (*Dispatcher, error) {
@@ -78,6 +82,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		contacts:  cfg.Contacts,
 		billing:   cfg.Billing,
 		throttle:  newThrottle(cfg.Redis, cfg.NumberRate),
+		rate:      cfg.NumberRate,
 		live:      cfg.Live,
 		publicURL: cfg.PublicURL,
 		delay:     cfg.SandboxDelay,

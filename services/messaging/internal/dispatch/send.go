@@ -27,6 +27,9 @@ const (
 	CodeUnavailable   = apierr.ReasonUnavailable
 	CodeMisconfigured = apierr.ReasonCarrierMisconfigured
 	CodeNotSendable   = apierr.ReasonNotSendable
+	// CodeContactGone: the recipient's contact was deleted while the message waited; the
+	// message was withdrawn, which a campaign counts neither as sent nor as failed.
+	CodeContactGone   = apierr.ReasonContactNotFound
 	CodeHoldNotFound  = apierr.ReasonHoldNotFound
 	CodeHoldExhausted = apierr.ReasonHoldExhausted
 	CodeHoldReleased  = apierr.ReasonHoldReleased
@@ -91,7 +94,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 	if m.Status != store.StatusQueued {
 		return 0, nil
 	}
-	if wait := quiethours.Wait(m.QuietTimezone, time.Now()); wait > 0 {
+	if wait := quiethours.WaitAll(time.Now(), m.QuietTimezone, m.RecipientTimezone); wait > 0 {
 		return wait, nil
 	}
 	if wait, stopped, err := d.heldBack(ctx, m, run.snoozes); err != nil || stopped || wait > 0 {
@@ -108,6 +111,11 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 		}
 		if code, err := pay(ctx, &m); err != nil || code != "" {
 			if err != nil {
+				return 0, err
+			}
+			// A source canceled since heldBack looked has released its hold: the message is
+			// withdrawn with the others, not failed for want of credits.
+			if _, stopped, err := d.heldBack(ctx, m, run.snoozes); err != nil || stopped {
 				return 0, err
 			}
 			_, err := d.fail(ctx, m, code, nil)
@@ -189,7 +197,8 @@ func (d *Dispatcher) heldBack(ctx context.Context, m store.Message, snoozes int)
 // refusal asks contacts whether m's recipient may be texted now, the moment before m is handed
 // to the carrier, so that a STOP recorded while m waited (throttle, quiet hours, queue) stops
 // it: SENDABLE_REASON_OK means send, anything else is why not. System messages (keyword
-// confirmations such as the opt-out's own) go out whatever the consent.
+// confirmations such as the opt-out's own) go out whatever the consent; test copies are
+// refused only to an opted-out number.
 func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.SendableReason, error) {
 	if m.SourceKind == store.SourceSystem {
 		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
@@ -205,20 +214,30 @@ func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.S
 	if r.GetSendable() {
 		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
 	}
+	// A test copy may go to any number (the sender's own phone need not be a contact), but
+	// never to one that opted out.
+	if m.SourceKind == store.SourceTest && r.GetReason() != contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT {
+		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
+	}
 	if r.GetReason() == contactsv1.SendableReason_SENDABLE_REASON_OK {
 		return contactsv1.SendableReason_SENDABLE_REASON_UNSPECIFIED, nil // not sendable, whatever it says
 	}
 	return r.GetReason(), nil
 }
 
-// stopIfRefused fails m (CodeNotSendable, with whatever it paid returned) when its recipient
-// may not be texted now, and reports whether it did.
+// stopIfRefused fails m (CodeNotSendable, or CodeContactGone when no contact has the phone
+// any more, with whatever it paid returned) when its recipient may not be texted now, and
+// reports whether it did.
 func (d *Dispatcher) stopIfRefused(ctx context.Context, m store.Message) (stopped bool, err error) {
 	refused, err := d.refusal(ctx, m)
 	if err != nil || refused == contactsv1.SendableReason_SENDABLE_REASON_OK {
 		return false, err
 	}
-	_, err = d.fail(ctx, m, CodeNotSendable, nil)
+	code := CodeNotSendable
+	if refused == contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT {
+		code = CodeContactGone
+	}
+	_, err = d.fail(ctx, m, code, nil)
 	return true, err
 }
 
@@ -262,14 +281,21 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 	}
 	var media []string
 	media = append(media, m.MediaURLs...)
-	acc, sendErr := p.Send(ctx, carrier.Outgoing{
+	out := carrier.Outgoing{
 		MessageID:         m.ID.String(),
 		From:              m.OurNumber,
 		To:                m.ContactPhone,
 		Body:              m.Body,
 		MediaURLs:         media,
 		StatusCallbackURL: d.statusCallbackURL(p.Name(), m.ID),
-	})
+	}
+	// Nothing may arrive after the window closes where quiet hours apply to the message.
+	if now := time.Now(); quiethours.WaitAll(now, m.QuietTimezone, m.RecipientTimezone) == 0 {
+		if closes, ok := quiethours.Closes(now, m.QuietTimezone, m.RecipientTimezone); ok {
+			out.ValidityPeriod = closes.Sub(now)
+		}
+	}
+	acc, sendErr := p.Send(ctx, out)
 	var rejected *carrier.RejectedError
 	switch {
 	case sendErr == nil:

@@ -69,5 +69,6 @@ func (s *Server) GetPhoneNumber(ctx context.Context, req *messagingv1.GetPhoneNu
 	if err != nil {
 		return nil, err
 	}
-	return &messagingv1.GetPhoneNumberResponse{PhoneNumberId: n.ID.String(), Number: n.Number, IsDefault: n.IsDefault}, nil
+	return &messagingv1.GetPhoneNumberResponse{PhoneNumberId: n.ID.String(), Number: n.Number, IsDefault: n.IsDefault,
+		MessagesPerSecond: int32(s.cfg.Dispatch.NumberRate())}, nil
 }

@@ -19,7 +19,8 @@ import (
 // maxQueued bounds one SendMessages call.
 const maxQueued = 1000
 
-// SendMessages stores messages for campaigns and polls and queues their dispatch, in one
+// SendMessages stores messages for campaigns and polls (and campaigns' test copies: free,
+// never held for quiet hours) and queues their dispatch, in one
 // transaction; a message whose dedupe key was used before is not queued again. A suspended
 // account's batch is refused whole (BILLING_SUSPENDED), as billing would refuse every message.
 func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessagesRequest) (*messagingv1.SendMessagesResponse, error) {
@@ -68,12 +69,17 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		if err := f.Err(); err != nil {
 			return nil, err
 		}
-		if in.GetSourceKind() != store.SourceCampaign && in.GetSourceKind() != store.SourcePoll {
-			return nil, apierr.Field(field+".sourceKind", "must be campaign or poll")
+		kind := in.GetSourceKind()
+		if kind != store.SourceCampaign && kind != store.SourcePoll && kind != store.SourceTest {
+			return nil, apierr.Field(field+".sourceKind", "must be campaign, poll or test")
 		}
-		if tz := in.GetQuietHoursTimezone(); tz != "" {
+		test := kind == store.SourceTest
+		for name, tz := range map[string]string{"quietHoursTimezone": in.GetQuietHoursTimezone(), "recipientTimezone": in.GetRecipientTimezone()} {
+			if tz == "" || test {
+				continue
+			}
 			if _, err := time.LoadLocation(tz); err != nil {
-				return nil, apierr.Field(field+".quietHoursTimezone", "must be an IANA timezone")
+				return nil, apierr.Field(field+"."+name, "must be an IANA timezone")
 			}
 		}
 		from, ok := numbers[in.GetFromPhoneNumberId()]
@@ -92,26 +98,32 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		if in.GetMediaUrl() != "" {
 			media = []string{in.GetMediaUrl()}
 		}
+		media = append(media, in.GetMediaUrls()...)
+		quietZone, recipientZone, hold := in.GetQuietHoursTimezone(), in.GetRecipientTimezone(), in.GetHoldId()
+		if test { // a test copy goes at once and costs nothing
+			quietZone, recipientZone, hold = "", "", ""
+		}
 		msgs[i] = store.Message{
-			ID:            uuid.Must(uuid.NewV7()),
-			OrgID:         org,
-			Direction:     store.Outgoing,
-			ContactPhone:  to,
-			OurNumber:     from.Number,
-			PhoneNumberID: &from.ID,
-			Body:          in.GetBody(),
-			MediaURLs:     media,
-			IsMMS:         len(media) > 0,
-			Status:        store.StatusQueued,
-			Provider:      provider,
-			Credits:       credits.Credits(in.GetBody(), len(media) > 0),
-			Billable:      !o.GetSandbox(),
-			HoldID:        in.GetHoldId(),
-			SourceKind:    in.GetSourceKind(),
-			SourceID:      in.GetSourceId(),
-			DedupeKey:     in.GetDedupeKey(),
-			QuietTimezone: in.GetQuietHoursTimezone(),
-			CreatedAt:     now,
+			ID:                uuid.Must(uuid.NewV7()),
+			OrgID:             org,
+			Direction:         store.Outgoing,
+			ContactPhone:      to,
+			OurNumber:         from.Number,
+			PhoneNumberID:     &from.ID,
+			Body:              in.GetBody(),
+			MediaURLs:         media,
+			IsMMS:             len(media) > 0,
+			Status:            store.StatusQueued,
+			Provider:          provider,
+			Credits:           credits.Credits(in.GetBody(), len(media) > 0),
+			Billable:          !o.GetSandbox() && !test,
+			HoldID:            hold,
+			SourceKind:        in.GetSourceKind(),
+			SourceID:          in.GetSourceId(),
+			DedupeKey:         in.GetDedupeKey(),
+			QuietTimezone:     quietZone,
+			RecipientTimezone: recipientZone,
+			CreatedAt:         now,
 		}
 	}
 	batch := make([]*store.Message, len(msgs))

@@ -203,10 +203,15 @@ type DisplayMetrics struct {
 	Queued       int32 `protobuf:"varint,4,opt,name=queued,proto3" json:"queued,omitempty"`
 	Delivered    int32 `protobuf:"varint,5,opt,name=delivered,proto3" json:"delivered,omitempty"`
 	// delivered / sent x 100; 0 before anything is sent.
-	DeliveryRate  float64 `protobuf:"fixed64,6,opt,name=delivery_rate,json=deliveryRate,proto3" json:"delivery_rate,omitempty"`
-	Replies       int32   `protobuf:"varint,7,opt,name=replies,proto3" json:"replies,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DeliveryRate float64 `protobuf:"fixed64,6,opt,name=delivery_rate,json=deliveryRate,proto3" json:"delivery_rate,omitempty"`
+	Replies      int32   `protobuf:"varint,7,opt,name=replies,proto3" json:"replies,omitempty"`
+	// Beyond the spec: when the queued messages will all have gone out at the sending number's
+	// rate within the campaign zone's 08:00-21:00 windows (recipients' own zones not counted);
+	// completedAt once completed; null when it cannot be known (draft, scheduled, paused,
+	// failed, audience not yet resolved).
+	EstimatedCompletionAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=estimated_completion_at,json=estimatedCompletionAt,proto3" json:"estimated_completion_at,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *DisplayMetrics) Reset() {
@@ -286,6 +291,13 @@ func (x *DisplayMetrics) GetReplies() int32 {
 		return x.Replies
 	}
 	return 0
+}
+
+func (x *DisplayMetrics) GetEstimatedCompletionAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EstimatedCompletionAt
+	}
+	return nil
 }
 
 // Campaign is every field of the spec's Campaign, plus the detail's phoneNumber and
@@ -1698,6 +1710,213 @@ func (x *CancelCampaignResponse) GetCampaign() *Campaign {
 	return nil
 }
 
+// TestSendRequest is the body of POST /api/campaigns/{id}/test-send.
+type TestSendRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// E.164 numbers, 1 to 10.
+	Recipients []string `protobuf:"bytes,2,rep,name=recipients,proto3" json:"recipients,omitempty"`
+	// Default: the campaign's message, with merge_preview_data applied.
+	Body      string   `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	MediaUrls []string `protobuf:"bytes,4,rep,name=media_urls,json=mediaUrls,proto3" json:"media_urls,omitempty"`
+	// Empty: the campaign's number, else the organization's default.
+	FromPhoneNumberId string `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`
+	// Values for the merge fields ({{firstName}} ...); a field without one renders empty.
+	MergePreviewData map[string]string `protobuf:"bytes,6,rep,name=merge_preview_data,json=mergePreviewData,proto3" json:"merge_preview_data,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *TestSendRequest) Reset() {
+	*x = TestSendRequest{}
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestSendRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestSendRequest) ProtoMessage() {}
+
+func (x *TestSendRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestSendRequest.ProtoReflect.Descriptor instead.
+func (*TestSendRequest) Descriptor() ([]byte, []int) {
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *TestSendRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TestSendRequest) GetRecipients() []string {
+	if x != nil {
+		return x.Recipients
+	}
+	return nil
+}
+
+func (x *TestSendRequest) GetBody() string {
+	if x != nil {
+		return x.Body
+	}
+	return ""
+}
+
+func (x *TestSendRequest) GetMediaUrls() []string {
+	if x != nil {
+		return x.MediaUrls
+	}
+	return nil
+}
+
+func (x *TestSendRequest) GetFromPhoneNumberId() string {
+	if x != nil {
+		return x.FromPhoneNumberId
+	}
+	return ""
+}
+
+func (x *TestSendRequest) GetMergePreviewData() map[string]string {
+	if x != nil {
+		return x.MergePreviewData
+	}
+	return nil
+}
+
+// TestSendResponse gives each recipient's outcome, in request order.
+type TestSendResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*TestSendResult      `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestSendResponse) Reset() {
+	*x = TestSendResponse{}
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestSendResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestSendResponse) ProtoMessage() {}
+
+func (x *TestSendResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestSendResponse.ProtoReflect.Descriptor instead.
+func (*TestSendResponse) Descriptor() ([]byte, []int) {
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *TestSendResponse) GetResults() []*TestSendResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// TestSendResult is what became of one test recipient.
+type TestSendResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// E.164.
+	To string `protobuf:"bytes,1,opt,name=to,proto3" json:"to,omitempty"`
+	// "sent" (handed to dispatch at once; its carrier outcome shows in the thread) or "refused".
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// Why it was refused ("CONTACT_OPTED_OUT"); "" when sent.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The message's id; "" when refused.
+	MessageId     string `protobuf:"bytes,4,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestSendResult) Reset() {
+	*x = TestSendResult{}
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestSendResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestSendResult) ProtoMessage() {}
+
+func (x *TestSendResult) ProtoReflect() protoreflect.Message {
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestSendResult.ProtoReflect.Descriptor instead.
+func (*TestSendResult) Descriptor() ([]byte, []int) {
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *TestSendResult) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *TestSendResult) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *TestSendResult) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *TestSendResult) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
 var File_campaigns_v1_campaigns_proto protoreflect.FileDescriptor
 
 const file_campaigns_v1_campaigns_proto_rawDesc = "" +
@@ -1714,7 +1933,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"\xd6\x01\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\"\xaa\x02\n" +
 	"\x0eDisplayMetrics\x12#\n" +
 	"\raudience_size\x18\x01 \x01(\x05R\faudienceSize\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x16\n" +
@@ -1722,7 +1941,8 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x06queued\x18\x04 \x01(\x05R\x06queued\x12\x1c\n" +
 	"\tdelivered\x18\x05 \x01(\x05R\tdelivered\x12#\n" +
 	"\rdelivery_rate\x18\x06 \x01(\x01R\fdeliveryRate\x12\x18\n" +
-	"\areplies\x18\a \x01(\x05R\areplies\"\xc2\f\n" +
+	"\areplies\x18\a \x01(\x05R\areplies\x12R\n" +
+	"\x17estimated_completion_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x15estimatedCompletionAt\"\xc2\f\n" +
 	"\bCampaign\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -1872,7 +2092,28 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x15CancelCampaignRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"S\n" +
 	"\x16CancelCampaignResponse\x129\n" +
-	"\bcampaign\x18\x01 \x01(\v2\x1d.chorus.campaigns.v1.CampaignR\bcampaign2\xc9\x06\n" +
+	"\bcampaign\x18\x01 \x01(\v2\x1d.chorus.campaigns.v1.CampaignR\bcampaign\"\xd4\x02\n" +
+	"\x0fTestSendRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1e\n" +
+	"\n" +
+	"recipients\x18\x02 \x03(\tR\n" +
+	"recipients\x12\x12\n" +
+	"\x04body\x18\x03 \x01(\tR\x04body\x12\x1d\n" +
+	"\n" +
+	"media_urls\x18\x04 \x03(\tR\tmediaUrls\x12/\n" +
+	"\x14from_phone_number_id\x18\x05 \x01(\tR\x11fromPhoneNumberId\x12h\n" +
+	"\x12merge_preview_data\x18\x06 \x03(\v2:.chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntryR\x10mergePreviewData\x1aC\n" +
+	"\x15MergePreviewDataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Q\n" +
+	"\x10TestSendResponse\x12=\n" +
+	"\aresults\x18\x01 \x03(\v2#.chorus.campaigns.v1.TestSendResultR\aresults\"o\n" +
+	"\x0eTestSendResult\x12\x0e\n" +
+	"\x02to\x18\x01 \x01(\tR\x02to\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x04 \x01(\tR\tmessageId2\xa2\a\n" +
 	"\x10CampaignsService\x12f\n" +
 	"\rListCampaigns\x12).chorus.campaigns.v1.ListCampaignsRequest\x1a*.chorus.campaigns.v1.ListCampaignsResponse\x12`\n" +
 	"\vGetCampaign\x12'.chorus.campaigns.v1.GetCampaignRequest\x1a(.chorus.campaigns.v1.GetCampaignResponse\x12`\n" +
@@ -1881,7 +2122,8 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x0eCreateCampaign\x12*.chorus.campaigns.v1.CreateCampaignRequest\x1a+.chorus.campaigns.v1.CreateCampaignResponse\x12f\n" +
 	"\rPauseCampaign\x12).chorus.campaigns.v1.PauseCampaignRequest\x1a*.chorus.campaigns.v1.PauseCampaignResponse\x12i\n" +
 	"\x0eResumeCampaign\x12*.chorus.campaigns.v1.ResumeCampaignRequest\x1a+.chorus.campaigns.v1.ResumeCampaignResponse\x12i\n" +
-	"\x0eCancelCampaign\x12*.chorus.campaigns.v1.CancelCampaignRequest\x1a+.chorus.campaigns.v1.CancelCampaignResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/campaigns/v1;campaignsv1b\x06proto3"
+	"\x0eCancelCampaign\x12*.chorus.campaigns.v1.CancelCampaignRequest\x1a+.chorus.campaigns.v1.CancelCampaignResponse\x12W\n" +
+	"\bTestSend\x12$.chorus.campaigns.v1.TestSendRequest\x1a%.chorus.campaigns.v1.TestSendResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/campaigns/v1;campaignsv1b\x06proto3"
 
 var (
 	file_campaigns_v1_campaigns_proto_rawDescOnce sync.Once
@@ -1895,7 +2137,7 @@ func file_campaigns_v1_campaigns_proto_rawDescGZIP() []byte {
 	return file_campaigns_v1_campaigns_proto_rawDescData
 }
 
-var file_campaigns_v1_campaigns_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_campaigns_v1_campaigns_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_campaigns_v1_campaigns_proto_goTypes = []any{
 	(*ContactFilter)(nil),          // 0: chorus.campaigns.v1.ContactFilter
 	(*FaqReply)(nil),               // 1: chorus.campaigns.v1.FaqReply
@@ -1920,64 +2162,73 @@ var file_campaigns_v1_campaigns_proto_goTypes = []any{
 	(*ResumeCampaignResponse)(nil), // 20: chorus.campaigns.v1.ResumeCampaignResponse
 	(*CancelCampaignRequest)(nil),  // 21: chorus.campaigns.v1.CancelCampaignRequest
 	(*CancelCampaignResponse)(nil), // 22: chorus.campaigns.v1.CancelCampaignResponse
-	(*wrapperspb.StringValue)(nil), // 23: google.protobuf.StringValue
-	(*timestamppb.Timestamp)(nil),  // 24: google.protobuf.Timestamp
-	(*structpb.ListValue)(nil),     // 25: google.protobuf.ListValue
+	(*TestSendRequest)(nil),        // 23: chorus.campaigns.v1.TestSendRequest
+	(*TestSendResponse)(nil),       // 24: chorus.campaigns.v1.TestSendResponse
+	(*TestSendResult)(nil),         // 25: chorus.campaigns.v1.TestSendResult
+	nil,                            // 26: chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	(*timestamppb.Timestamp)(nil),  // 27: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil), // 28: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),     // 29: google.protobuf.ListValue
 }
 var file_campaigns_v1_campaigns_proto_depIdxs = []int32{
-	23, // 0: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
-	23, // 1: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
-	0,  // 2: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	24, // 3: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
-	23, // 4: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
-	1,  // 5: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
-	24, // 6: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
-	24, // 7: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
-	24, // 8: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
-	24, // 9: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
-	23, // 10: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
-	2,  // 11: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
-	3,  // 12: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
-	24, // 13: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
-	23, // 14: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
-	23, // 15: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
-	24, // 16: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
-	24, // 17: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
-	24, // 18: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
-	0,  // 19: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	25, // 20: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
-	5,  // 21: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
-	4,  // 22: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 23: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 24: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 25: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 26: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 27: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 28: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 29: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 30: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 31: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	7,  // 32: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
-	9,  // 33: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
-	11, // 34: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
-	13, // 35: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
-	15, // 36: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
-	17, // 37: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
-	19, // 38: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
-	21, // 39: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
-	8,  // 40: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
-	10, // 41: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
-	12, // 42: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
-	14, // 43: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
-	16, // 44: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
-	18, // 45: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
-	20, // 46: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
-	22, // 47: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
-	40, // [40:48] is the sub-list for method output_type
-	32, // [32:40] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	27, // 0: chorus.campaigns.v1.DisplayMetrics.estimated_completion_at:type_name -> google.protobuf.Timestamp
+	28, // 1: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
+	28, // 2: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
+	0,  // 3: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	27, // 4: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
+	28, // 5: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
+	1,  // 6: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
+	27, // 7: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
+	27, // 8: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
+	27, // 9: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
+	27, // 10: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
+	28, // 11: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
+	2,  // 12: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
+	3,  // 13: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
+	27, // 14: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
+	28, // 15: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
+	28, // 16: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
+	27, // 17: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
+	27, // 18: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
+	27, // 19: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
+	0,  // 20: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	29, // 21: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
+	5,  // 22: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
+	4,  // 23: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 24: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	4,  // 25: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 26: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	4,  // 27: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 28: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	4,  // 29: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	4,  // 30: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	4,  // 31: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	4,  // 32: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	26, // 33: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	25, // 34: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
+	7,  // 35: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
+	9,  // 36: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
+	11, // 37: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
+	13, // 38: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
+	15, // 39: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
+	17, // 40: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
+	19, // 41: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
+	21, // 42: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
+	23, // 43: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
+	8,  // 44: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
+	10, // 45: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
+	12, // 46: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
+	14, // 47: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
+	16, // 48: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
+	18, // 49: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
+	20, // 50: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
+	22, // 51: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
+	24, // 52: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
+	44, // [44:53] is the sub-list for method output_type
+	35, // [35:44] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_campaigns_v1_campaigns_proto_init() }
@@ -1992,7 +2243,7 @@ func file_campaigns_v1_campaigns_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_campaigns_v1_campaigns_proto_rawDesc), len(file_campaigns_v1_campaigns_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

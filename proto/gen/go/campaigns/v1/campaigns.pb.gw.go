@@ -311,6 +311,51 @@ func local_request_CampaignsService_CancelCampaign_0(ctx context.Context, marsha
 	return msg, metadata, err
 }
 
+func request_CampaignsService_TestSend_0(ctx context.Context, marshaler runtime.Marshaler, client CampaignsServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq TestSendRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.TestSend(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_CampaignsService_TestSend_0(ctx context.Context, marshaler runtime.Marshaler, server CampaignsServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq TestSendRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	msg, err := server.TestSend(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterCampaignsServiceHandlerServer registers the http handlers for service CampaignsService to "mux".
 // UnaryRPC     :call CampaignsServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -476,6 +521,26 @@ func RegisterCampaignsServiceHandlerServer(ctx context.Context, mux *runtime.Ser
 			return
 		}
 		forward_CampaignsService_CancelCampaign_0(annotatedContext, mux, outboundMarshaler, w, req, response_CampaignsService_CancelCampaign_0{resp.(*CancelCampaignResponse)}, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_CampaignsService_TestSend_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/chorus.campaigns.v1.CampaignsService/TestSend", runtime.WithHTTPPathPattern("/api/campaigns/{id}/test-send"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_CampaignsService_TestSend_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_CampaignsService_TestSend_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -653,6 +718,23 @@ func RegisterCampaignsServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 		}
 		forward_CampaignsService_CancelCampaign_0(annotatedContext, mux, outboundMarshaler, w, req, response_CampaignsService_CancelCampaign_0{resp.(*CancelCampaignResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_CampaignsService_TestSend_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/chorus.campaigns.v1.CampaignsService/TestSend", runtime.WithHTTPPathPattern("/api/campaigns/{id}/test-send"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_CampaignsService_TestSend_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_CampaignsService_TestSend_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -737,6 +819,7 @@ var (
 	pattern_CampaignsService_PauseCampaign_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "campaigns", "id", "pause"}, ""))
 	pattern_CampaignsService_ResumeCampaign_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "campaigns", "id", "resume"}, ""))
 	pattern_CampaignsService_CancelCampaign_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "campaigns", "id", "cancel"}, ""))
+	pattern_CampaignsService_TestSend_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "campaigns", "id", "test-send"}, ""))
 )
 
 var (
@@ -748,4 +831,5 @@ var (
 	forward_CampaignsService_PauseCampaign_0  = runtime.ForwardResponseMessage
 	forward_CampaignsService_ResumeCampaign_0 = runtime.ForwardResponseMessage
 	forward_CampaignsService_CancelCampaign_0 = runtime.ForwardResponseMessage
+	forward_CampaignsService_TestSend_0       = runtime.ForwardResponseMessage
 )

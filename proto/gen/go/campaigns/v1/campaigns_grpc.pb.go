@@ -27,6 +27,7 @@ const (
 	CampaignsService_PauseCampaign_FullMethodName  = "/chorus.campaigns.v1.CampaignsService/PauseCampaign"
 	CampaignsService_ResumeCampaign_FullMethodName = "/chorus.campaigns.v1.CampaignsService/ResumeCampaign"
 	CampaignsService_CancelCampaign_FullMethodName = "/chorus.campaigns.v1.CampaignsService/CancelCampaign"
+	CampaignsService_TestSend_FullMethodName       = "/chorus.campaigns.v1.CampaignsService/TestSend"
 )
 
 // CampaignsServiceClient is the client API for CampaignsService service.
@@ -52,6 +53,9 @@ type CampaignsServiceClient interface {
 	ResumeCampaign(ctx context.Context, in *ResumeCampaignRequest, opts ...grpc.CallOption) (*ResumeCampaignResponse, error)
 	// CancelCampaign returns a scheduled campaign to draft, or stops a running one for good.
 	CancelCampaign(ctx context.Context, in *CancelCampaignRequest, opts ...grpc.CallOption) (*CancelCampaignResponse, error)
+	// TestSend sends a test copy of the campaign to up to 10 numbers at once: whatever the hour,
+	// free, counted in no metric, never to an opted-out number.
+	TestSend(ctx context.Context, in *TestSendRequest, opts ...grpc.CallOption) (*TestSendResponse, error)
 }
 
 type campaignsServiceClient struct {
@@ -142,6 +146,16 @@ func (c *campaignsServiceClient) CancelCampaign(ctx context.Context, in *CancelC
 	return out, nil
 }
 
+func (c *campaignsServiceClient) TestSend(ctx context.Context, in *TestSendRequest, opts ...grpc.CallOption) (*TestSendResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TestSendResponse)
+	err := c.cc.Invoke(ctx, CampaignsService_TestSend_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CampaignsServiceServer is the server API for CampaignsService service.
 // All implementations must embed UnimplementedCampaignsServiceServer
 // for forward compatibility.
@@ -165,6 +179,9 @@ type CampaignsServiceServer interface {
 	ResumeCampaign(context.Context, *ResumeCampaignRequest) (*ResumeCampaignResponse, error)
 	// CancelCampaign returns a scheduled campaign to draft, or stops a running one for good.
 	CancelCampaign(context.Context, *CancelCampaignRequest) (*CancelCampaignResponse, error)
+	// TestSend sends a test copy of the campaign to up to 10 numbers at once: whatever the hour,
+	// free, counted in no metric, never to an opted-out number.
+	TestSend(context.Context, *TestSendRequest) (*TestSendResponse, error)
 	mustEmbedUnimplementedCampaignsServiceServer()
 }
 
@@ -198,6 +215,9 @@ func (UnimplementedCampaignsServiceServer) ResumeCampaign(context.Context, *Resu
 }
 func (UnimplementedCampaignsServiceServer) CancelCampaign(context.Context, *CancelCampaignRequest) (*CancelCampaignResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelCampaign not implemented")
+}
+func (UnimplementedCampaignsServiceServer) TestSend(context.Context, *TestSendRequest) (*TestSendResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TestSend not implemented")
 }
 func (UnimplementedCampaignsServiceServer) mustEmbedUnimplementedCampaignsServiceServer() {}
 func (UnimplementedCampaignsServiceServer) testEmbeddedByValue()                          {}
@@ -364,6 +384,24 @@ func _CampaignsService_CancelCampaign_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CampaignsService_TestSend_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TestSendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CampaignsServiceServer).TestSend(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CampaignsService_TestSend_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CampaignsServiceServer).TestSend(ctx, req.(*TestSendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CampaignsService_ServiceDesc is the grpc.ServiceDesc for CampaignsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -402,6 +440,10 @@ var CampaignsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelCampaign",
 			Handler:    _CampaignsService_CancelCampaign_Handler,
+		},
+		{
+			MethodName: "TestSend",
+			Handler:    _CampaignsService_TestSend_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1432,7 +1432,9 @@ type OutgoingMessage struct {
 	MediaUrl string `protobuf:"bytes,4,opt,name=media_url,json=mediaUrl,proto3" json:"media_url,omitempty"`
 	// Empty: the organization's default number.
 	FromPhoneNumberId string `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`
-	// "campaign" or "poll"; inbound replies are attributed to it.
+	// "campaign" or "poll"; inbound replies are attributed to it. "test" is a campaign's test
+	// copy (source_id the campaign): free, never held for quiet hours, refused only to an
+	// opted-out number, and counted by no campaign or poll.
 	SourceKind string `protobuf:"bytes,6,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
 	SourceId   string `protobuf:"bytes,7,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
 	// The billing hold the message's credits are posted against when it is dispatched; empty
@@ -1440,8 +1442,13 @@ type OutgoingMessage struct {
 	HoldId string `protobuf:"bytes,8,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
 	// Campaigns and polls respect quiet hours in this IANA timezone; empty sends at once.
 	QuietHoursTimezone string `protobuf:"bytes,9,opt,name=quiet_hours_timezone,json=quietHoursTimezone,proto3" json:"quiet_hours_timezone,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// MMS media when there are several (media_url, when set, comes first).
+	MediaUrls []string `protobuf:"bytes,10,rep,name=media_urls,json=mediaUrls,proto3" json:"media_urls,omitempty"`
+	// The recipient's own IANA zone when known: the message also waits for the quiet-hours
+	// window there, and the carrier gets a validity period ending at the window's close.
+	RecipientTimezone string `protobuf:"bytes,11,opt,name=recipient_timezone,json=recipientTimezone,proto3" json:"recipient_timezone,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *OutgoingMessage) Reset() {
@@ -1533,6 +1540,20 @@ func (x *OutgoingMessage) GetHoldId() string {
 func (x *OutgoingMessage) GetQuietHoursTimezone() string {
 	if x != nil {
 		return x.QuietHoursTimezone
+	}
+	return ""
+}
+
+func (x *OutgoingMessage) GetMediaUrls() []string {
+	if x != nil {
+		return x.MediaUrls
+	}
+	return nil
+}
+
+func (x *OutgoingMessage) GetRecipientTimezone() string {
+	if x != nil {
+		return x.RecipientTimezone
 	}
 	return ""
 }
@@ -1677,10 +1698,12 @@ type GetPhoneNumberResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PhoneNumberId string                 `protobuf:"bytes,1,opt,name=phone_number_id,json=phoneNumberId,proto3" json:"phone_number_id,omitempty"`
 	// E.164.
-	Number        string `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
-	IsDefault     bool   `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Number    string `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
+	IsDefault bool   `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
+	// How many messages per second the number dispatches.
+	MessagesPerSecond int32 `protobuf:"varint,4,opt,name=messages_per_second,json=messagesPerSecond,proto3" json:"messages_per_second,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GetPhoneNumberResponse) Reset() {
@@ -1732,6 +1755,13 @@ func (x *GetPhoneNumberResponse) GetIsDefault() bool {
 		return x.IsDefault
 	}
 	return false
+}
+
+func (x *GetPhoneNumberResponse) GetMessagesPerSecond() int32 {
+	if x != nil {
+		return x.MessagesPerSecond
+	}
+	return 0
 }
 
 // SetSourceStateRequest names a source and the state its queued messages take.
@@ -1951,7 +1981,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"user_agent\x18\x02 \x01(\tR\tuserAgent\"+\n" +
 	"\x17FollowShortLinkResponse\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url\"\xab\x02\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"\xf9\x02\n" +
 	"\x0fOutgoingMessage\x12\x1d\n" +
 	"\n" +
 	"dedupe_key\x18\x01 \x01(\tR\tdedupeKey\x12\x0e\n" +
@@ -1963,19 +1993,24 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"sourceKind\x12\x1b\n" +
 	"\tsource_id\x18\a \x01(\tR\bsourceId\x12\x17\n" +
 	"\ahold_id\x18\b \x01(\tR\x06holdId\x120\n" +
-	"\x14quiet_hours_timezone\x18\t \x01(\tR\x12quietHoursTimezone\"W\n" +
+	"\x14quiet_hours_timezone\x18\t \x01(\tR\x12quietHoursTimezone\x12\x1d\n" +
+	"\n" +
+	"media_urls\x18\n" +
+	" \x03(\tR\tmediaUrls\x12-\n" +
+	"\x12recipient_timezone\x18\v \x01(\tR\x11recipientTimezone\"W\n" +
 	"\x13SendMessagesRequest\x12@\n" +
 	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\"7\n" +
 	"\x14SendMessagesResponse\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
 	"messageIds\"?\n" +
 	"\x15GetPhoneNumberRequest\x12&\n" +
-	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\"w\n" +
+	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\"\xa7\x01\n" +
 	"\x16GetPhoneNumberResponse\x12&\n" +
 	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"k\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\x12.\n" +
+	"\x13messages_per_second\x18\x04 \x01(\x05R\x11messagesPerSecond\"k\n" +
 	"\x15SetSourceStateRequest\x12\x1f\n" +
 	"\vsource_kind\x18\x01 \x01(\tR\n" +
 	"sourceKind\x12\x1b\n" +

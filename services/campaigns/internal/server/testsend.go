@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/phone"
+	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/render"
+)
+
+// maxTestRecipients bounds one test send.
+const maxTestRecipients = 10
+
+// Test-send outcomes of one recipient.
+const (
+	testSent    = "sent"
+	testRefused = "refused"
+	// testSourceKind is messaging's source kind of a test copy: free, sent whatever the hour,
+	// counted by no campaign (its events and replies are not the campaign's).
+	testSourceKind = "test"
+)
+
+// TestSend sends a test copy of a campaign (any status) to up to 10 E.164 numbers at once:
+// quiet hours do not apply, it costs nothing and counts in no metric. An opted-out number is
+// refused (reported, nothing sent) while the others go; the check is made here and again by
+// messaging right before the carrier.
+func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest) (*campaignsv1.TestSendResponse, error) {
+	org, id, err := s.target(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.cfg.Store.Get(ctx, org, id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	f := apierr.Fields{}
+	recipients := testRecipients(f, req.GetRecipients())
+	for i, u := range req.GetMediaUrls() {
+		if !publicURL(u) {
+			f.Add(fmt.Sprintf("mediaUrls[%d]", i), "must be a public http(s) URL")
+		}
+	}
+	from := optionalID(f, "fromPhoneNumberId", req.GetFromPhoneNumberId())
+	body := req.GetBody()
+	if body == "" {
+		body = c.Message
+	}
+	body = render.Preview(body, req.GetMergePreviewData(), c.NormalizeText)
+	if strings.TrimSpace(body) == "" {
+		f.Add("body", "required: the campaign has no message")
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if from == nil {
+		from = c.FromPhoneNumberID
+	}
+	fromID := ""
+	if from != nil {
+		fromID = from.String()
+	}
+	// Another organization's number is answered as a missing one.
+	switch _, err := s.cfg.Messaging.PhoneNumber(ctx, org, fromID); {
+	case errors.Is(err, clients.ErrNotFound) && fromID == "":
+		return nil, apierr.Field("fromPhoneNumberId", "the organization has no default phone number; name one")
+	case errors.Is(err, clients.ErrNotFound):
+		return nil, apierr.Field("fromPhoneNumberId", "no such phone number in the organization")
+	case err != nil:
+		return nil, fmt.Errorf("sending number: %w", err)
+	}
+
+	checks, err := s.cfg.Contacts.CheckSendable(ctx, org, recipients)
+	if err != nil {
+		return nil, fmt.Errorf("check opt-outs: %w", err)
+	}
+	optedOut := map[string]bool{}
+	for _, r := range checks {
+		if r.GetReason() == contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT {
+			optedOut[r.GetPhone()] = true
+		}
+	}
+	results := make([]*campaignsv1.TestSendResult, len(recipients))
+	var msgs []*messagingv1.OutgoingMessage
+	var sentIdx []int
+	for i, to := range recipients {
+		results[i] = &campaignsv1.TestSendResult{To: to, Status: testSent}
+		if optedOut[to] {
+			results[i].Status, results[i].Reason = testRefused, apierr.ReasonContactOptedOut
+			continue
+		}
+		msgs = append(msgs, &messagingv1.OutgoingMessage{
+			DedupeKey:         "test:" + c.ID.String() + ":" + uuid.NewString(),
+			To:                to,
+			Body:              body,
+			MediaUrls:         req.GetMediaUrls(),
+			FromPhoneNumberId: fromID,
+			SourceKind:        testSourceKind,
+			SourceId:          c.ID.String(),
+		})
+		sentIdx = append(sentIdx, i)
+	}
+	if len(msgs) > 0 {
+		ids, err := s.cfg.Messaging.SendMessages(ctx, org, msgs)
+		if err != nil {
+			return nil, fmt.Errorf("queue test copies: %w", err)
+		}
+		for k, i := range sentIdx {
+			results[i].MessageId = ids[k]
+		}
+	}
+	return &campaignsv1.TestSendResponse{Results: results}, nil
+}
+
+// testRecipients checks a test send's recipients (1 to 10 E.164 numbers) into f and returns
+// them without repeats, in order.
+func testRecipients(f apierr.Fields, in []string) []string {
+	if len(in) == 0 || len(in) > maxTestRecipients {
+		f.Add("recipients", fmt.Sprintf("must hold 1 to %d E.164 numbers", maxTestRecipients))
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for i, r := range in {
+		if n, err := phone.Normalize(r); err != nil || n != r {
+			f.Add(fmt.Sprintf("recipients[%d]", i), "must be an E.164 number such as +12025550143")
+			continue
+		}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
