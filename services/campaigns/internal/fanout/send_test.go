@@ -1,0 +1,84 @@
+package fanout
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
+	"github.com/chorus-sms/chorus/services/campaigns/migrations"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// Messaging refusing a batch for a reason that a retry would meet again fails the campaign
+// with that reason; an outage is retried.
+func TestRefusalIsFinalOnlyForPermanentErrors(t *testing.T) {
+	t.Parallel()
+	peer := func(code codes.Code, reason string) error {
+		return &clients.Error{Peer: "messaging", Method: "SendMessages", Code: code, Reason: reason}
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{peer(codes.InvalidArgument, apierr.ReasonValidation), apierr.ReasonValidation},
+		{peer(codes.NotFound, ""), apierr.ReasonFailedPrecondition},
+		{peer(codes.PermissionDenied, apierr.ReasonForbidden), apierr.ReasonForbidden},
+		{peer(codes.FailedPrecondition, apierr.ReasonBillingSuspended), apierr.ReasonBillingSuspended},
+		{peer(codes.Unavailable, apierr.ReasonUnavailable), ""},
+		{peer(codes.DeadlineExceeded, ""), ""},
+		{errors.New("connection reset"), ""},
+	} {
+		assert.Equal(t, c.want, refusal(c.err), "%v", c.err)
+	}
+}
+
+// A send whose job runs out of attempts fails its campaign (UNAVAILABLE) and queues the
+// release of its hold, instead of leaving it queued for ever; an earlier submission's job
+// leaves the campaign alone.
+func TestGiveUpFailsTheCampaignAndReleasesItsHold(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "campaigns")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, pgdb.Migrate(ctx, pool, "campaigns", migrations.FS, migrations.With...))
+	st := store.New(pool)
+	r, err := New(Config{Pool: pool, Schema: "campaigns", Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+
+	org, now := uuid.New(), time.Now()
+	c := store.Campaign{ID: uuid.New(), OrgID: org, Name: "c", Status: store.StatusQueued, Channel: "text", ForceRoute: "AUTO",
+		Submission: 2, HeldCredits: 5, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &c) }))
+
+	require.NoError(t, r.giveUp(ctx, sendArgs{CampaignID: c.ID, OrgID: org, Submission: 1}, errors.New("boom")))
+	got, err := st.Get(ctx, org, c.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusQueued, got.Status, "another submission's job")
+
+	require.NoError(t, r.giveUp(ctx, sendArgs{CampaignID: c.ID, OrgID: org, Submission: 2}, errors.New("boom")))
+	got, err = st.Get(ctx, org, c.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusFailed, got.Status)
+	require.NotNil(t, got.FailureReason)
+	assert.Equal(t, apierr.ReasonUnavailable, *got.FailureReason)
+	var releases int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1`, releaseArgs{}.Kind()).Scan(&releases))
+	assert.Equal(t, 1, releases, "the hold's release is queued with the failure")
+}
