@@ -112,11 +112,14 @@ func run(ctx context.Context, cr contactsRun) error {
 		return err
 	}
 	defer os.RemoveAll(keyDir)
-	r := envconfig.FromMap(map[string]string{
-		"CHORUS_DATABASE_URL": dsn, "CHORUS_HTTP_ADDR": "127.0.0.1:0", "CHORUS_ORGS_ADDR": "127.0.0.1:0",
-		"CHORUS_CONTACTS_ADDR": "127.0.0.1:0", "CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0",
+	vars := map[string]string{
+		"CHORUS_DATABASE_URL": dsn, "CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0",
 		"CHORUS_DEV_KEY": filepath.Join(keyDir, "key.pem"), "CHORUS_RATE_LIMIT": "1000000", "CHORUS_RATE_BURST": "1000000",
-	})
+	}
+	for _, svc := range registry.All {
+		vars[svc.AddrVar] = "127.0.0.1:0" // free ports: a second bench or a dev stack may be running
+	}
+	r := envconfig.FromMap(vars)
 	cfg := stack.ConfigFromEnv(r)
 	if err := r.Err(); err != nil {
 		return err
