@@ -50,6 +50,7 @@ type rateLimiter struct {
 	failOpen prometheus.Counter
 	log      *slog.Logger
 	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
+	refused  refusals     // keys refused lately: their reads wait for the decision
 }
 
 func newRateLimiter(rdb *redis.Client, perSecond, burst int, m *metrics, log *slog.Logger) *rateLimiter {
@@ -65,18 +66,21 @@ func rateLimitKey(org uuid.UUID, user string) string {
 	return "chorus:gateway:" + org.String() + ":" + user
 }
 
-// decide spends one request of the caller's budget. It returns nil when Redis did not answer
-// in time (fail open) or the client went away.
-func (l *rateLimiter) decide(ctx context.Context, org uuid.UUID, user string) *redis_rate.Result {
+// decide spends one request of the budget of key (rateLimitKey). It returns nil when Redis did
+// not answer in time (fail open) or the client went away.
+func (l *rateLimiter) decide(ctx context.Context, key string) *redis_rate.Result {
 	rctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
 	defer cancel()
-	res, err := l.limiter.Allow(rctx, rateLimitKey(org, user), l.limit)
+	res, err := l.limiter.Allow(rctx, key, l.limit)
 	if err != nil {
 		if ctx.Err() == nil { // not the client going away
 			l.failOpen.Inc()
 			l.warnFailOpen(ctx, err)
 		}
 		return nil
+	}
+	if res.Allowed == 0 {
+		l.refused.add(key, time.Now().Add(res.RetryAfter))
 	}
 	return res
 }

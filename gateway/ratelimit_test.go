@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,8 +35,21 @@ func TestRateLimitPerOrganizationAndUser(t *testing.T) {
 	assert.GreaterOrEqual(t, retry, 1)
 	assert.Equal(t, "3", res.header.Get("RateLimit-Limit"))
 	assert.Equal(t, "0", res.header.Get("RateLimit-Remaining"))
-	_, calls := e.contacts.lastCall()
-	assert.Equal(t, 3, calls, "the limited request did not reach the service")
+	// A read's decision is taken while it runs: the first refused read may have reached the
+	// service (its answer is replaced by the 429), but once refused, the caller's requests
+	// wait for their decision and reach nothing until Retry-After has passed.
+	_, before := e.contacts.lastCall()
+	assert.LessOrEqual(t, before, 4)
+	res = e.get("/api/contacts", "alice", org)
+	require.Equal(t, http.StatusTooManyRequests, res.status, "%s", res.body)
+	res = e.do(request{method: http.MethodPost, path: "/api/contacts", token: e.token("alice"), org: org,
+		body: strings.NewReader(`{"phone":"+12025550143"}`)})
+	require.Equal(t, http.StatusTooManyRequests, res.status, "%s", res.body)
+	_, after := e.contacts.lastCall()
+	assert.Equal(t, before, after, "refused requests after the first did not reach the service")
+	time.Sleep(time.Duration(retry) * time.Second)
+	res = e.get("/api/contacts", "alice", org)
+	assert.Equal(t, http.StatusOK, res.status, "served again once Retry-After has passed: %s", res.body)
 
 	res = e.get("/api/contacts", "bob", org)
 	assert.Equal(t, http.StatusOK, res.status, "another user of the same organization has their own budget")

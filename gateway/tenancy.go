@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc/metadata"
@@ -50,26 +51,11 @@ func parseOrgHeader(raw string) (uuid.UUID, bool) {
 // caller's rate-limit budget, then asks the orgs service for the caller's access, before any
 // data is read. A missing or malformed header, no membership, or a read-only member calling a
 // write method all answer 403 FORBIDDEN. The principal goes on in the context; forwardPrincipal
-// turns it into gRPC metadata.
+// turns it into gRPC metadata. A read takes its rate-limit decision alongside instead of first
+// (see ratelimit_overlap.go); what the caller sees is the same.
 func tenancy(access *accessChecker, limiter *rateLimiter, log *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	authorize := func(w http.ResponseWriter, r *http.Request, org uuid.UUID) {
 		info := infoFrom(r.Context())
-		raw := r.Header.Get(orgHeader)
-		if raw == "" {
-			writeError(w, r, forbidden("the x-organization-id header is required"))
-			return
-		}
-		org, ok := parseOrgHeader(raw)
-		if !ok {
-			writeError(w, r, forbidden("x-organization-id must be a UUID"))
-			return
-		}
-		info.org = org.String()
-		// The limit is decided before the membership check, so a tenant over its limit does not
-		// also load the orgs service.
-		if !limiter.apply(w, r, limiter.decide(r.Context(), org, info.user)) {
-			return
-		}
 		level, err := access.level(r.Context(), org, info.user)
 		if err != nil {
 			e := fromStatus(err)
@@ -87,6 +73,31 @@ func tenancy(access *accessChecker, limiter *rateLimiter, log *slog.Logger, next
 		}
 		p := tenant.Principal{OrgID: org, User: info.user, Access: level, RequestID: info.id}
 		next.ServeHTTP(w, r.WithContext(tenant.WithPrincipal(r.Context(), p)))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		raw := r.Header.Get(orgHeader)
+		if raw == "" {
+			writeError(w, r, forbidden("the x-organization-id header is required"))
+			return
+		}
+		org, ok := parseOrgHeader(raw)
+		if !ok {
+			writeError(w, r, forbidden("x-organization-id must be a UUID"))
+			return
+		}
+		info.org = org.String()
+		key := rateLimitKey(org, info.user)
+		if isRead(r.Method) && !limiter.refused.refused(key, time.Now()) {
+			limiter.overlapRead(w, r, key, func(w http.ResponseWriter, r *http.Request) { authorize(w, r, org) })
+			return
+		}
+		// Otherwise the limit is decided first, so a tenant over its limit does not also load
+		// the orgs service or the services behind it.
+		if !limiter.apply(w, r, limiter.decide(r.Context(), key)) {
+			return
+		}
+		authorize(w, r, org)
 	})
 }
 
