@@ -55,6 +55,9 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 		// instead of splitting the path (the legacy default matches the decoded path, where
 		// 202%2F555 is two segments and no route).
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
+		// A sized answer leaves in one write; unsized, net/http chunks anything over 2 KB (a
+		// page of contacts) into several writes and a closing chunk.
+		runtime.WithWriteContentLength(),
 	)
 	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(b.contacts)); err != nil {
 		return nil, fmt.Errorf("gateway: register contacts routes: %w", err)

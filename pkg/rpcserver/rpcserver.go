@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 )
 
@@ -28,6 +29,8 @@ import (
 func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 	srv := grpc.NewServer(
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+		grpc.InitialWindowSize(rpcclient.WindowSize),
+		grpc.InitialConnWindowSize(rpcclient.WindowSize),
 		grpc.ChainUnaryInterceptor(
 			metrics().UnaryServerInterceptor(),
 			apierr.UnaryServerInterceptor(log),
