@@ -172,6 +172,7 @@ func TestReplyErrors(t *testing.T) {
 		{"bad route", "+12025550143", map[string]any{"message": "hi", "forceRoute": "FAX"}, 400, "VALIDATION_FAILED", "forceRoute"},
 		{"SMS with media", "+12025550143", map[string]any{"message": "hi", "mediaUrl": "https://x.example/a.png", "forceRoute": "SMS"}, 400, "VALIDATION_FAILED", "forceRoute"},
 		{"bad media", "+12025550143", map[string]any{"message": "hi", "mediaUrl": "ftp://x"}, 400, "VALIDATION_FAILED", "mediaUrl"},
+		{"private media", "+12025550143", map[string]any{"message": "hi", "mediaUrl": "http://169.254.169.254/latest/meta-data/"}, 400, "VALIDATION_FAILED", "mediaUrl"},
 		{"no contact", "+12025550199", map[string]any{"message": "hi"}, 400, "CONTACT_NOT_FOUND", ""},
 		{"landline", "+12025550002", map[string]any{"message": "hi"}, 400, "CONTACT_NON_TEXTABLE", ""},
 		{"lookup pending", "+12025550003", map[string]any{"message": "hi"}, 400, "CONTACT_LOOKUP_PENDING", ""},

@@ -2,8 +2,6 @@ package server
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
@@ -119,7 +118,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 	if in.MediaUrl != nil {
 		c.MediaURL = nil
 		if u := in.GetMediaUrl(); u != "" {
-			if !publicURL(u) {
+			if !mediaurl.Public(u) {
 				f.Add("mediaUrl", "must be a public http(s) URL")
 			}
 			c.MediaURL = &u
@@ -290,22 +289,4 @@ func validZone(tz string) bool {
 	}
 	_, err := time.LoadLocation(tz)
 	return err == nil
-}
-
-// publicURL accepts an absolute http(s) URL whose host is a name or a public address: a
-// carrier fetches the media, so a loopback or private address would never work (or worse,
-// point it inside someone's network).
-func publicURL(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
-		return false
-	}
-	host := strings.ToLower(u.Hostname())
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") {
-		return false
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsMulticast())
-	}
-	return strings.Contains(host, ".")
 }

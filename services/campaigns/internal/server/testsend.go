@@ -10,6 +10,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -45,7 +46,7 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	f := apierr.Fields{}
 	recipients := testRecipients(f, req.GetRecipients())
 	for i, u := range req.GetMediaUrls() {
-		if !publicURL(u) {
+		if !mediaurl.Public(u) {
 			f.Add(fmt.Sprintf("mediaUrls[%d]", i), "must be a public http(s) URL")
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/credits"
+	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	"github.com/chorus-sms/chorus/pkg/smstext"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -162,8 +162,8 @@ func validateReply(req *messagingv1.ReplyRequest) (string, string, error) {
 		f.Add("forceRoute", "must be AUTO, SMS or MMS")
 	}
 	if u := req.GetMediaUrl(); u != "" {
-		if !publicURL(u) {
-			f.Add("mediaUrl", "must be an absolute http or https URL")
+		if !mediaurl.Public(u) {
+			f.Add("mediaUrl", "must be a public http(s) URL")
 		} else if route == routeSMS {
 			f.Add("forceRoute", "cannot be SMS when mediaUrl is set")
 		}
@@ -174,11 +174,6 @@ func validateReply(req *messagingv1.ReplyRequest) (string, string, error) {
 		}
 	}
 	return to, route, f.Err()
-}
-
-func publicURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && len(s) <= 2048
 }
 
 // fromNumber resolves the sending number: the one named (403 unless it is the
