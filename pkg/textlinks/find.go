@@ -1,11 +1,13 @@
-// Package links finds the web addresses in a message and swaps them for tracked short links.
+// Package textlinks finds the web addresses in a message's text and swaps them for short
+// links: messaging's replies and campaigns' texts read addresses by the same rule, so a
+// recipient's link is shortened whichever path sent it.
 //
 // An address is recognised when it starts with http:// or https:// (any letter case) or with
 // www., at the start of a word, and its host has at least one dot. Bare domains
 // ("example.com") and email addresses ("ann@example.com") are left alone: in SMS text they
 // are as often a sign-off or a typo as a link, and rewriting them would change what the
 // sender wrote.
-package links
+package textlinks
 
 import (
 	"net/url"
