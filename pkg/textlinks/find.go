@@ -24,7 +24,8 @@ type Span struct {
 	URL        string
 }
 
-// Find returns the addresses in text, in order and without overlaps. An address ends at
+// Find returns the addresses in text, in order and without overlaps; one longer than
+// MaxURLBytes is left as written. An address ends at
 // whitespace, a control character, invalid UTF-8 or one of < > "; then any trailing
 // . , ; : ! ? or quote (ASCII, curly or full-width) is dropped, and so is a closing ) ] }
 // with no opening partner inside the address. So "(see https://x.io/y)." yields
@@ -39,7 +40,9 @@ func Find(text string) []Span {
 		}
 		end := i + trimTail(text[i:i+addressEnd(text[i:])])
 		if abs, ok := absolute(text[i:end], prefix); ok {
-			spans = append(spans, Span{Start: i, End: end, URL: abs})
+			if len(abs) <= MaxURLBytes {
+				spans = append(spans, Span{Start: i, End: end, URL: abs})
+			}
 			i = end
 			continue
 		}

@@ -5,9 +5,8 @@ import (
 	"strings"
 )
 
-// MaxURLBytes is the longest address a short link stands for. Messaging's bulk shortening
-// refuses longer ones and campaigns leaves them as written: no phone needs more, and it bounds
-// what one link row holds.
+// MaxURLBytes is the longest address a short link stands for: Find leaves longer ones as
+// written (no phone needs more, and it bounds what one link row holds).
 const MaxURLBytes = 8192
 
 // Rewrite replaces every address Find reports with shorten(span.URL). Text outside the
