@@ -49,20 +49,20 @@ func (s *Server) FollowShortLink(ctx context.Context, req *messagingv1.FollowSho
 	var link store.Link
 	err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		if link, err = s.cfg.Store.FollowLink(ctx, tx, req.GetCode(), ua); err != nil {
-			return err
-		}
-		ev := &eventsv1.LinkClicked{
-			OrganizationId: link.OrgID.String(),
-			Code:           req.GetCode(),
-			SourceKind:     link.Source.Kind,
-			SourceId:       link.Source.ID,
-			ClickedAt:      timestamppb.New(time.Now()),
-		}
-		if link.MessageID != nil {
-			ev.MessageId = link.MessageID.String()
-		}
-		return outbox.Enqueue(ctx, tx, outbox.Event{Type: EventLinkClicked, OrgID: link.OrgID, Payload: ev})
+		link, err = s.cfg.Store.FollowLink(ctx, tx, req.GetCode(), ua, func(l store.Link) error {
+			ev := &eventsv1.LinkClicked{
+				OrganizationId: l.OrgID.String(),
+				Code:           req.GetCode(),
+				SourceKind:     l.Source.Kind,
+				SourceId:       l.Source.ID,
+				ClickedAt:      timestamppb.New(time.Now()),
+			}
+			if l.MessageID != nil {
+				ev.MessageId = l.MessageID.String()
+			}
+			return outbox.Enqueue(ctx, tx, outbox.Event{Type: EventLinkClicked, OrgID: l.OrgID, Payload: ev})
+		})
+		return err
 	})
 	if err != nil {
 		return nil, notFound(err, "no such link")

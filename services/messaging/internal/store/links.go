@@ -102,12 +102,13 @@ type Link struct {
 	Source    Source
 }
 
-// FollowLink counts a click of code inside tx and returns the link, or ErrNotFound.
-func (s *Store) FollowLink(ctx context.Context, tx pgx.Tx, code, userAgent string) (Link, error) {
+// FollowLink records a click of code inside tx and returns the link, or ErrNotFound. publish
+// runs in between (the click's event): the link's click counter, the one row every click of a
+// popular link writes, is updated last, so its lock is held only until tx commits.
+func (s *Store) FollowLink(ctx context.Context, tx pgx.Tx, code, userAgent string, publish func(Link) error) (Link, error) {
 	var l Link
 	err := tx.QueryRow(ctx, `WITH link AS (
-			UPDATE short_links SET clicks = clicks + 1 WHERE code = $1
-			RETURNING code, organization_id, url, message_id, source_kind, source_id
+			SELECT code, organization_id, url, message_id, source_kind, source_id FROM short_links WHERE code = $1
 		), click AS (
 			INSERT INTO link_clicks (code, organization_id, user_agent) SELECT code, organization_id, $2 FROM link
 		)
@@ -118,6 +119,12 @@ func (s *Store) FollowLink(ctx context.Context, tx pgx.Tx, code, userAgent strin
 	}
 	if err != nil {
 		return Link{}, fmt.Errorf("follow short link: %w", err)
+	}
+	if err := publish(l); err != nil {
+		return Link{}, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE short_links SET clicks = clicks + 1 WHERE code = $1`, code); err != nil {
+		return Link{}, fmt.Errorf("count short link click: %w", err)
 	}
 	return l, nil
 }
