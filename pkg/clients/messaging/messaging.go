@@ -85,3 +85,13 @@ func (c *Client) SetSourceState(ctx context.Context, org uuid.UUID, kind, id, st
 	})
 	return err
 }
+
+// ShortenLinks returns org's short link of each URL for a source's messages (kind "campaign",
+// "poll" or "test"), in order, creating the missing ones. The same (source, URL) always gets
+// the same link, so it is retried.
+func (c *Client) ShortenLinks(ctx context.Context, org uuid.UUID, kind, id string, urls []string) ([]string, error) {
+	resp, err := clients.Call(ctx, c.conn, "ShortenLinks", clients.Idempotent, func(ctx context.Context) (*messagingv1.ShortenLinksResponse, error) {
+		return c.stub.ShortenLinks(c.conn.For(ctx, org), &messagingv1.ShortenLinksRequest{SourceKind: kind, SourceId: id, Urls: urls})
+	})
+	return resp.GetShortUrls(), err
+}

@@ -16,13 +16,16 @@ import (
 const (
 	eventStatusChanged = "message.status_changed"
 	eventReceived      = "message.received"
+	eventLinkClicked   = "link.clicked"
 	categoryOptOut     = "opt_out"
 )
 
 // EventHandler applies messaging's events to campaigns, in the consumer's transaction that
 // records the event as processed, so each counts once: a campaign message's status moves its
 // recipient forward and the campaign's counters with it (completing the campaign when it was
-// the last outcome), and a reply attributed to a campaign counts unless it is an opt-out.
+// the last outcome), a reply attributed to a campaign counts unless it is an opt-out, and a
+// click on a campaign's short link counts (a test copy's link is source kind "test": no
+// campaign's).
 func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
 		switch m.Type {
@@ -55,6 +58,16 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 				return nil
 			}
 			return st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime())
+		case eventLinkClicked:
+			var ev eventsv1.LinkClicked
+			if err := m.Unmarshal(&ev); err != nil {
+				return err
+			}
+			campaign, ok := campaignOf(ev.GetSourceKind(), ev.GetSourceId())
+			if !ok {
+				return nil
+			}
+			return st.CountClick(ctx, tx, m.OrgID, campaign)
 		}
 		return nil
 	}

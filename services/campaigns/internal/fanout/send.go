@@ -16,6 +16,7 @@ import (
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/render"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/shortlinks"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
 
@@ -170,8 +171,17 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 		req.Filter = &contactsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
 	}
 	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
+	links := shortlinks.New(r.messaging, c.OrgID, SourceKind, c.ID)
 	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if err := r.still(ctx, c, store.StatusPending); err != nil {
+			return err
+		}
+		bodies := make([]string, len(members))
+		for i, m := range members {
+			bodies[i] = render.Text(c.Message, m, c.NormalizeText)
+		}
+		// The stored text, and so its price, carries the short links.
+		if err := links.Rewrite(ctx, bodies); err != nil {
 			return err
 		}
 		batch := make([]store.Recipient, len(members))
@@ -180,7 +190,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 			if err != nil {
 				return fmt.Errorf("audience member id %q: %w", m.GetContactId(), err)
 			}
-			body := render.Text(c.Message, m, c.NormalizeText)
+			body := bodies[i]
 			// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging
 			// would refuse the whole batch it is in.
 			batch[i] = store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms),

@@ -46,7 +46,7 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 		FailureReason:              str(c.FailureReason),
 		DisplayMetrics: &campaignsv1.DisplayMetrics{
 			AudienceSize: c.TotalCount, Sent: c.SentCount, Failed: c.FailedCount, Queued: c.QueuedCount(),
-			Delivered: c.DeliveredCount, DeliveryRate: c.DeliveryRate(), Replies: c.ReplyCount,
+			Delivered: c.DeliveredCount, DeliveryRate: c.DeliveryRate(), Replies: c.ReplyCount, ClickCount: c.ClickCount,
 		},
 	}
 	if cf := c.ContactFilter; cf != nil {

@@ -16,6 +16,7 @@ import (
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/render"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/shortlinks"
 )
 
 // maxTestRecipients bounds one test send.
@@ -88,6 +89,15 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 		if r.GetReason() == contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT {
 			optedOut[r.GetPhone()] = true
 		}
+	}
+	// Shortened as the campaign's texts are, so the tester sees what recipients get, under
+	// links of the test copies: their clicks count for no campaign.
+	if len(optedOut) < len(recipients) {
+		texts := []string{body}
+		if err := shortlinks.New(s.cfg.Messaging, org, testSourceKind, c.ID).Rewrite(ctx, texts); err != nil {
+			return nil, err
+		}
+		body = texts[0]
 	}
 	results := make([]*campaignsv1.TestSendResult, len(recipients))
 	var msgs []*messagingv1.OutgoingMessage

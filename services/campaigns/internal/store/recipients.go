@@ -217,6 +217,16 @@ func (s *Store) CountReply(ctx context.Context, tx pgx.Tx, org, campaign uuid.UU
 	return nil
 }
 
+// CountClick counts one follow of a short link of org's campaign, inside tx; a campaign that
+// no longer exists counts nothing.
+func (s *Store) CountClick(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID) error {
+	_, err := tx.Exec(ctx, `UPDATE campaigns SET click_count = click_count + 1 WHERE organization_id = $1 AND id = $2`, org, campaign)
+	if err != nil {
+		return fmt.Errorf("count click: %w", err)
+	}
+	return nil
+}
+
 // Complete ends a sending campaign whose every recipient is sent or failed, inside tx, and
 // returns it when it did (nil when it is not done, or not sending).
 func (s *Store) Complete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*Campaign, error) {

@@ -20,9 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
-	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
-	"github.com/chorus-sms/chorus/services/messaging/internal/links"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -222,28 +220,6 @@ func recipientError(reason contactsv1.SendableReason) error {
 	default:
 		return apierr.New(codes.InvalidArgument, apierr.ReasonContactNotFound, "no contact has this phone number; create the contact first")
 	}
-}
-
-// shorten replaces the URLs of text with short links on the organization's base URL and
-// returns the links by code.
-func (s *Server) shorten(o *orgsv1.Organization, text string) (string, map[string]string, error) {
-	base := strings.TrimRight(o.GetShortLinkBaseUrl(), "/")
-	if base == "" {
-		base = strings.TrimRight(s.cfg.PublicURL, "/")
-	}
-	short := map[string]string{}
-	out, err := links.Rewrite(text, func(target string) (string, error) {
-		code, err := links.NewCode()
-		if err != nil {
-			return "", err
-		}
-		short[code] = target
-		return base + "/l/" + code, nil
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("shorten links: %w", err)
-	}
-	return out, short, nil
 }
 
 // hold reserves the reply's credits under a hold of its own id; a refusal is the 402 of the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
@@ -15,7 +14,6 @@ import (
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
-	"github.com/chorus-sms/chorus/services/messaging/internal/links"
 )
 
 // emptyTwiML answers an inbound webhook: keyword answers are sent through the API, where they
@@ -87,20 +85,4 @@ func callbackMessageID(pathAndQuery string) uuid.UUID {
 		return uuid.Nil
 	}
 	return id
-}
-
-// FollowShortLink counts a click and returns the original URL.
-func (s *Server) FollowShortLink(ctx context.Context, req *messagingv1.FollowShortLinkRequest) (*messagingv1.FollowShortLinkResponse, error) {
-	if !links.ValidCode(req.GetCode()) {
-		return nil, apierr.NotFound("no such link")
-	}
-	ua := req.GetUserAgent()
-	if len(ua) > 512 {
-		ua = strings.ToValidUTF8(ua[:512], "")
-	}
-	u, err := s.cfg.Store.FollowLink(ctx, req.GetCode(), ua)
-	if err != nil {
-		return nil, notFound(err, "no such link")
-	}
-	return &messagingv1.FollowShortLinkResponse{Url: u}, nil
 }

@@ -210,8 +210,11 @@ type DisplayMetrics struct {
 	// completedAt once completed; null when it cannot be known (draft, scheduled, paused,
 	// failed, audience not yet resolved).
 	EstimatedCompletionAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=estimated_completion_at,json=estimatedCompletionAt,proto3" json:"estimated_completion_at,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// Beyond the spec: how many times the campaign's short links were followed (every click,
+	// repeated ones included; test copies' links count for no campaign).
+	ClickCount    int32 `protobuf:"varint,9,opt,name=click_count,json=clickCount,proto3" json:"click_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DisplayMetrics) Reset() {
@@ -298,6 +301,13 @@ func (x *DisplayMetrics) GetEstimatedCompletionAt() *timestamppb.Timestamp {
 		return x.EstimatedCompletionAt
 	}
 	return nil
+}
+
+func (x *DisplayMetrics) GetClickCount() int32 {
+	if x != nil {
+		return x.ClickCount
+	}
+	return 0
 }
 
 // Campaign is every field of the spec's Campaign, plus the detail's phoneNumber and
@@ -1933,7 +1943,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"\xaa\x02\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\"\xcb\x02\n" +
 	"\x0eDisplayMetrics\x12#\n" +
 	"\raudience_size\x18\x01 \x01(\x05R\faudienceSize\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x16\n" +
@@ -1942,7 +1952,9 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\tdelivered\x18\x05 \x01(\x05R\tdelivered\x12#\n" +
 	"\rdelivery_rate\x18\x06 \x01(\x01R\fdeliveryRate\x12\x18\n" +
 	"\areplies\x18\a \x01(\x05R\areplies\x12R\n" +
-	"\x17estimated_completion_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x15estimatedCompletionAt\"\xc2\f\n" +
+	"\x17estimated_completion_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x15estimatedCompletionAt\x12\x1f\n" +
+	"\vclick_count\x18\t \x01(\x05R\n" +
+	"clickCount\"\xc2\f\n" +
 	"\bCampaign\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +

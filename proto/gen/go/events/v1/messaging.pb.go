@@ -344,6 +344,94 @@ func (x *MessageStatusChanged) GetErrorCode() string {
 	return ""
 }
 
+// LinkClicked is published by messaging once per followed short link, so that campaigns count
+// clicks per campaign (and analytics may roll them up) without slowing the redirect.
+type LinkClicked struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	Code           string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	// "reply" (message_id names the reply), "campaign", "poll" or "test" (source_id the
+	// campaign whose test copy carried it).
+	SourceKind    string                 `protobuf:"bytes,3,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
+	SourceId      string                 `protobuf:"bytes,4,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	MessageId     string                 `protobuf:"bytes,5,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	ClickedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=clicked_at,json=clickedAt,proto3" json:"clicked_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkClicked) Reset() {
+	*x = LinkClicked{}
+	mi := &file_events_v1_messaging_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkClicked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkClicked) ProtoMessage() {}
+
+func (x *LinkClicked) ProtoReflect() protoreflect.Message {
+	mi := &file_events_v1_messaging_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkClicked.ProtoReflect.Descriptor instead.
+func (*LinkClicked) Descriptor() ([]byte, []int) {
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *LinkClicked) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *LinkClicked) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *LinkClicked) GetSourceKind() string {
+	if x != nil {
+		return x.SourceKind
+	}
+	return ""
+}
+
+func (x *LinkClicked) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *LinkClicked) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *LinkClicked) GetClickedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ClickedAt
+	}
+	return nil
+}
+
 var File_events_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_events_v1_messaging_proto_rawDesc = "" +
@@ -387,7 +475,17 @@ const file_events_v1_messaging_proto_rawDesc = "" +
 	"\voccurred_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x12\x1d\n" +
 	"\n" +
-	"error_code\x18\t \x01(\tR\terrorCodeB>Z<github.com/chorus-sms/chorus/proto/gen/go/events/v1;eventsv1b\x06proto3"
+	"error_code\x18\t \x01(\tR\terrorCode\"\xe2\x01\n" +
+	"\vLinkClicked\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x1f\n" +
+	"\vsource_kind\x18\x03 \x01(\tR\n" +
+	"sourceKind\x12\x1b\n" +
+	"\tsource_id\x18\x04 \x01(\tR\bsourceId\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x05 \x01(\tR\tmessageId\x129\n" +
+	"\n" +
+	"clicked_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tclickedAtB>Z<github.com/chorus-sms/chorus/proto/gen/go/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_events_v1_messaging_proto_rawDescOnce sync.Once
@@ -401,22 +499,24 @@ func file_events_v1_messaging_proto_rawDescGZIP() []byte {
 	return file_events_v1_messaging_proto_rawDescData
 }
 
-var file_events_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_events_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_events_v1_messaging_proto_goTypes = []any{
 	(*MessageReceived)(nil),       // 0: chorus.events.v1.MessageReceived
 	(*Attribution)(nil),           // 1: chorus.events.v1.Attribution
 	(*MessageStatusChanged)(nil),  // 2: chorus.events.v1.MessageStatusChanged
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(*LinkClicked)(nil),           // 3: chorus.events.v1.LinkClicked
+	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
 }
 var file_events_v1_messaging_proto_depIdxs = []int32{
-	3, // 0: chorus.events.v1.MessageReceived.received_at:type_name -> google.protobuf.Timestamp
+	4, // 0: chorus.events.v1.MessageReceived.received_at:type_name -> google.protobuf.Timestamp
 	1, // 1: chorus.events.v1.MessageReceived.attribution:type_name -> chorus.events.v1.Attribution
-	3, // 2: chorus.events.v1.MessageStatusChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	4, // 2: chorus.events.v1.MessageStatusChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	4, // 3: chorus.events.v1.LinkClicked.clicked_at:type_name -> google.protobuf.Timestamp
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_events_v1_messaging_proto_init() }
@@ -430,7 +530,7 @@ func file_events_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_events_v1_messaging_proto_rawDesc), len(file_events_v1_messaging_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1864,6 +1864,115 @@ func (*SetSourceStateResponse) Descriptor() ([]byte, []int) {
 	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{26}
 }
 
+// ShortenLinksRequest names a source and the URLs its messages carry.
+type ShortenLinksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "campaign", "poll" or "test" (a campaign's test copies; source_id the campaign).
+	SourceKind string `protobuf:"bytes,1,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
+	SourceId   string `protobuf:"bytes,2,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	// 1 to 1000 absolute http(s) URLs, each at most 8192 bytes; repeats are allowed.
+	Urls          []string `protobuf:"bytes,3,rep,name=urls,proto3" json:"urls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShortenLinksRequest) Reset() {
+	*x = ShortenLinksRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShortenLinksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShortenLinksRequest) ProtoMessage() {}
+
+func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShortenLinksRequest.ProtoReflect.Descriptor instead.
+func (*ShortenLinksRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ShortenLinksRequest) GetSourceKind() string {
+	if x != nil {
+		return x.SourceKind
+	}
+	return ""
+}
+
+func (x *ShortenLinksRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *ShortenLinksRequest) GetUrls() []string {
+	if x != nil {
+		return x.Urls
+	}
+	return nil
+}
+
+// ShortenLinksResponse gives each URL's short link, in request order.
+type ShortenLinksResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "<organization's short-link base>/l/<code>".
+	ShortUrls     []string `protobuf:"bytes,1,rep,name=short_urls,json=shortUrls,proto3" json:"short_urls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShortenLinksResponse) Reset() {
+	*x = ShortenLinksResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShortenLinksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShortenLinksResponse) ProtoMessage() {}
+
+func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShortenLinksResponse.ProtoReflect.Descriptor instead.
+func (*ShortenLinksResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ShortenLinksResponse) GetShortUrls() []string {
+	if x != nil {
+		return x.ShortUrls
+	}
+	return nil
+}
+
 var File_messaging_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_messaging_v1_messaging_proto_rawDesc = "" +
@@ -2016,11 +2125,20 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"sourceKind\x12\x1b\n" +
 	"\tsource_id\x18\x02 \x01(\tR\bsourceId\x12\x14\n" +
 	"\x05state\x18\x03 \x01(\tR\x05state\"\x18\n" +
-	"\x16SetSourceStateResponse*^\n" +
+	"\x16SetSourceStateResponse\"g\n" +
+	"\x13ShortenLinksRequest\x12\x1f\n" +
+	"\vsource_kind\x18\x01 \x01(\tR\n" +
+	"sourceKind\x12\x1b\n" +
+	"\tsource_id\x18\x02 \x01(\tR\bsourceId\x12\x12\n" +
+	"\x04urls\x18\x03 \x03(\tR\x04urls\"5\n" +
+	"\x14ShortenLinksResponse\x12\x1d\n" +
+	"\n" +
+	"short_urls\x18\x01 \x03(\tR\tshortUrls*^\n" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\x9c\t\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\x81\n" +
+	"\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -2032,7 +2150,8 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x0fFollowShortLink\x12+.chorus.messaging.v1.FollowShortLinkRequest\x1a,.chorus.messaging.v1.FollowShortLinkResponse\x12c\n" +
 	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponse\x12i\n" +
 	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponse\x12i\n" +
-	"\x0eSetSourceState\x12*.chorus.messaging.v1.SetSourceStateRequest\x1a+.chorus.messaging.v1.SetSourceStateResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
+	"\x0eSetSourceState\x12*.chorus.messaging.v1.SetSourceStateRequest\x1a+.chorus.messaging.v1.SetSourceStateResponse\x12c\n" +
+	"\fShortenLinks\x12(.chorus.messaging.v1.ShortenLinksRequest\x1a).chorus.messaging.v1.ShortenLinksResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
 
 var (
 	file_messaging_v1_messaging_proto_rawDescOnce sync.Once
@@ -2047,7 +2166,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -2077,23 +2196,25 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*GetPhoneNumberResponse)(nil),       // 25: chorus.messaging.v1.GetPhoneNumberResponse
 	(*SetSourceStateRequest)(nil),        // 26: chorus.messaging.v1.SetSourceStateRequest
 	(*SetSourceStateResponse)(nil),       // 27: chorus.messaging.v1.SetSourceStateResponse
-	(*timestamppb.Timestamp)(nil),        // 28: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil),       // 29: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),           // 30: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),         // 31: google.protobuf.BoolValue
+	(*ShortenLinksRequest)(nil),          // 28: chorus.messaging.v1.ShortenLinksRequest
+	(*ShortenLinksResponse)(nil),         // 29: chorus.messaging.v1.ShortenLinksResponse
+	(*timestamppb.Timestamp)(nil),        // 30: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),       // 31: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),           // 32: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),         // 33: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	28, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	30, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	29, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	30, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	29, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	29, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	31, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	31, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	28, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	31, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	32, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	31, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	31, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	33, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	33, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	30, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 9: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	28, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	30, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 11: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 12: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 13: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
@@ -2111,19 +2232,21 @@ var file_messaging_v1_messaging_proto_depIdxs = []int32{
 	22, // 25: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
 	24, // 26: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
 	26, // 27: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
-	3,  // 28: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 29: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 30: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 31: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 32: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 33: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 34: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 35: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 36: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	25, // 37: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
-	27, // 38: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
-	28, // [28:39] is the sub-list for method output_type
-	17, // [17:28] is the sub-list for method input_type
+	28, // 28: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
+	3,  // 29: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 30: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 31: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 32: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 33: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 34: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 35: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 36: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 37: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	25, // 38: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	27, // 39: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
+	29, // 40: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
+	29, // [29:41] is the sub-list for method output_type
+	17, // [17:29] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -2143,7 +2266,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

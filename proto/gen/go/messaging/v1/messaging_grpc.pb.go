@@ -30,6 +30,7 @@ const (
 	MessagingService_SendMessages_FullMethodName         = "/chorus.messaging.v1.MessagingService/SendMessages"
 	MessagingService_GetPhoneNumber_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetPhoneNumber"
 	MessagingService_SetSourceState_FullMethodName       = "/chorus.messaging.v1.MessagingService/SetSourceState"
+	MessagingService_ShortenLinks_FullMethodName         = "/chorus.messaging.v1.MessagingService/ShortenLinks"
 )
 
 // MessagingServiceClient is the client API for MessagingService service.
@@ -43,8 +44,8 @@ const (
 // routes. AddNumber is an operator RPC (chorusctl) naming the organization in the request.
 // HandleWebhook and FollowShortLink are called by the gateway for public, unauthenticated
 // routes: they carry no organization (the webhook's To number or the link's code selects it).
-// SendMessages is called by other services (campaigns, polls) with the organization in the
-// tenant metadata.
+// SendMessages, GetPhoneNumber, SetSourceState and ShortenLinks are called by other services
+// (campaigns, polls) with the organization in the tenant metadata.
 type MessagingServiceClient interface {
 	// ListConversations lists the organization's threads, most recent first.
 	ListConversations(ctx context.Context, in *ListConversationsRequest, opts ...grpc.CallOption) (*ListConversationsResponse, error)
@@ -73,6 +74,11 @@ type MessagingServiceClient interface {
 	// it answers, no further message of a paused or canceled source is handed to the carrier; a
 	// canceled source's queued messages fail with SOURCE_CANCELED, costing nothing.
 	SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error)
+	// ShortenLinks returns the organization's short link of each URL for a source's messages
+	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
+	// (source, URL), so a retried or repeated call answers the same links. A click on one
+	// publishes link.clicked with the source.
+	ShortenLinks(ctx context.Context, in *ShortenLinksRequest, opts ...grpc.CallOption) (*ShortenLinksResponse, error)
 }
 
 type messagingServiceClient struct {
@@ -193,6 +199,16 @@ func (c *messagingServiceClient) SetSourceState(ctx context.Context, in *SetSour
 	return out, nil
 }
 
+func (c *messagingServiceClient) ShortenLinks(ctx context.Context, in *ShortenLinksRequest, opts ...grpc.CallOption) (*ShortenLinksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ShortenLinksResponse)
+	err := c.cc.Invoke(ctx, MessagingService_ShortenLinks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MessagingServiceServer is the server API for MessagingService service.
 // All implementations must embed UnimplementedMessagingServiceServer
 // for forward compatibility.
@@ -204,8 +220,8 @@ func (c *messagingServiceClient) SetSourceState(ctx context.Context, in *SetSour
 // routes. AddNumber is an operator RPC (chorusctl) naming the organization in the request.
 // HandleWebhook and FollowShortLink are called by the gateway for public, unauthenticated
 // routes: they carry no organization (the webhook's To number or the link's code selects it).
-// SendMessages is called by other services (campaigns, polls) with the organization in the
-// tenant metadata.
+// SendMessages, GetPhoneNumber, SetSourceState and ShortenLinks are called by other services
+// (campaigns, polls) with the organization in the tenant metadata.
 type MessagingServiceServer interface {
 	// ListConversations lists the organization's threads, most recent first.
 	ListConversations(context.Context, *ListConversationsRequest) (*ListConversationsResponse, error)
@@ -234,6 +250,11 @@ type MessagingServiceServer interface {
 	// it answers, no further message of a paused or canceled source is handed to the carrier; a
 	// canceled source's queued messages fail with SOURCE_CANCELED, costing nothing.
 	SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error)
+	// ShortenLinks returns the organization's short link of each URL for a source's messages
+	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
+	// (source, URL), so a retried or repeated call answers the same links. A click on one
+	// publishes link.clicked with the source.
+	ShortenLinks(context.Context, *ShortenLinksRequest) (*ShortenLinksResponse, error)
 	mustEmbedUnimplementedMessagingServiceServer()
 }
 
@@ -276,6 +297,9 @@ func (UnimplementedMessagingServiceServer) GetPhoneNumber(context.Context, *GetP
 }
 func (UnimplementedMessagingServiceServer) SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetSourceState not implemented")
+}
+func (UnimplementedMessagingServiceServer) ShortenLinks(context.Context, *ShortenLinksRequest) (*ShortenLinksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ShortenLinks not implemented")
 }
 func (UnimplementedMessagingServiceServer) mustEmbedUnimplementedMessagingServiceServer() {}
 func (UnimplementedMessagingServiceServer) testEmbeddedByValue()                          {}
@@ -496,6 +520,24 @@ func _MessagingService_SetSourceState_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_ShortenLinks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ShortenLinksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).ShortenLinks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_ShortenLinks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).ShortenLinks(ctx, req.(*ShortenLinksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MessagingService_ServiceDesc is the grpc.ServiceDesc for MessagingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -546,6 +588,10 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetSourceState",
 			Handler:    _MessagingService_SetSourceState_Handler,
+		},
+		{
+			MethodName: "ShortenLinks",
+			Handler:    _MessagingService_ShortenLinks_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

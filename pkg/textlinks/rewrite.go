@@ -1,9 +1,13 @@
-package links
+package textlinks
 
 import (
 	"fmt"
 	"strings"
 )
+
+// MaxURLBytes is the longest address a short link stands for: Find leaves longer ones as
+// written (no phone needs more, and it bounds what one link row holds).
+const MaxURLBytes = 8192
 
 // Rewrite replaces every address Find reports with shorten(span.URL). Text outside the
 // addresses is kept byte for byte.

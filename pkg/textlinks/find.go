@@ -1,11 +1,13 @@
-// Package links finds the web addresses in a message and swaps them for tracked short links.
+// Package textlinks finds the web addresses in a message's text and swaps them for short
+// links: messaging's replies and campaigns' texts read addresses by the same rule, so a
+// recipient's link is shortened whichever path sent it.
 //
 // An address is recognised when it starts with http:// or https:// (any letter case) or with
 // www., at the start of a word, and its host has at least one dot. Bare domains
 // ("example.com") and email addresses ("ann@example.com") are left alone: in SMS text they
 // are as often a sign-off or a typo as a link, and rewriting them would change what the
 // sender wrote.
-package links
+package textlinks
 
 import (
 	"net/url"
@@ -22,7 +24,8 @@ type Span struct {
 	URL        string
 }
 
-// Find returns the addresses in text, in order and without overlaps. An address ends at
+// Find returns the addresses in text, in order and without overlaps; one longer than
+// MaxURLBytes is left as written. An address ends at
 // whitespace, a control character, invalid UTF-8 or one of < > "; then any trailing
 // . , ; : ! ? or quote (ASCII, curly or full-width) is dropped, and so is a closing ) ] }
 // with no opening partner inside the address. So "(see https://x.io/y)." yields
@@ -37,7 +40,9 @@ func Find(text string) []Span {
 		}
 		end := i + trimTail(text[i:i+addressEnd(text[i:])])
 		if abs, ok := absolute(text[i:end], prefix); ok {
-			spans = append(spans, Span{Start: i, End: end, URL: abs})
+			if len(abs) <= MaxURLBytes {
+				spans = append(spans, Span{Start: i, End: end, URL: abs})
+			}
 			i = end
 			continue
 		}

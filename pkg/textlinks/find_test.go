@@ -1,6 +1,7 @@
-package links
+package textlinks
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,6 +51,10 @@ func TestFind(t *testing.T) {
 		{"scheme only", "http:// https://. www.", nil},
 		{"prefix inside a word", "awww.example.com xhttps://example.com", nil},
 		{"bad port", "http://example.com:port/x", nil},
+		{"longest kept", "see https://x.io/" + strings.Repeat("a", MaxURLBytes-len("https://x.io/")) + ".",
+			same("https://x.io/" + strings.Repeat("a", MaxURLBytes-len("https://x.io/")))},
+		{"too long", "see https://x.io/" + strings.Repeat("a", MaxURLBytes) + " and www.example.com",
+			[]found{{"www.example.com", "https://www.example.com"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
