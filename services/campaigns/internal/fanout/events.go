@@ -22,7 +22,8 @@ const (
 // EventHandler applies messaging's events to campaigns, in the consumer's transaction that
 // records the event as processed, so each counts once: a campaign message's status moves its
 // recipient forward and the campaign's counters with it (completing the campaign when it was
-// the last outcome), and a reply attributed to a campaign counts unless it is an opt-out.
+// the last outcome), and a reply attributed to a campaign counts unless it is an opt-out (and
+// for its A/B sample, if the sender is in one).
 func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
 		switch m.Type {
@@ -54,7 +55,10 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			if !ok || ev.GetOptOutDetected() || ev.GetCategory() == categoryOptOut {
 				return nil
 			}
-			return st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime())
+			if err := st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime()); err != nil {
+				return err
+			}
+			return st.CountVariantReply(ctx, tx, m.OrgID, campaign, ev.GetFrom())
 		}
 		return nil
 	}

@@ -96,6 +96,11 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 		if err != nil {
 			return err
 		}
+		if c.IsAbTest {
+			if estimate, err = r.drawSamples(ctx, c); err != nil {
+				return err
+			}
+		}
 		held := int32(0)
 		if !sandbox && total > 0 && estimate > 0 {
 			reason, err := r.hold(ctx, c, estimate)
@@ -120,11 +125,23 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 		}
 	}
 	if c.Status == store.StatusQueued {
-		if err := r.queue(ctx, c, orgZone); err != nil {
+		// An A/B test queues its samples only; its rest waits for the winner.
+		if err := r.queue(ctx, c, orgZone, store.StatusQueued, c.IsAbTest); err != nil {
 			return err
+		}
+		if c.IsAbTest {
+			if err := r.scheduleDecision(ctx, c); err != nil {
+				return err
+			}
 		}
 		ok, err := r.store.Advance(ctx, c.OrgID, c.ID, store.StatusQueued, store.StatusSending, 0)
 		if err != nil || !ok {
+			return err
+		}
+		c.Status = store.StatusSending
+	}
+	if c.IsAbTest && c.Status == store.StatusSending {
+		if err := r.sendRest(ctx, c, orgZone); err != nil {
 			return err
 		}
 	}
@@ -170,6 +187,9 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 		req.Filter = &contactsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
 	}
 	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
+	// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging would
+	// refuse the whole batch it is in.
+	empty := func(body string) bool { return strings.TrimSpace(body) == "" && c.MediaURL == nil }
 	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if err := r.still(ctx, c, store.StatusPending); err != nil {
 			return err
@@ -180,12 +200,20 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 			if err != nil {
 				return fmt.Errorf("audience member id %q: %w", m.GetContactId(), err)
 			}
-			body := render.Text(c.Message, m, c.NormalizeText)
-			// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging
-			// would refuse the whole batch it is in.
-			batch[i] = store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms),
-				Unsendable: strings.TrimSpace(body) == "" && c.MediaURL == nil,
-				Timezone:   quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
+			// Every text the campaign sends is rendered here: its message, or an A/B test's
+			// two variants (the rest gets the winner's, so both are kept).
+			text := func(msg string) string { return render.Text(msg, m, c.NormalizeText) }
+			rc := store.Recipient{ContactID: id, Phone: m.GetPhone(), Timezone: quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
+			if c.IsAbTest {
+				a, b := text(c.Variant(store.VariantA)), text(c.Variant(store.VariantB))
+				cb := credits.Credits(b, mms)
+				rc.Body, rc.Credits, rc.BodyB, rc.CreditsB = a, credits.Credits(a, mms), &b, &cb
+				rc.Unsendable = empty(a) || empty(b)
+			} else {
+				rc.Body = text(c.Message)
+				rc.Credits, rc.Unsendable = credits.Credits(rc.Body, mms), empty(rc.Body)
+			}
+			batch[i] = rc
 		}
 		return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
 	})
@@ -225,10 +253,11 @@ func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (s
 	}
 }
 
-// queue hands the recipients not yet queued to messaging, a batch at a time; a batch that
-// was queued before the process died is queued again under the same dedupe keys, which
-// messaging answers with the messages it already has.
-func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) error {
+// queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples) to
+// messaging, a batch at a time, while the campaign stays in stage; a batch that was queued
+// before the process died is queued again under the same dedupe keys, which messaging
+// answers with the messages it already has.
+func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage string, samplesOnly bool) error {
 	zone := orgZone
 	if c.Timezone != nil {
 		zone = *c.Timezone
@@ -246,10 +275,10 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) e
 		media = *c.MediaURL
 	}
 	for {
-		if err := r.still(ctx, c, store.StatusQueued); err != nil {
+		if err := r.still(ctx, c, stage); err != nil {
 			return err
 		}
-		batch, err := r.store.Unqueued(ctx, c.ID, queueBatch)
+		batch, err := r.store.Unqueued(ctx, c.ID, queueBatch, samplesOnly)
 		if err != nil || len(batch) == 0 {
 			return err
 		}

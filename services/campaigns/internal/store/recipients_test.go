@@ -41,7 +41,7 @@ func TestUnsendableRecipientIsFailedNotQueued(t *testing.T) {
 	got, err := st.Get(ctx, org, c.ID)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, got.FailedCount)
-	unqueued, err := st.Unqueued(ctx, c.ID, 10)
+	unqueued, err := st.Unqueued(ctx, c.ID, 10, false)
 	require.NoError(t, err)
 	require.Len(t, unqueued, 1)
 	assert.Equal(t, good.ContactID, unqueued[0].ContactID)
