@@ -82,7 +82,8 @@ type decideWorker struct {
 func (w *decideWorker) Timeout(*river.Job[decideArgs]) time.Duration { return sendTimeout }
 
 // Work waits while the campaign is paused (pause delays the decision) or its time has not
-// come on this replica's clock, then runs the send, which decides and queues the rest.
+// come on this replica's clock, then runs the send, which decides and queues the rest; a
+// campaign canceled (or otherwise over) meanwhile is left as it is, undecided.
 func (w *decideWorker) Work(ctx context.Context, job *river.Job[decideArgs]) error {
 	a := job.Args.sendArgs
 	c, err := w.r.store.Get(ctx, a.OrgID, a.CampaignID)
@@ -95,8 +96,11 @@ func (w *decideWorker) Work(ctx context.Context, job *river.Job[decideArgs]) err
 	if c.Submission != a.Submission {
 		return nil
 	}
-	if c.Status == store.StatusPaused {
+	switch c.Status {
+	case store.StatusPaused:
 		return river.JobSnooze(pausedRecheck)
+	case store.StatusCompleted, store.StatusFailed:
+		return nil // canceled during the wait, or over: nothing more is sent
 	}
 	t, found, err := w.r.store.GetAbTest(ctx, a.OrgID, a.CampaignID)
 	if err != nil {

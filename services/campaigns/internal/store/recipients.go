@@ -117,8 +117,8 @@ func (s *Store) Advance(ctx context.Context, org, id uuid.UUID, from, to string,
 }
 
 // Fail ends a campaign that cannot go on (pending or queued, or paused in one of them; an A/B
-// test also while sending, its rest not yet queued) as failed with reason, inside tx. It
-// reports whether it did.
+// test also while sending, since its rest is queued then) as failed with reason, inside tx.
+// It reports whether it did.
 func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason string) (bool, error) {
 	tag, err := tx.Exec(ctx, `
 		UPDATE campaigns SET status = 'failed', paused_from = NULL, failure_reason = $3, updated_at = now()
