@@ -57,7 +57,7 @@ type Config struct {
 	// AbWaitUnit is how long one of an A/B test's abTestWaitMinutes lasts (CHORUS_AB_WAIT_UNIT,
 	// default a minute; shorter only for demonstrations and tests).
 	AbWaitUnit time.Duration
-	Logger        *slog.Logger
+	Logger     *slog.Logger
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the campaigns service.
