@@ -3,8 +3,6 @@ package fanout
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -15,10 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/pkg/pgdb"
-	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/migrations"
 )
 
 // The decision job waits while its campaign is paused and until its time on this replica's
@@ -26,13 +21,7 @@ import (
 func TestDecisionJobWaitsForPauseAndTimeAndEndsOnCancel(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "campaigns")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "campaigns", migrations.FS, migrations.With...))
-	st := store.New(pool)
-	r, err := New(Config{Pool: pool, Schema: "campaigns", Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
+	r, st, _ := newRunner(t)
 
 	now := time.Now()
 	a, b := "A", "B"
@@ -43,7 +32,7 @@ func TestDecisionJobWaitsForPauseAndTimeAndEndsOnCancel(t *testing.T) {
 	require.NoError(t, st.AddRecipients(ctx, c.OrgID, c.ID, []store.Recipient{
 		{ContactID: uuid.New(), Phone: "+12025550101", Body: "A", Credits: 1, BodyB: &bodyB, CreditsB: &creditsB},
 	}))
-	_, err = st.DrawSamples(ctx, c.OrgID, c.ID)
+	_, err := st.DrawSamples(ctx, c.OrgID, c.ID)
 	require.NoError(t, err)
 	_, err = st.SetDecideAt(ctx, c.OrgID, c.ID, now.Add(time.Hour))
 	require.NoError(t, err)
