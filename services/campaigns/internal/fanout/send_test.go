@@ -17,10 +17,9 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/migrations"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -29,13 +28,9 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // step that calls them).
 func newRunner(t *testing.T) (*Runner, *store.Store, *pgxpool.Pool) {
 	t.Helper()
-	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "campaigns")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "campaigns", migrations.FS, migrations.With...))
+	pool := testdb.Pool(t)
 	st := store.New(pool)
-	r, err := New(Config{Pool: pool, Schema: "campaigns", Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := New(Config{Pool: pool, Schema: testdb.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	return r, st, pool
 }

@@ -13,10 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/pkg/pgdb"
-	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/migrations"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
 )
 
 // 5% each, rounded half up, at least one each while there are recipients to go round.
@@ -51,11 +49,7 @@ func TestLeaderTieGoesToA(t *testing.T) {
 
 func newStore(t *testing.T) (*store.Store, *pgxpool.Pool) {
 	t.Helper()
-	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "campaigns")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "campaigns", migrations.FS, migrations.With...))
+	pool := testdb.Pool(t)
 	return store.New(pool), pool
 }
 
