@@ -54,7 +54,10 @@ type Config struct {
 	BillingAddr   string // CHORUS_BILLING_ADDR
 	MessagingAddr string // CHORUS_MESSAGING_ADDR
 	DBMaxConns    int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
-	Logger        *slog.Logger
+	// AbWaitUnit is how long one of an A/B test's abTestWaitMinutes lasts (CHORUS_AB_WAIT_UNIT,
+	// default a minute; shorter only for demonstrations and tests).
+	AbWaitUnit time.Duration
+	Logger     *slog.Logger
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the campaigns service.
@@ -67,6 +70,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		BillingAddr:   registry.Billing.AddrFrom(r),
 		MessagingAddr: registry.Messaging.AddrFrom(r),
 		DBMaxConns:    r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
+		AbWaitUnit:    r.Duration("CHORUS_AB_WAIT_UNIT", time.Minute),
 	}
 }
 
@@ -122,6 +126,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	st := store.New(pool)
 	s.fanout, err = fanout.New(fanout.Config{
 		Pool: pool, Schema: Schema, Store: st, Orgs: s.orgs, Contacts: s.contacts, Billing: s.billing, Messaging: s.messaging, Logger: log,
+		AbWaitUnit: cfg.AbWaitUnit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("campaigns: %w", err)

@@ -106,7 +106,6 @@ func TestCampaignDraftsAndStateMoves(t *testing.T) {
 		{"both audiences", with("contactFilter", map[string]any{"tags": []string{"a"}}), "contactFilter"},
 		{"tagsLogic", with("segmentId", nil), "contactFilter.tagsLogic"},
 		{"A/B without variants", with("isAbTest", true), "messageVariantB"},
-		{"A/B not available yet", with("isAbTest", true), "isAbTest"},
 		{"auto-replies not available yet", with("autoReplyEnabled", true), "autoReplyEnabled"},
 		{"six FAQ replies", with("faqReplies", faq), "faqReplies"},
 		{"channel", with("channel", "voice"), "channel"},

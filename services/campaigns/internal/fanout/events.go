@@ -23,9 +23,9 @@ const (
 // EventHandler applies messaging's events to campaigns, in the consumer's transaction that
 // records the event as processed, so each counts once: a campaign message's status moves its
 // recipient forward and the campaign's counters with it (completing the campaign when it was
-// the last outcome), a reply attributed to a campaign counts unless it is an opt-out, and a
-// click on a campaign's short link counts (a test copy's link is source kind "test": no
-// campaign's).
+// the last outcome), a reply attributed to a campaign counts unless it is an opt-out (and for
+// its A/B sample, if the sender is in one), and a click on a campaign's short link counts (a
+// test copy's link is source kind "test": no campaign's).
 func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
 		switch m.Type {
@@ -57,7 +57,10 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			if !ok || ev.GetOptOutDetected() || ev.GetCategory() == categoryOptOut {
 				return nil
 			}
-			return st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime())
+			if err := st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime()); err != nil {
+				return err
+			}
+			return st.CountVariantReply(ctx, tx, m.OrgID, campaign, ev.GetFrom())
 		case eventLinkClicked:
 			var ev eventsv1.LinkClicked
 			if err := m.Unmarshal(&ev); err != nil {

@@ -3,7 +3,9 @@
 // rendered text and price (pending); a billing hold for the sum, or the campaign fails with
 // the reason and nothing is queued (queued); the recipients handed to messaging's bulk queue
 // in batches, each under the dedupe key "campaign:<id>:<contact id>" (sending); completed when
-// every recipient is sent or failed, and the rest of the hold released.
+// every recipient is sent or failed, and the rest of the hold released. An A/B campaign
+// queues its two samples first and the rest once a decision job has picked the winner (see
+// abtest.go).
 //
 // Every step starts from what is stored, never from memory, and is safe to repeat or to run
 // twice at once: recipients are keyed by (campaign, contact), the hold by the campaign's id,
@@ -12,6 +14,7 @@
 package fanout
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -40,6 +43,9 @@ type Config struct {
 	Billing   *billing.Client
 	Messaging *messaging.Client
 	Logger    *slog.Logger
+	// AbWaitUnit is how long one minute of a campaign's abTestWaitMinutes lasts
+	// (CHORUS_AB_WAIT_UNIT); 0 means a minute.
+	AbWaitUnit time.Duration
 }
 
 // Runner owns the campaigns' River client and jobs.
@@ -51,14 +57,17 @@ type Runner struct {
 	billing   *billing.Client
 	messaging *messaging.Client
 	log       *slog.Logger
+	waitUnit  time.Duration
 }
 
 // New builds the runner and its River client; Start begins working jobs.
 func New(cfg Config) (*Runner, error) {
-	r := &Runner{store: cfg.Store, orgs: cfg.Orgs, contacts: cfg.Contacts, billing: cfg.Billing, messaging: cfg.Messaging, log: cfg.Logger}
+	r := &Runner{store: cfg.Store, orgs: cfg.Orgs, contacts: cfg.Contacts, billing: cfg.Billing, messaging: cfg.Messaging, log: cfg.Logger,
+		waitUnit: cmp.Or(cfg.AbWaitUnit, time.Minute)}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &sendWorker{r: r})
 	river.AddWorker(workers, &releaseWorker{r: r})
+	river.AddWorker(workers, &decideWorker{r: r})
 	client, err := jobs.NewClient("fanout", cfg.Pool, &river.Config{
 		Schema:            cfg.Schema,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
@@ -123,18 +132,25 @@ type sendWorker struct {
 
 // Timeout bounds one run; a longer send continues in the job's next attempt from what is
 // stored.
-func (w *sendWorker) Timeout(*river.Job[sendArgs]) time.Duration { return 10 * time.Minute }
+func (w *sendWorker) Timeout(*river.Job[sendArgs]) time.Duration { return sendTimeout }
+
+const sendTimeout = 10 * time.Minute
 
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
-	err := w.r.send(ctx, job.Args)
-	if err != nil && job.Attempt >= job.MaxAttempts {
+	return w.r.work(ctx, job.Args, job.Attempt >= job.MaxAttempts)
+}
+
+// work runs the send of a; the last attempt's failure fails the campaign (giveUp).
+func (r *Runner) work(ctx context.Context, a sendArgs, lastAttempt bool) error {
+	err := r.send(ctx, a)
+	if err != nil && lastAttempt {
 		// The run's own deadline may be what failed it.
 		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		err = w.r.giveUp(gctx, job.Args, err)
+		err = r.giveUp(gctx, a, err)
 		cancel()
 	}
 	if err != nil {
-		return fmt.Errorf("campaign %s: %w", job.Args.CampaignID, err)
+		return fmt.Errorf("campaign %s: %w", a.CampaignID, err)
 	}
 	return nil
 }

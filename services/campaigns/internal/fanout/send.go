@@ -97,6 +97,11 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 		if err != nil {
 			return err
 		}
+		if c.IsAbTest {
+			if estimate, err = r.drawSamples(ctx, c); err != nil {
+				return err
+			}
+		}
 		held := int32(0)
 		if !sandbox && total > 0 && estimate > 0 {
 			reason, err := r.hold(ctx, c, estimate)
@@ -121,11 +126,23 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 		}
 	}
 	if c.Status == store.StatusQueued {
-		if err := r.queue(ctx, c, orgZone); err != nil {
+		// An A/B test queues its samples only; its rest waits for the winner.
+		if err := r.queue(ctx, c, orgZone, store.StatusQueued, c.IsAbTest); err != nil {
 			return err
+		}
+		if c.IsAbTest {
+			if err := r.scheduleDecision(ctx, c); err != nil {
+				return err
+			}
 		}
 		ok, err := r.store.Advance(ctx, c.OrgID, c.ID, store.StatusQueued, store.StatusSending, 0)
 		if err != nil || !ok {
+			return err
+		}
+		c.Status = store.StatusSending
+	}
+	if c.IsAbTest && c.Status == store.StatusSending {
+		if err := r.sendRest(ctx, c, orgZone); err != nil {
 			return err
 		}
 	}
@@ -172,16 +189,27 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 	}
 	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
 	links := shortlinks.New(r.messaging, c.OrgID, SourceKind, c.ID)
+	// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging would
+	// refuse the whole batch it is in.
+	empty := func(body string) bool { return strings.TrimSpace(body) == "" && c.MediaURL == nil }
+	// Every text the campaign sends is rendered here: its message, or an A/B test's two
+	// variants (the rest gets the winner's, so both are kept).
+	msgs := []string{c.Message}
+	if c.IsAbTest {
+		msgs = []string{c.Variant(store.VariantA), c.Variant(store.VariantB)}
+	}
 	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if err := r.still(ctx, c, store.StatusPending); err != nil {
 			return err
 		}
-		bodies := make([]string, len(members))
-		for i, m := range members {
-			bodies[i] = render.Text(c.Message, m, c.NormalizeText)
+		texts := make([]string, 0, len(members)*len(msgs))
+		for _, m := range members {
+			for _, msg := range msgs {
+				texts = append(texts, render.Text(msg, m, c.NormalizeText))
+			}
 		}
-		// The stored text, and so its price, carries the short links.
-		if err := links.Rewrite(ctx, bodies); err != nil {
+		// The stored texts, and so their prices, carry the short links.
+		if err := links.Rewrite(ctx, texts); err != nil {
 			return err
 		}
 		batch := make([]store.Recipient, len(members))
@@ -190,12 +218,16 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 			if err != nil {
 				return fmt.Errorf("audience member id %q: %w", m.GetContactId(), err)
 			}
-			body := bodies[i]
-			// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging
-			// would refuse the whole batch it is in.
-			batch[i] = store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms),
-				Unsendable: strings.TrimSpace(body) == "" && c.MediaURL == nil,
-				Timezone:   quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
+			body := texts[i*len(msgs)]
+			rc := store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms),
+				Unsendable: empty(body), Timezone: quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
+			if c.IsAbTest {
+				b := texts[i*len(msgs)+1]
+				cb := credits.Credits(b, mms)
+				rc.BodyB, rc.CreditsB = &b, &cb
+				rc.Unsendable = rc.Unsendable || empty(b)
+			}
+			batch[i] = rc
 		}
 		return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
 	})
@@ -235,10 +267,11 @@ func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (s
 	}
 }
 
-// queue hands the recipients not yet queued to messaging, a batch at a time; a batch that
-// was queued before the process died is queued again under the same dedupe keys, which
-// messaging answers with the messages it already has.
-func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) error {
+// queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples) to
+// messaging, a batch at a time, while the campaign stays in stage; a batch that was queued
+// before the process died is queued again under the same dedupe keys, which messaging
+// answers with the messages it already has.
+func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage string, samplesOnly bool) error {
 	zone := orgZone
 	if c.Timezone != nil {
 		zone = *c.Timezone
@@ -256,10 +289,10 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone string) e
 		media = *c.MediaURL
 	}
 	for {
-		if err := r.still(ctx, c, store.StatusQueued); err != nil {
+		if err := r.still(ctx, c, stage); err != nil {
 			return err
 		}
-		batch, err := r.store.Unqueued(ctx, c.ID, queueBatch)
+		batch, err := r.store.Unqueued(ctx, c.ID, queueBatch, samplesOnly)
 		if err != nil || len(batch) == 0 {
 			return err
 		}

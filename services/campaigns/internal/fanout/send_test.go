@@ -10,19 +10,30 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/migrations"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// newRunner is a Runner over a database of its own, without peers (the tests reach no
+// step that calls them).
+func newRunner(t *testing.T) (*Runner, *store.Store, *pgxpool.Pool) {
+	t.Helper()
+	pool := testdb.Pool(t)
+	st := store.New(pool)
+	r, err := New(Config{Pool: pool, Schema: testdb.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	return r, st, pool
+}
 
 // Messaging refusing a batch for a reason that a retry would meet again fails the campaign
 // with that reason; an outage is retried.
@@ -54,13 +65,7 @@ func TestRefusalIsFinalOnlyForPermanentErrors(t *testing.T) {
 func TestGiveUpFailsTheCampaignAndReleasesItsHold(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "campaigns")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "campaigns", migrations.FS, migrations.With...))
-	st := store.New(pool)
-	r, err := New(Config{Pool: pool, Schema: "campaigns", Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	require.NoError(t, err)
+	r, st, pool := newRunner(t)
 
 	org, now := uuid.New(), time.Now()
 	c := store.Campaign{ID: uuid.New(), OrgID: org, Name: "c", Status: store.StatusQueued, Channel: "text", ForceRoute: "AUTO",

@@ -58,6 +58,14 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 	return out
 }
 
+// setVariantMetrics fills an A/B campaign's per-variant figures and winner (null until
+// decided); before its samples are drawn, t is zero and so are they.
+func setVariantMetrics(m *campaignsv1.DisplayMetrics, t *store.AbTest) {
+	m.VariantA = &campaignsv1.VariantMetrics{Recipients: t.ARecipients, Sent: t.ASent, Replies: t.AReplies, ReplyRate: store.ReplyRate(t.AReplies, t.ASent)}
+	m.VariantB = &campaignsv1.VariantMetrics{Recipients: t.BRecipients, Sent: t.BSent, Replies: t.BReplies, ReplyRate: store.ReplyRate(t.BReplies, t.BSent)}
+	m.Winner = str(t.Winner)
+}
+
 func toListItem(c *store.Campaign) *campaignsv1.CampaignListItem {
 	return &campaignsv1.CampaignListItem{
 		Id:                         c.ID.String(),

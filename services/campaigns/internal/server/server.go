@@ -93,20 +93,32 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 		return nil, storeError(err)
 	}
 	out := toCampaign(&c)
+	from := s.cfg.Now()
+	if c.IsAbTest {
+		t, _, err := s.cfg.Store.GetAbTest(ctx, org, id)
+		if err != nil {
+			return nil, err
+		}
+		setVariantMetrics(out.DisplayMetrics, &t)
+		if t.Winner == nil && t.DecideAt != nil && t.DecideAt.After(from) {
+			from = *t.DecideAt // the rest waits for the decision
+		}
+	}
 	var rate int32
 	if out.PhoneNumber, rate, err = s.phoneNumber(ctx, &c); err != nil {
 		return nil, err
 	}
-	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate); err != nil {
+	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate, from); err != nil {
 		return nil, err
 	}
 	return &campaignsv1.GetCampaignResponse{Campaign: out}, nil
 }
 
 // estimatedCompletion is when c's queued messages will all have gone out at rate (its
-// number's messages per second) inside its zone's windows: completedAt once completed, nil
-// when it cannot be known (not running, paused, audience not resolved, no number).
-func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rate int32) (*timestamppb.Timestamp, error) {
+// number's messages per second) inside its zone's windows, starting from (now, or an
+// undecided A/B test's decision): completedAt once completed, nil when it cannot be known
+// (not running, paused, audience not resolved, no number).
+func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rate int32, from time.Time) (*timestamppb.Timestamp, error) {
 	switch {
 	case c.Status == store.StatusCompleted:
 		return ts(c.CompletedAt), nil
@@ -124,7 +136,7 @@ func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rat
 		}
 		zone = o.GetTimezone()
 	}
-	return timestamppb.New(quiethours.Finish(s.cfg.Now(), int(c.QueuedCount()), float64(rate), zone)), nil
+	return timestamppb.New(quiethours.Finish(from, int(c.QueuedCount()), float64(rate), zone)), nil
 }
 
 // phoneNumber is the number c sends from: the one it names, else the organization's default;
@@ -245,9 +257,6 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	complete(&c, f)
 	// Stored on drafts, but not sent yet: a campaign that asks for them is refused rather than
 	// sent without them.
-	if c.IsAbTest {
-		f.Add("isAbTest", "A/B tests are not available yet")
-	}
 	if c.AutoReplyEnabled {
 		f.Add("autoReplyEnabled", "auto-replies are not available yet")
 	}

@@ -21,6 +21,10 @@ type Recipient struct {
 	Unsendable bool
 	// Timezone is the recipient's own zone ("" unknown), see quiethours.RecipientZone.
 	Timezone string
+	// BodyB and CreditsB are the text and price of variant B in an A/B campaign (Body and
+	// Credits then being variant A's); nil otherwise.
+	BodyB    *string
+	CreditsB *int32
 }
 
 // Status reads a campaign's status and submission, the cheap check between fan-out batches.
@@ -54,16 +58,21 @@ func (s *Store) LastRecipient(ctx context.Context, campaign uuid.UUID) (uuid.UUI
 func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
 	ids, phones, bodies, credits := make([]uuid.UUID, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int32, len(rs))
 	statuses, zones := make([]string, len(rs)), make([]string, len(rs))
+	bodiesB, creditsB := make([]*string, len(rs)), make([]*int32, len(rs))
 	for i, r := range rs {
 		ids[i], phones[i], bodies[i], credits[i], statuses[i], zones[i] = r.ContactID, r.Phone, r.Body, r.Credits, "queued", r.Timezone
+		bodiesB[i], creditsB[i] = r.BodyB, r.CreditsB
 		if r.Unsendable {
 			credits[i], statuses[i] = 0, "failed"
+			if r.CreditsB != nil {
+				creditsB[i] = new(int32)
+			}
 		}
 	}
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status, timezone)
-		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[])
-		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses, zones)
+		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status, timezone, body_b, credits_b)
+		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::int[])
+		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses, zones, bodiesB, creditsB)
 	if err != nil {
 		return fmt.Errorf("add recipients: %w", err)
 	}
@@ -107,13 +116,15 @@ func (s *Store) Advance(ctx context.Context, org, id uuid.UUID, from, to string,
 	return tag.RowsAffected() == 1, nil
 }
 
-// Fail ends a campaign that cannot go on (pending or queued, or paused in one of them) as
-// failed with reason, inside tx. It reports whether it did.
+// Fail ends a campaign that cannot go on (pending or queued, or paused in one of them; an A/B
+// test also while sending, since its rest is queued then) as failed with reason, inside tx.
+// It reports whether it did.
 func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason string) (bool, error) {
 	tag, err := tx.Exec(ctx, `
 		UPDATE campaigns SET status = 'failed', paused_from = NULL, failure_reason = $3, updated_at = now()
 		WHERE organization_id = $1 AND id = $2
-			AND (status IN ('pending', 'queued') OR (status = 'paused' AND paused_from IN ('pending', 'queued')))`,
+			AND (status IN ('pending', 'queued') OR (status = 'paused' AND paused_from IN ('pending', 'queued'))
+				OR (is_ab_test AND (status = 'sending' OR (status = 'paused' AND paused_from = 'sending'))))`,
 		org, id, reason)
 	if err != nil {
 		return false, fmt.Errorf("fail campaign: %w", err)
@@ -122,11 +133,15 @@ func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason s
 }
 
 // Unqueued returns up to limit recipients of a campaign that messaging has not queued yet, by
-// contact id.
-func (s *Store) Unqueued(ctx context.Context, campaign uuid.UUID, limit int) ([]Recipient, error) {
+// contact id; with samplesOnly, only an A/B test's samples (its rest waits for the winner).
+func (s *Store) Unqueued(ctx context.Context, campaign uuid.UUID, limit int, samplesOnly bool) ([]Recipient, error) {
+	only := ""
+	if samplesOnly {
+		only = "AND variant IS NOT NULL"
+	}
 	rows, _ := s.pool.Query(ctx, `
 		SELECT contact_id, phone, body, credits, timezone FROM recipients
-		WHERE campaign_id = $1 AND message_id IS NULL AND status = 'queued' ORDER BY contact_id LIMIT $2`, campaign, limit)
+		WHERE campaign_id = $1 AND message_id IS NULL AND status = 'queued' `+only+` ORDER BY contact_id LIMIT $2`, campaign, limit)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recipient, error) {
 		var r Recipient
 		return r, row.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits, &r.Timezone)
@@ -158,7 +173,7 @@ const statusRank = `CASE %s WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 ELSE 2 END`
 // delivered those delivered. counted false records the status without counting a failure
 // (a canceled campaign's withdrawn message). It returns the campaign id's organization match.
 func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, phone, status string, countFailure bool) (bool, error) {
-	var before *string
+	var before, variant *string
 	err := tx.QueryRow(ctx, `
 		WITH old AS (
 			SELECT status FROM recipients WHERE campaign_id = $1 AND organization_id = $2 AND phone = $3 FOR UPDATE
@@ -166,7 +181,7 @@ func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.U
 		UPDATE recipients r SET status = $4 FROM old
 		WHERE r.campaign_id = $1 AND r.organization_id = $2 AND r.phone = $3
 			AND `+fmt.Sprintf(statusRank, "old.status")+` < `+fmt.Sprintf(statusRank, "$4::text")+`
-		RETURNING old.status`, campaign, org, phone, status).Scan(&before)
+		RETURNING old.status, r.variant`, campaign, org, phone, status).Scan(&before, &variant)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil // unknown, or not a move forward
 	}
@@ -202,6 +217,11 @@ func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.U
 	if err != nil {
 		return false, fmt.Errorf("campaign counters: %w", err)
 	}
+	if variant != nil && sent != 0 {
+		if err := countVariantSent(ctx, tx, campaign, *variant, sent); err != nil {
+			return false, err
+		}
+	}
 	return true, nil
 }
 
@@ -227,13 +247,15 @@ func (s *Store) CountClick(ctx context.Context, tx pgx.Tx, org, campaign uuid.UU
 	return nil
 }
 
-// Complete ends a sending campaign whose every recipient is sent or failed, inside tx, and
-// returns it when it did (nil when it is not done, or not sending).
+// Complete ends a sending campaign whose every recipient is sent or failed (an A/B test's
+// also decided), inside tx, and returns it when it did (nil when it is not done, or not
+// sending).
 func (s *Store) Complete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*Campaign, error) {
 	c, err := scanCampaign(tx.QueryRow(ctx, `
 		UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now()
 		WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND audience_resolved
 			AND sent_count + failed_count + withdrawn_count >= total_count
+			AND (NOT is_ab_test OR EXISTS (SELECT 1 FROM ab_tests t WHERE t.campaign_id = $2 AND t.winner IS NOT NULL))
 		RETURNING `+columns, org, id))
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil

@@ -10,10 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/pkg/pgdb"
-	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/migrations"
+	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
 )
 
 // An unsendable recipient is counted failed once when the audience is resolved, costs
@@ -21,10 +19,7 @@ import (
 func TestUnsendableRecipientIsFailedNotQueued(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "campaigns")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "campaigns", migrations.FS, migrations.With...))
+	pool := testdb.Pool(t)
 	st := store.New(pool)
 	org, now := uuid.New(), time.Now()
 	c := store.Campaign{ID: uuid.New(), OrgID: org, Name: "c", Status: store.StatusPending, Channel: "text", ForceRoute: "AUTO", CreatedAt: now, UpdatedAt: now}
@@ -41,7 +36,7 @@ func TestUnsendableRecipientIsFailedNotQueued(t *testing.T) {
 	got, err := st.Get(ctx, org, c.ID)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, got.FailedCount)
-	unqueued, err := st.Unqueued(ctx, c.ID, 10)
+	unqueued, err := st.Unqueued(ctx, c.ID, 10, false)
 	require.NoError(t, err)
 	require.Len(t, unqueued, 1)
 	assert.Equal(t, good.ContactID, unqueued[0].ContactID)

@@ -212,7 +212,13 @@ type DisplayMetrics struct {
 	EstimatedCompletionAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=estimated_completion_at,json=estimatedCompletionAt,proto3" json:"estimated_completion_at,omitempty"`
 	// Beyond the spec: how many times the campaign's short links were followed (every click,
 	// repeated ones included; test copies' links count for no campaign).
-	ClickCount    int32 `protobuf:"varint,9,opt,name=click_count,json=clickCount,proto3" json:"click_count,omitempty"`
+	ClickCount int32 `protobuf:"varint,9,opt,name=click_count,json=clickCount,proto3" json:"click_count,omitempty"`
+	// Beyond the spec: an A/B campaign's samples (null for a campaign that is no A/B test).
+	VariantA *VariantMetrics `protobuf:"bytes,10,opt,name=variant_a,json=variantA,proto3" json:"variant_a,omitempty"`
+	VariantB *VariantMetrics `protobuf:"bytes,11,opt,name=variant_b,json=variantB,proto3" json:"variant_b,omitempty"`
+	// Beyond the spec: "A" or "B" once the A/B test is decided; null until then and for a
+	// campaign that is no A/B test.
+	Winner        *wrapperspb.StringValue `protobuf:"bytes,12,opt,name=winner,proto3" json:"winner,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -310,6 +316,100 @@ func (x *DisplayMetrics) GetClickCount() int32 {
 	return 0
 }
 
+func (x *DisplayMetrics) GetVariantA() *VariantMetrics {
+	if x != nil {
+		return x.VariantA
+	}
+	return nil
+}
+
+func (x *DisplayMetrics) GetVariantB() *VariantMetrics {
+	if x != nil {
+		return x.VariantB
+	}
+	return nil
+}
+
+func (x *DisplayMetrics) GetWinner() *wrapperspb.StringValue {
+	if x != nil {
+		return x.Winner
+	}
+	return nil
+}
+
+// VariantMetrics are one A/B sample's figures.
+type VariantMetrics struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Recipients drawn for the variant (0 until the audience is stored).
+	Recipients int32 `protobuf:"varint,1,opt,name=recipients,proto3" json:"recipients,omitempty"`
+	// Its messages the carrier took.
+	Sent int32 `protobuf:"varint,2,opt,name=sent,proto3" json:"sent,omitempty"`
+	// Its recipients who replied (each once), opt-outs excluded.
+	Replies int32 `protobuf:"varint,3,opt,name=replies,proto3" json:"replies,omitempty"`
+	// replies / sent x 100; 0 before anything is sent.
+	ReplyRate     float64 `protobuf:"fixed64,4,opt,name=reply_rate,json=replyRate,proto3" json:"reply_rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariantMetrics) Reset() {
+	*x = VariantMetrics{}
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariantMetrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariantMetrics) ProtoMessage() {}
+
+func (x *VariantMetrics) ProtoReflect() protoreflect.Message {
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariantMetrics.ProtoReflect.Descriptor instead.
+func (*VariantMetrics) Descriptor() ([]byte, []int) {
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *VariantMetrics) GetRecipients() int32 {
+	if x != nil {
+		return x.Recipients
+	}
+	return 0
+}
+
+func (x *VariantMetrics) GetSent() int32 {
+	if x != nil {
+		return x.Sent
+	}
+	return 0
+}
+
+func (x *VariantMetrics) GetReplies() int32 {
+	if x != nil {
+		return x.Replies
+	}
+	return 0
+}
+
+func (x *VariantMetrics) GetReplyRate() float64 {
+	if x != nil {
+		return x.ReplyRate
+	}
+	return 0
+}
+
 // Campaign is every field of the spec's Campaign, plus the detail's phoneNumber and
 // displayMetrics.
 type Campaign struct {
@@ -360,7 +460,7 @@ type Campaign struct {
 
 func (x *Campaign) Reset() {
 	*x = Campaign{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[4]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +472,7 @@ func (x *Campaign) String() string {
 func (*Campaign) ProtoMessage() {}
 
 func (x *Campaign) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[4]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +485,7 @@ func (x *Campaign) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Campaign.ProtoReflect.Descriptor instead.
 func (*Campaign) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{4}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Campaign) GetId() string {
@@ -652,7 +752,7 @@ type CampaignListItem struct {
 
 func (x *CampaignListItem) Reset() {
 	*x = CampaignListItem{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[5]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +764,7 @@ func (x *CampaignListItem) String() string {
 func (*CampaignListItem) ProtoMessage() {}
 
 func (x *CampaignListItem) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[5]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,7 +777,7 @@ func (x *CampaignListItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CampaignListItem.ProtoReflect.Descriptor instead.
 func (*CampaignListItem) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{5}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CampaignListItem) GetId() string {
@@ -832,7 +932,7 @@ type CampaignInput struct {
 
 func (x *CampaignInput) Reset() {
 	*x = CampaignInput{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[6]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +944,7 @@ func (x *CampaignInput) String() string {
 func (*CampaignInput) ProtoMessage() {}
 
 func (x *CampaignInput) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[6]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,7 +957,7 @@ func (x *CampaignInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CampaignInput.ProtoReflect.Descriptor instead.
 func (*CampaignInput) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{6}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CampaignInput) GetName() string {
@@ -1009,7 +1109,7 @@ type ListCampaignsRequest struct {
 
 func (x *ListCampaignsRequest) Reset() {
 	*x = ListCampaignsRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1121,7 @@ func (x *ListCampaignsRequest) String() string {
 func (*ListCampaignsRequest) ProtoMessage() {}
 
 func (x *ListCampaignsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1134,7 @@ func (x *ListCampaignsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCampaignsRequest.ProtoReflect.Descriptor instead.
 func (*ListCampaignsRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{7}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{8}
 }
 
 // ListCampaignsResponse is printed as a bare array (response_body).
@@ -1047,7 +1147,7 @@ type ListCampaignsResponse struct {
 
 func (x *ListCampaignsResponse) Reset() {
 	*x = ListCampaignsResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1159,7 @@ func (x *ListCampaignsResponse) String() string {
 func (*ListCampaignsResponse) ProtoMessage() {}
 
 func (x *ListCampaignsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1172,7 @@ func (x *ListCampaignsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCampaignsResponse.ProtoReflect.Descriptor instead.
 func (*ListCampaignsResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{8}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListCampaignsResponse) GetCampaigns() []*CampaignListItem {
@@ -1092,7 +1192,7 @@ type GetCampaignRequest struct {
 
 func (x *GetCampaignRequest) Reset() {
 	*x = GetCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1204,7 @@ func (x *GetCampaignRequest) String() string {
 func (*GetCampaignRequest) ProtoMessage() {}
 
 func (x *GetCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1217,7 @@ func (x *GetCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCampaignRequest.ProtoReflect.Descriptor instead.
 func (*GetCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{9}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetCampaignRequest) GetId() string {
@@ -1137,7 +1237,7 @@ type GetCampaignResponse struct {
 
 func (x *GetCampaignResponse) Reset() {
 	*x = GetCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1249,7 @@ func (x *GetCampaignResponse) String() string {
 func (*GetCampaignResponse) ProtoMessage() {}
 
 func (x *GetCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1262,7 @@ func (x *GetCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCampaignResponse.ProtoReflect.Descriptor instead.
 func (*GetCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{10}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetCampaignResponse) GetCampaign() *Campaign {
@@ -1182,7 +1282,7 @@ type CreateDraftRequest struct {
 
 func (x *CreateDraftRequest) Reset() {
 	*x = CreateDraftRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1294,7 @@ func (x *CreateDraftRequest) String() string {
 func (*CreateDraftRequest) ProtoMessage() {}
 
 func (x *CreateDraftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1307,7 @@ func (x *CreateDraftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDraftRequest.ProtoReflect.Descriptor instead.
 func (*CreateDraftRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{11}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateDraftRequest) GetCampaign() *CampaignInput {
@@ -1227,7 +1327,7 @@ type CreateDraftResponse struct {
 
 func (x *CreateDraftResponse) Reset() {
 	*x = CreateDraftResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1339,7 @@ func (x *CreateDraftResponse) String() string {
 func (*CreateDraftResponse) ProtoMessage() {}
 
 func (x *CreateDraftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1352,7 @@ func (x *CreateDraftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDraftResponse.ProtoReflect.Descriptor instead.
 func (*CreateDraftResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{12}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CreateDraftResponse) GetCampaign() *Campaign {
@@ -1273,7 +1373,7 @@ type UpdateDraftRequest struct {
 
 func (x *UpdateDraftRequest) Reset() {
 	*x = UpdateDraftRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1385,7 @@ func (x *UpdateDraftRequest) String() string {
 func (*UpdateDraftRequest) ProtoMessage() {}
 
 func (x *UpdateDraftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1398,7 @@ func (x *UpdateDraftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateDraftRequest.ProtoReflect.Descriptor instead.
 func (*UpdateDraftRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{13}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UpdateDraftRequest) GetId() string {
@@ -1325,7 +1425,7 @@ type UpdateDraftResponse struct {
 
 func (x *UpdateDraftResponse) Reset() {
 	*x = UpdateDraftResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1437,7 @@ func (x *UpdateDraftResponse) String() string {
 func (*UpdateDraftResponse) ProtoMessage() {}
 
 func (x *UpdateDraftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1450,7 @@ func (x *UpdateDraftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateDraftResponse.ProtoReflect.Descriptor instead.
 func (*UpdateDraftResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{14}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UpdateDraftResponse) GetCampaign() *Campaign {
@@ -1370,7 +1470,7 @@ type CreateCampaignRequest struct {
 
 func (x *CreateCampaignRequest) Reset() {
 	*x = CreateCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1482,7 @@ func (x *CreateCampaignRequest) String() string {
 func (*CreateCampaignRequest) ProtoMessage() {}
 
 func (x *CreateCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1495,7 @@ func (x *CreateCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCampaignRequest.ProtoReflect.Descriptor instead.
 func (*CreateCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{15}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateCampaignRequest) GetCampaign() *CampaignInput {
@@ -1415,7 +1515,7 @@ type CreateCampaignResponse struct {
 
 func (x *CreateCampaignResponse) Reset() {
 	*x = CreateCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +1527,7 @@ func (x *CreateCampaignResponse) String() string {
 func (*CreateCampaignResponse) ProtoMessage() {}
 
 func (x *CreateCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1440,7 +1540,7 @@ func (x *CreateCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCampaignResponse.ProtoReflect.Descriptor instead.
 func (*CreateCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{16}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateCampaignResponse) GetCampaign() *Campaign {
@@ -1460,7 +1560,7 @@ type PauseCampaignRequest struct {
 
 func (x *PauseCampaignRequest) Reset() {
 	*x = PauseCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1572,7 @@ func (x *PauseCampaignRequest) String() string {
 func (*PauseCampaignRequest) ProtoMessage() {}
 
 func (x *PauseCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1585,7 @@ func (x *PauseCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseCampaignRequest.ProtoReflect.Descriptor instead.
 func (*PauseCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{17}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PauseCampaignRequest) GetId() string {
@@ -1505,7 +1605,7 @@ type PauseCampaignResponse struct {
 
 func (x *PauseCampaignResponse) Reset() {
 	*x = PauseCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1617,7 @@ func (x *PauseCampaignResponse) String() string {
 func (*PauseCampaignResponse) ProtoMessage() {}
 
 func (x *PauseCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1630,7 @@ func (x *PauseCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseCampaignResponse.ProtoReflect.Descriptor instead.
 func (*PauseCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{18}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PauseCampaignResponse) GetCampaign() *Campaign {
@@ -1550,7 +1650,7 @@ type ResumeCampaignRequest struct {
 
 func (x *ResumeCampaignRequest) Reset() {
 	*x = ResumeCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1562,7 +1662,7 @@ func (x *ResumeCampaignRequest) String() string {
 func (*ResumeCampaignRequest) ProtoMessage() {}
 
 func (x *ResumeCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1575,7 +1675,7 @@ func (x *ResumeCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeCampaignRequest.ProtoReflect.Descriptor instead.
 func (*ResumeCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{19}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ResumeCampaignRequest) GetId() string {
@@ -1595,7 +1695,7 @@ type ResumeCampaignResponse struct {
 
 func (x *ResumeCampaignResponse) Reset() {
 	*x = ResumeCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1707,7 @@ func (x *ResumeCampaignResponse) String() string {
 func (*ResumeCampaignResponse) ProtoMessage() {}
 
 func (x *ResumeCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1720,7 @@ func (x *ResumeCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeCampaignResponse.ProtoReflect.Descriptor instead.
 func (*ResumeCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{20}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResumeCampaignResponse) GetCampaign() *Campaign {
@@ -1640,7 +1740,7 @@ type CancelCampaignRequest struct {
 
 func (x *CancelCampaignRequest) Reset() {
 	*x = CancelCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1752,7 @@ func (x *CancelCampaignRequest) String() string {
 func (*CancelCampaignRequest) ProtoMessage() {}
 
 func (x *CancelCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1765,7 @@ func (x *CancelCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCampaignRequest.ProtoReflect.Descriptor instead.
 func (*CancelCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{21}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CancelCampaignRequest) GetId() string {
@@ -1685,7 +1785,7 @@ type CancelCampaignResponse struct {
 
 func (x *CancelCampaignResponse) Reset() {
 	*x = CancelCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +1797,7 @@ func (x *CancelCampaignResponse) String() string {
 func (*CancelCampaignResponse) ProtoMessage() {}
 
 func (x *CancelCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +1810,7 @@ func (x *CancelCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCampaignResponse.ProtoReflect.Descriptor instead.
 func (*CancelCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{22}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CancelCampaignResponse) GetCampaign() *Campaign {
@@ -1739,7 +1839,7 @@ type TestSendRequest struct {
 
 func (x *TestSendRequest) Reset() {
 	*x = TestSendRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1751,7 +1851,7 @@ func (x *TestSendRequest) String() string {
 func (*TestSendRequest) ProtoMessage() {}
 
 func (x *TestSendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1764,7 +1864,7 @@ func (x *TestSendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendRequest.ProtoReflect.Descriptor instead.
 func (*TestSendRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{23}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TestSendRequest) GetId() string {
@@ -1819,7 +1919,7 @@ type TestSendResponse struct {
 
 func (x *TestSendResponse) Reset() {
 	*x = TestSendResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1831,7 +1931,7 @@ func (x *TestSendResponse) String() string {
 func (*TestSendResponse) ProtoMessage() {}
 
 func (x *TestSendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1844,7 +1944,7 @@ func (x *TestSendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendResponse.ProtoReflect.Descriptor instead.
 func (*TestSendResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{24}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TestSendResponse) GetResults() []*TestSendResult {
@@ -1871,7 +1971,7 @@ type TestSendResult struct {
 
 func (x *TestSendResult) Reset() {
 	*x = TestSendResult{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +1983,7 @@ func (x *TestSendResult) String() string {
 func (*TestSendResult) ProtoMessage() {}
 
 func (x *TestSendResult) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +1996,7 @@ func (x *TestSendResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendResult.ProtoReflect.Descriptor instead.
 func (*TestSendResult) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{25}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TestSendResult) GetTo() string {
@@ -1943,7 +2043,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"\xcb\x02\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\"\x85\x04\n" +
 	"\x0eDisplayMetrics\x12#\n" +
 	"\raudience_size\x18\x01 \x01(\x05R\faudienceSize\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x16\n" +
@@ -1954,7 +2054,19 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\areplies\x18\a \x01(\x05R\areplies\x12R\n" +
 	"\x17estimated_completion_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x15estimatedCompletionAt\x12\x1f\n" +
 	"\vclick_count\x18\t \x01(\x05R\n" +
-	"clickCount\"\xc2\f\n" +
+	"clickCount\x12@\n" +
+	"\tvariant_a\x18\n" +
+	" \x01(\v2#.chorus.campaigns.v1.VariantMetricsR\bvariantA\x12@\n" +
+	"\tvariant_b\x18\v \x01(\v2#.chorus.campaigns.v1.VariantMetricsR\bvariantB\x124\n" +
+	"\x06winner\x18\f \x01(\v2\x1c.google.protobuf.StringValueR\x06winner\"}\n" +
+	"\x0eVariantMetrics\x12\x1e\n" +
+	"\n" +
+	"recipients\x18\x01 \x01(\x05R\n" +
+	"recipients\x12\x12\n" +
+	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x18\n" +
+	"\areplies\x18\x03 \x01(\x05R\areplies\x12\x1d\n" +
+	"\n" +
+	"reply_rate\x18\x04 \x01(\x01R\treplyRate\"\xc2\f\n" +
 	"\bCampaign\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -2149,98 +2261,102 @@ func file_campaigns_v1_campaigns_proto_rawDescGZIP() []byte {
 	return file_campaigns_v1_campaigns_proto_rawDescData
 }
 
-var file_campaigns_v1_campaigns_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_campaigns_v1_campaigns_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_campaigns_v1_campaigns_proto_goTypes = []any{
 	(*ContactFilter)(nil),          // 0: chorus.campaigns.v1.ContactFilter
 	(*FaqReply)(nil),               // 1: chorus.campaigns.v1.FaqReply
 	(*PhoneNumber)(nil),            // 2: chorus.campaigns.v1.PhoneNumber
 	(*DisplayMetrics)(nil),         // 3: chorus.campaigns.v1.DisplayMetrics
-	(*Campaign)(nil),               // 4: chorus.campaigns.v1.Campaign
-	(*CampaignListItem)(nil),       // 5: chorus.campaigns.v1.CampaignListItem
-	(*CampaignInput)(nil),          // 6: chorus.campaigns.v1.CampaignInput
-	(*ListCampaignsRequest)(nil),   // 7: chorus.campaigns.v1.ListCampaignsRequest
-	(*ListCampaignsResponse)(nil),  // 8: chorus.campaigns.v1.ListCampaignsResponse
-	(*GetCampaignRequest)(nil),     // 9: chorus.campaigns.v1.GetCampaignRequest
-	(*GetCampaignResponse)(nil),    // 10: chorus.campaigns.v1.GetCampaignResponse
-	(*CreateDraftRequest)(nil),     // 11: chorus.campaigns.v1.CreateDraftRequest
-	(*CreateDraftResponse)(nil),    // 12: chorus.campaigns.v1.CreateDraftResponse
-	(*UpdateDraftRequest)(nil),     // 13: chorus.campaigns.v1.UpdateDraftRequest
-	(*UpdateDraftResponse)(nil),    // 14: chorus.campaigns.v1.UpdateDraftResponse
-	(*CreateCampaignRequest)(nil),  // 15: chorus.campaigns.v1.CreateCampaignRequest
-	(*CreateCampaignResponse)(nil), // 16: chorus.campaigns.v1.CreateCampaignResponse
-	(*PauseCampaignRequest)(nil),   // 17: chorus.campaigns.v1.PauseCampaignRequest
-	(*PauseCampaignResponse)(nil),  // 18: chorus.campaigns.v1.PauseCampaignResponse
-	(*ResumeCampaignRequest)(nil),  // 19: chorus.campaigns.v1.ResumeCampaignRequest
-	(*ResumeCampaignResponse)(nil), // 20: chorus.campaigns.v1.ResumeCampaignResponse
-	(*CancelCampaignRequest)(nil),  // 21: chorus.campaigns.v1.CancelCampaignRequest
-	(*CancelCampaignResponse)(nil), // 22: chorus.campaigns.v1.CancelCampaignResponse
-	(*TestSendRequest)(nil),        // 23: chorus.campaigns.v1.TestSendRequest
-	(*TestSendResponse)(nil),       // 24: chorus.campaigns.v1.TestSendResponse
-	(*TestSendResult)(nil),         // 25: chorus.campaigns.v1.TestSendResult
-	nil,                            // 26: chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
-	(*timestamppb.Timestamp)(nil),  // 27: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil), // 28: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),     // 29: google.protobuf.ListValue
+	(*VariantMetrics)(nil),         // 4: chorus.campaigns.v1.VariantMetrics
+	(*Campaign)(nil),               // 5: chorus.campaigns.v1.Campaign
+	(*CampaignListItem)(nil),       // 6: chorus.campaigns.v1.CampaignListItem
+	(*CampaignInput)(nil),          // 7: chorus.campaigns.v1.CampaignInput
+	(*ListCampaignsRequest)(nil),   // 8: chorus.campaigns.v1.ListCampaignsRequest
+	(*ListCampaignsResponse)(nil),  // 9: chorus.campaigns.v1.ListCampaignsResponse
+	(*GetCampaignRequest)(nil),     // 10: chorus.campaigns.v1.GetCampaignRequest
+	(*GetCampaignResponse)(nil),    // 11: chorus.campaigns.v1.GetCampaignResponse
+	(*CreateDraftRequest)(nil),     // 12: chorus.campaigns.v1.CreateDraftRequest
+	(*CreateDraftResponse)(nil),    // 13: chorus.campaigns.v1.CreateDraftResponse
+	(*UpdateDraftRequest)(nil),     // 14: chorus.campaigns.v1.UpdateDraftRequest
+	(*UpdateDraftResponse)(nil),    // 15: chorus.campaigns.v1.UpdateDraftResponse
+	(*CreateCampaignRequest)(nil),  // 16: chorus.campaigns.v1.CreateCampaignRequest
+	(*CreateCampaignResponse)(nil), // 17: chorus.campaigns.v1.CreateCampaignResponse
+	(*PauseCampaignRequest)(nil),   // 18: chorus.campaigns.v1.PauseCampaignRequest
+	(*PauseCampaignResponse)(nil),  // 19: chorus.campaigns.v1.PauseCampaignResponse
+	(*ResumeCampaignRequest)(nil),  // 20: chorus.campaigns.v1.ResumeCampaignRequest
+	(*ResumeCampaignResponse)(nil), // 21: chorus.campaigns.v1.ResumeCampaignResponse
+	(*CancelCampaignRequest)(nil),  // 22: chorus.campaigns.v1.CancelCampaignRequest
+	(*CancelCampaignResponse)(nil), // 23: chorus.campaigns.v1.CancelCampaignResponse
+	(*TestSendRequest)(nil),        // 24: chorus.campaigns.v1.TestSendRequest
+	(*TestSendResponse)(nil),       // 25: chorus.campaigns.v1.TestSendResponse
+	(*TestSendResult)(nil),         // 26: chorus.campaigns.v1.TestSendResult
+	nil,                            // 27: chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil), // 29: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),     // 30: google.protobuf.ListValue
 }
 var file_campaigns_v1_campaigns_proto_depIdxs = []int32{
-	27, // 0: chorus.campaigns.v1.DisplayMetrics.estimated_completion_at:type_name -> google.protobuf.Timestamp
-	28, // 1: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
-	28, // 2: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
-	0,  // 3: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	27, // 4: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
-	28, // 5: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
-	1,  // 6: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
-	27, // 7: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
-	27, // 8: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
-	27, // 9: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
-	27, // 10: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
-	28, // 11: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
-	2,  // 12: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
-	3,  // 13: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
-	27, // 14: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
-	28, // 15: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
-	28, // 16: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
-	27, // 17: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
-	27, // 18: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
-	27, // 19: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
-	0,  // 20: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	29, // 21: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
-	5,  // 22: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
-	4,  // 23: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 24: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 25: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 26: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 27: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 28: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	4,  // 29: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 30: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 31: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	4,  // 32: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	26, // 33: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
-	25, // 34: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
-	7,  // 35: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
-	9,  // 36: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
-	11, // 37: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
-	13, // 38: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
-	15, // 39: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
-	17, // 40: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
-	19, // 41: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
-	21, // 42: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
-	23, // 43: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
-	8,  // 44: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
-	10, // 45: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
-	12, // 46: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
-	14, // 47: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
-	16, // 48: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
-	18, // 49: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
-	20, // 50: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
-	22, // 51: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
-	24, // 52: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
-	44, // [44:53] is the sub-list for method output_type
-	35, // [35:44] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	28, // 0: chorus.campaigns.v1.DisplayMetrics.estimated_completion_at:type_name -> google.protobuf.Timestamp
+	4,  // 1: chorus.campaigns.v1.DisplayMetrics.variant_a:type_name -> chorus.campaigns.v1.VariantMetrics
+	4,  // 2: chorus.campaigns.v1.DisplayMetrics.variant_b:type_name -> chorus.campaigns.v1.VariantMetrics
+	29, // 3: chorus.campaigns.v1.DisplayMetrics.winner:type_name -> google.protobuf.StringValue
+	29, // 4: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
+	29, // 5: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
+	0,  // 6: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	28, // 7: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
+	29, // 8: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
+	1,  // 9: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
+	28, // 10: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
+	28, // 11: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
+	28, // 12: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
+	28, // 13: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
+	29, // 14: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
+	2,  // 15: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
+	3,  // 16: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
+	28, // 17: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
+	29, // 18: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
+	29, // 19: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
+	28, // 20: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
+	28, // 21: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
+	28, // 22: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
+	0,  // 23: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	30, // 24: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
+	6,  // 25: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
+	5,  // 26: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	7,  // 27: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	5,  // 28: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	7,  // 29: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	5,  // 30: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	7,  // 31: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	5,  // 32: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	5,  // 33: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	5,  // 34: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	5,  // 35: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	27, // 36: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	26, // 37: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
+	8,  // 38: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
+	10, // 39: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
+	12, // 40: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
+	14, // 41: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
+	16, // 42: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
+	18, // 43: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
+	20, // 44: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
+	22, // 45: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
+	24, // 46: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
+	9,  // 47: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
+	11, // 48: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
+	13, // 49: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
+	15, // 50: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
+	17, // 51: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
+	19, // 52: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
+	21, // 53: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
+	23, // 54: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
+	25, // 55: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
+	47, // [47:56] is the sub-list for method output_type
+	38, // [38:47] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_campaigns_v1_campaigns_proto_init() }
@@ -2248,14 +2364,14 @@ func file_campaigns_v1_campaigns_proto_init() {
 	if File_campaigns_v1_campaigns_proto != nil {
 		return
 	}
-	file_campaigns_v1_campaigns_proto_msgTypes[6].OneofWrappers = []any{}
+	file_campaigns_v1_campaigns_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_campaigns_v1_campaigns_proto_rawDesc), len(file_campaigns_v1_campaigns_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
