@@ -107,7 +107,7 @@ func TestCampaignDraftsAndStateMoves(t *testing.T) {
 		{"tagsLogic", with("segmentId", nil), "contactFilter.tagsLogic"},
 		{"A/B without variants", with("isAbTest", true), "messageVariantB"},
 		{"A/B not available yet", with("isAbTest", true), "isAbTest"},
-		{"auto-replies not available yet", with("autoReplyEnabled", true), "autoReplyEnabled"},
+		{"auto-replies without any answer", with("autoReplyEnabled", true), "autoReplyEnabled"},
 		{"six FAQ replies", with("faqReplies", faq), "faqReplies"},
 		{"channel", with("channel", "voice"), "channel"},
 		{"timezone", with("timezone", "Mars/Olympus"), "timezone"},

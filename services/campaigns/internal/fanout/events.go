@@ -22,7 +22,8 @@ const (
 // EventHandler applies messaging's events to campaigns, in the consumer's transaction that
 // records the event as processed, so each counts once: a campaign message's status moves its
 // recipient forward and the campaign's counters with it (completing the campaign when it was
-// the last outcome), and a reply attributed to a campaign counts unless it is an opt-out.
+// the last outcome), and a reply attributed to a campaign counts unless it is an opt-out, and
+// gets the campaign's auto-reply when it has one.
 func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
 		switch m.Type {
@@ -49,12 +50,14 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			if err := m.Unmarshal(&ev); err != nil {
 				return err
 			}
-			a := ev.GetAttribution()
-			campaign, ok := campaignOf(a.GetSourceKind(), a.GetSourceId())
+			campaign, ok := attributedCampaign(ev.GetAttribution())
 			if !ok || ev.GetOptOutDetected() || ev.GetCategory() == categoryOptOut {
 				return nil
 			}
-			return st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime())
+			if err := st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime()); err != nil {
+				return err
+			}
+			return r.autoReplyTx(ctx, tx, m.OrgID, campaign, &ev)
 		}
 		return nil
 	}

@@ -59,6 +59,7 @@ func New(cfg Config) (*Runner, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &sendWorker{r: r})
 	river.AddWorker(workers, &releaseWorker{r: r})
+	river.AddWorker(workers, &autoReplyWorker{r: r})
 	client, err := jobs.NewClient("fanout", cfg.Pool, &river.Config{
 		Schema:            cfg.Schema,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},

@@ -248,9 +248,6 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	if c.IsAbTest {
 		f.Add("isAbTest", "A/B tests are not available yet")
 	}
-	if c.AutoReplyEnabled {
-		f.Add("autoReplyEnabled", "auto-replies are not available yet")
-	}
 	// Messaging's carriers send MMS only with media; a forced MMS route has nothing to carry it.
 	if c.ForceRoute == routeMMS && c.MediaURL == nil {
 		f.Add("forceRoute", "MMS without mediaUrl is not available yet; add mediaUrl or use AUTO")
