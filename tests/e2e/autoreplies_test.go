@@ -162,3 +162,36 @@ func replay(t *testing.T, rdb *redis.Client, org, message string) {
 	}
 	t.Fatalf("no message.received event of %s", message)
 }
+
+// An answer the balance cannot pay for is not sent: it shows in the thread as failed, costs
+// nothing, and the rest goes on (the campaign stays completed, the STOP is confirmed).
+func TestCampaignAutoReplyWithoutCredits(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550171", 1)
+	phone := "+12025553011"
+	tn.contacts("broke", []string{phone})
+	id := autoReplyCampaign(t, tn, "broke")
+	eventually(t, 30*time.Second, "the campaign's message paid", func() bool { return tn.balance() == 0 })
+
+	e.text(tn.number, phone, "yes")
+	var answer map[string]any
+	eventually(t, 30*time.Second, "the answer's outcome", func() bool {
+		thread := tn.thread(phone)
+		answer = thread[0]
+		return len(thread) == 3 && answer["status"] == "failed"
+	})
+	assert.Equal(t, yesAnswer, answer["message"])
+	assert.Equal(t, "outgoing", answer["direction"])
+
+	e.text(tn.number, phone, "STOP")
+	eventually(t, 30*time.Second, "the STOP confirmed", func() bool {
+		thread := tn.thread(phone)
+		return len(thread) == 5 && thread[0]["direction"] == "outgoing" && thread[0]["status"] != "failed"
+	})
+	assert.EqualValues(t, 0, tn.balance())
+	c := tn.getCampaign(id)
+	assert.Equal(t, "completed", c.str("status"))
+	assert.EqualValues(t, 1, c.num("sentCount"))
+	assert.EqualValues(t, 0, c.num("failedCount"), "a failed answer is not a failed campaign message")
+}
