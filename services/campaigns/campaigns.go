@@ -1,6 +1,6 @@
 // Package campaigns is the campaigns service: drafts, submission and scheduling, the audience
-// fan-out (contacts' audience, a billing hold, messaging's bulk queue) and the counters kept
-// from messaging's events. This is the public entry used by its own main and by the all-in-one
+// fan-out (contacts' audience, a billing hold, messaging's bulk queue), and the counters and
+// auto-replies kept from messaging's events. This is the public entry used by its own main and by the all-in-one
 // binary.
 package campaigns
 

@@ -106,7 +106,7 @@ func TestCampaignDraftsAndStateMoves(t *testing.T) {
 		{"both audiences", with("contactFilter", map[string]any{"tags": []string{"a"}}), "contactFilter"},
 		{"tagsLogic", with("segmentId", nil), "contactFilter.tagsLogic"},
 		{"A/B without variants", with("isAbTest", true), "messageVariantB"},
-		{"auto-replies not available yet", with("autoReplyEnabled", true), "autoReplyEnabled"},
+		{"auto-replies without any answer", with("autoReplyEnabled", true), "autoReplyEnabled"},
 		{"six FAQ replies", with("faqReplies", faq), "faqReplies"},
 		{"channel", with("channel", "voice"), "channel"},
 		{"timezone", with("timezone", "Mars/Olympus"), "timezone"},

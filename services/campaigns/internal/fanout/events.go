@@ -24,8 +24,9 @@ const (
 // records the event as processed, so each counts once: a campaign message's status moves its
 // recipient forward and the campaign's counters with it (completing the campaign when it was
 // the last outcome), a reply attributed to a campaign counts unless it is an opt-out (and for
-// its A/B sample, if the sender is in one), and a click on a campaign's short link counts (a
-// test copy's link is source kind "test": no campaign's).
+// its A/B sample, if the sender is in one) and gets the campaign's auto-reply when it has one,
+// and a click on a campaign's short link counts (a test copy's link is source kind "test": no
+// campaign's).
 func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
 		switch m.Type {
@@ -52,15 +53,17 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			if err := m.Unmarshal(&ev); err != nil {
 				return err
 			}
-			a := ev.GetAttribution()
-			campaign, ok := campaignOf(a.GetSourceKind(), a.GetSourceId())
+			campaign, ok := attributedCampaign(ev.GetAttribution())
 			if !ok || ev.GetOptOutDetected() || ev.GetCategory() == categoryOptOut {
 				return nil
 			}
 			if err := st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime()); err != nil {
 				return err
 			}
-			return st.CountVariantReply(ctx, tx, m.OrgID, campaign, ev.GetFrom())
+			if err := st.CountVariantReply(ctx, tx, m.OrgID, campaign, ev.GetFrom()); err != nil {
+				return err
+			}
+			return r.autoReplyTx(ctx, tx, m.OrgID, campaign, &ev)
 		case eventLinkClicked:
 			var ev eventsv1.LinkClicked
 			if err := m.Unmarshal(&ev); err != nil {

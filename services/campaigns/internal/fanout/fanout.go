@@ -1,5 +1,5 @@
-// Package fanout runs a campaign's send as River jobs and keeps its counters from messaging's
-// events. A send is: the audience streamed from contacts and stored as recipients with their
+// Package fanout runs a campaign's send as River jobs, keeps its counters from messaging's
+// events and sends its auto-replies (autoreply.go). A send is: the audience streamed from contacts and stored as recipients with their
 // rendered text and price (pending); a billing hold for the sum, or the campaign fails with
 // the reason and nothing is queued (queued); the recipients handed to messaging's bulk queue
 // in batches, each under the dedupe key "campaign:<id>:<contact id>" (sending); completed when
@@ -68,6 +68,7 @@ func New(cfg Config) (*Runner, error) {
 	river.AddWorker(workers, &sendWorker{r: r})
 	river.AddWorker(workers, &releaseWorker{r: r})
 	river.AddWorker(workers, &decideWorker{r: r})
+	river.AddWorker(workers, &autoReplyWorker{r: r})
 	client, err := jobs.NewClient("fanout", cfg.Pool, &river.Config{
 		Schema:            cfg.Schema,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},

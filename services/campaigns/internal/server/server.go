@@ -255,11 +255,6 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	}
 	apply(&c, in, f)
 	complete(&c, f)
-	// Stored on drafts, but not sent yet: a campaign that asks for them is refused rather than
-	// sent without them.
-	if c.AutoReplyEnabled {
-		f.Add("autoReplyEnabled", "auto-replies are not available yet")
-	}
 	// Messaging's carriers send MMS only with media; a forced MMS route has nothing to carry it.
 	if c.ForceRoute == routeMMS && c.MediaURL == nil {
 		f.Add("forceRoute", "MMS without mediaUrl is not available yet; add mediaUrl or use AUTO")

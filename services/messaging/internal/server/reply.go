@@ -103,12 +103,7 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 		if _, err := s.cfg.Store.InsertOutgoing(ctx, tx, &m); err != nil {
 			return err
 		}
-		for code, target := range short {
-			if err := s.cfg.Store.InsertLink(ctx, tx, org, id, code, target); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.insertLinks(ctx, tx, org, []uuid.UUID{id}, shortLinks{id: short})
 	})
 	if err != nil {
 		s.releaseHold(ctx, m)

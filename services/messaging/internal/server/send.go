@@ -20,9 +20,10 @@ import (
 const maxQueued = 1000
 
 // SendMessages stores messages for campaigns and polls (and campaigns' test copies: free,
-// never held for quiet hours) and queues their dispatch, in one
-// transaction; a message whose dedupe key was used before is not queued again. A suspended
-// account's batch is refused whole (BILLING_SUSPENDED), as billing would refuse every message.
+// never held for quiet hours; and their auto-replies: sent like replies) and queues their
+// dispatch, in one transaction; a message whose dedupe key was used before is not queued
+// again. A suspended account's batch is refused whole (BILLING_SUSPENDED), as billing would
+// refuse every message.
 func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessagesRequest) (*messagingv1.SendMessagesResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
@@ -46,6 +47,7 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	}
 	provider := s.cfg.Dispatch.ProviderFor(o.GetSandbox()).Name()
 	numbers := map[string]*store.Number{}
+	short := shortLinks{} // of auto-replies
 	msgs := make([]store.Message, len(req.GetMessages()))
 	now := time.Now()
 	for i, in := range req.GetMessages() {
@@ -70,12 +72,12 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			return nil, err
 		}
 		kind := in.GetSourceKind()
-		if kind != store.SourceCampaign && kind != store.SourcePoll && kind != store.SourceTest {
-			return nil, apierr.Field(field+".sourceKind", "must be campaign, poll or test")
+		if kind != store.SourceCampaign && kind != store.SourcePoll && kind != store.SourceTest && kind != store.SourceAutoReply {
+			return nil, apierr.Field(field+".sourceKind", "must be campaign, poll, test or auto_reply")
 		}
-		test := kind == store.SourceTest
+		test, autoReply := kind == store.SourceTest, kind == store.SourceAutoReply
 		for name, tz := range map[string]string{"quietHoursTimezone": in.GetQuietHoursTimezone(), "recipientTimezone": in.GetRecipientTimezone()} {
-			if tz == "" || test {
+			if tz == "" || test || autoReply {
 				continue
 			}
 			if _, err := time.LoadLocation(tz); err != nil {
@@ -100,22 +102,28 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		}
 		media = append(media, in.GetMediaUrls()...)
 		quietZone, recipientZone, hold := in.GetQuietHoursTimezone(), in.GetRecipientTimezone(), in.GetHoldId()
-		if test { // a test copy goes at once and costs nothing
+		if test || autoReply { // at once; a test copy costs nothing, an auto-reply holds its own credits
 			quietZone, recipientZone, hold = "", "", ""
 		}
+		id, body := uuid.Must(uuid.NewV7()), in.GetBody()
+		if autoReply {
+			if body, err = s.autoReplyText(o, field, id, body, short); err != nil {
+				return nil, err
+			}
+		}
 		msgs[i] = store.Message{
-			ID:                uuid.Must(uuid.NewV7()),
+			ID:                id,
 			OrgID:             org,
 			Direction:         store.Outgoing,
 			ContactPhone:      to,
 			OurNumber:         from.Number,
 			PhoneNumberID:     &from.ID,
-			Body:              in.GetBody(),
+			Body:              body,
 			MediaURLs:         media,
 			IsMMS:             len(media) > 0,
 			Status:            store.StatusQueued,
 			Provider:          provider,
-			Credits:           credits.Credits(in.GetBody(), len(media) > 0),
+			Credits:           credits.Credits(body, len(media) > 0),
 			Billable:          !o.GetSandbox() && !test,
 			HoldID:            hold,
 			SourceKind:        in.GetSourceKind(),
@@ -133,6 +141,9 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		queued, err := s.cfg.Store.InsertOutgoingMany(ctx, tx, batch)
 		if err != nil {
+			return err
+		}
+		if err := s.insertLinks(ctx, tx, org, queued, short); err != nil {
 			return err
 		}
 		return s.cfg.Dispatch.QueueTx(ctx, tx, org, queued...)

@@ -31,8 +31,12 @@ const (
 	SourcePoll     = "poll"
 	SourceSystem   = "system"
 	// SourceTest is a campaign's test copy: free, sent whatever the hour, counted by no source.
-	SourceTest    = "test"
-	SourceInbound = "inbound"
+	SourceTest = "test"
+	// SourceAutoReply is a campaign's automatic answer to an inbound message (source id the
+	// campaign): sent whatever the hour and billed like a reply; an answer to it is the
+	// campaign's.
+	SourceAutoReply = "auto_reply"
+	SourceInbound   = "inbound"
 )
 
 // Message is one row of the message log.

@@ -172,9 +172,10 @@ func (x *MessageReceived) GetAttribution() *Attribution {
 type Attribution struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	MessageId string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	// "reply", "campaign", "poll" or "system" (keyword confirmations).
+	// "reply", "campaign", "poll", "auto_reply" (a campaign's automatic answer), "test" (a
+	// campaign's test copy) or "system" (keyword confirmations).
 	SourceKind string `protobuf:"bytes,2,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
-	// The campaign or poll id; empty for replies.
+	// The campaign or poll id (of an auto-reply or test copy: its campaign); empty for replies.
 	SourceId      string `protobuf:"bytes,3,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

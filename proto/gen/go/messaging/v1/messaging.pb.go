@@ -1434,7 +1434,9 @@ type OutgoingMessage struct {
 	FromPhoneNumberId string `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`
 	// "campaign" or "poll"; inbound replies are attributed to it. "test" is a campaign's test
 	// copy (source_id the campaign): free, never held for quiet hours, refused only to an
-	// opted-out number, and counted by no campaign or poll.
+	// opted-out number, and counted by no campaign or poll. "auto_reply" is a campaign's
+	// automatic answer (source_id the campaign): sent at once like a reply (quiet hours, zones
+	// and hold_id ignored; its own credits held when it leaves the queue; links shortened).
 	SourceKind string `protobuf:"bytes,6,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
 	SourceId   string `protobuf:"bytes,7,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
 	// The billing hold the message's credits are posted against when it is dispatched; empty
