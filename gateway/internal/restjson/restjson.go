@@ -16,6 +16,7 @@ import (
 	"math/bits"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -46,7 +47,8 @@ func Append(b []byte, m proto.Message) ([]byte, bool) {
 	if m == nil {
 		return append(b, '{', '}'), true
 	}
-	return appendMessage(b, m.ProtoReflect()) // a typed nil writes its defaults, as protojson's does
+	r := m.ProtoReflect() // a typed nil writes its defaults, as protojson's does
+	return appendMessage(b, r, planOf(r.Descriptor()))
 }
 
 // Kinds of message with a JSON form of their own.
@@ -63,7 +65,7 @@ const (
 // plan is what a message type's JSON needs, worked out once per type.
 type plan struct {
 	kind   int
-	fields []field
+	fields []field // a plain message's fields; a wrapper's value; a Timestamp's or Duration's two
 }
 
 type field struct {
@@ -72,6 +74,18 @@ type field struct {
 	oneof    bool   // in a oneof (proto3 optional too): written only when set
 	presence bool   // unset is null
 	list     bool
+	sub      atomic.Pointer[plan] // a message field's plan, looked up on first use
+}
+
+// subPlan is the plan of f's message type, kept on the field so a nested message costs no
+// lookup in plans (it is found there once, lazily, since message types can nest themselves).
+func (f *field) subPlan() *plan {
+	if p := f.sub.Load(); p != nil {
+		return p
+	}
+	p := planOf(f.fd.Message())
+	f.sub.Store(p)
+	return p
 }
 
 var plans sync.Map // protoreflect.FullName → *plan
@@ -81,8 +95,14 @@ func planOf(md protoreflect.MessageDescriptor) *plan {
 		return p.(*plan)
 	}
 	p := &plan{kind: kindOf(md)}
-	if p.kind == plainMessage {
-		fds := md.Fields()
+	fds := md.Fields()
+	switch p.kind {
+	case wrapperMessage:
+		p.fields = []field{{fd: fds.ByNumber(1)}}
+	case timestampMessage, durationMessage:
+		p.fields = []field{{fd: fds.ByNumber(1)}, {fd: fds.ByNumber(2)}}
+	case plainMessage:
+		p.fields = make([]field, 0, fds.Len())
 		for i := range fds.Len() {
 			fd := fds.Get(i)
 			if fd.IsMap() || fd.IsWeak() {
@@ -103,7 +123,9 @@ func planOf(md protoreflect.MessageDescriptor) *plan {
 			p.kind = unsupportedMessage
 		}
 	}
-	plans.Store(md.FullName(), p)
+	if v, loaded := plans.LoadOrStore(md.FullName(), p); loaded {
+		return v.(*plan)
+	}
 	return p
 }
 
@@ -128,16 +150,15 @@ func kindOf(md protoreflect.MessageDescriptor) int {
 	}
 }
 
-func appendMessage(b []byte, m protoreflect.Message) ([]byte, bool) {
-	p := planOf(m.Descriptor())
+func appendMessage(b []byte, m protoreflect.Message, p *plan) ([]byte, bool) {
 	switch p.kind {
 	case timestampMessage:
-		return appendTimestamp(b, m)
+		return appendTimestamp(b, m, p)
 	case durationMessage:
-		return appendDuration(b, m)
+		return appendDuration(b, m, p)
 	case wrapperMessage:
-		fd := m.Descriptor().Fields().ByNumber(1)
-		return appendSingular(b, m.Get(fd), fd)
+		f := &p.fields[0]
+		return appendSingular(b, m.Get(f.fd), f)
 	case emptyMessage:
 		return append(b, '{', '}'), true
 	case embeddedMessage:
@@ -176,9 +197,9 @@ func appendMessage(b []byte, m protoreflect.Message) ([]byte, bool) {
 		first = false
 		b = append(b, f.name...)
 		if f.list {
-			b, ok = appendList(b, v.List(), f.fd)
+			b, ok = appendList(b, v.List(), f)
 		} else {
-			b, ok = appendSingular(b, v, f.fd)
+			b, ok = appendSingular(b, v, f)
 		}
 		if !ok {
 			return b, false
@@ -187,21 +208,22 @@ func appendMessage(b []byte, m protoreflect.Message) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-func appendList(b []byte, l protoreflect.List, fd protoreflect.FieldDescriptor) ([]byte, bool) {
+func appendList(b []byte, l protoreflect.List, f *field) ([]byte, bool) {
 	b = append(b, '[')
 	for i := range l.Len() {
 		if i > 0 {
 			b = append(b, comma...)
 		}
 		var ok bool
-		if b, ok = appendSingular(b, l.Get(i), fd); !ok {
+		if b, ok = appendSingular(b, l.Get(i), f); !ok {
 			return b, false
 		}
 	}
 	return append(b, ']'), true
 }
 
-func appendSingular(b []byte, v protoreflect.Value, fd protoreflect.FieldDescriptor) ([]byte, bool) {
+func appendSingular(b []byte, v protoreflect.Value, f *field) ([]byte, bool) {
+	fd := f.fd
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
 		return strconv.AppendBool(b, v.Bool()), true
@@ -235,7 +257,7 @@ func appendSingular(b []byte, v protoreflect.Value, fd protoreflect.FieldDescrip
 		}
 		return strconv.AppendInt(b, int64(v.Enum()), 10), true
 	case protoreflect.MessageKind:
-		return appendMessage(b, v.Message())
+		return appendMessage(b, v.Message(), f.subPlan())
 	default: // groups
 		return b, false
 	}
@@ -250,22 +272,38 @@ const (
 )
 
 // appendTimestamp writes RFC 3339 in UTC with 0, 3, 6 or 9 fractional digits, as protojson does.
-func appendTimestamp(b []byte, m protoreflect.Message) ([]byte, bool) {
-	fds := m.Descriptor().Fields()
-	secs, nanos := m.Get(fds.ByNumber(1)).Int(), m.Get(fds.ByNumber(2)).Int()
+func appendTimestamp(b []byte, m protoreflect.Message, p *plan) ([]byte, bool) {
+	secs, nanos := m.Get(p.fields[0].fd).Int(), m.Get(p.fields[1].fd).Int()
 	if secs < minTimestampSeconds || secs > maxTimestampSeconds || nanos < 0 || nanos > maxNanos {
 		return b, false
 	}
+	t := time.Unix(secs, 0).UTC()
+	year, month, day := t.Date()
+	hour, minute, sec := t.Clock()
 	b = append(b, '"')
-	b = time.Unix(secs, nanos).UTC().AppendFormat(b, "2006-01-02T15:04:05")
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, 'T'), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), sec, 2)
 	b = appendFraction(b, nanos)
 	return append(b, 'Z', '"'), true
 }
 
+// appendDigits writes n (0 ≤ n < 10^width) zero-padded to width digits.
+func appendDigits(b []byte, n, width int) []byte {
+	var buf [4]byte
+	for i := width - 1; i >= 0; i-- {
+		buf[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, buf[:width]...)
+}
+
 // appendDuration writes seconds with 0, 3, 6 or 9 fractional digits and an "s", as protojson does.
-func appendDuration(b []byte, m protoreflect.Message) ([]byte, bool) {
-	fds := m.Descriptor().Fields()
-	secs, nanos := m.Get(fds.ByNumber(1)).Int(), m.Get(fds.ByNumber(2)).Int()
+func appendDuration(b []byte, m protoreflect.Message, p *plan) ([]byte, bool) {
+	secs, nanos := m.Get(p.fields[0].fd).Int(), m.Get(p.fields[1].fd).Int()
 	if secs < -maxSecondsInDuration || secs > maxSecondsInDuration || nanos < -maxNanos || nanos > maxNanos ||
 		(secs > 0 && nanos < 0) || (secs < 0 && nanos > 0) {
 		return b, false
@@ -292,7 +330,8 @@ func appendFraction(b []byte, nanos int64) []byte {
 		digits -= 3
 	}
 	b = append(b, '.')
-	s := strconv.AppendInt(nil, nanos, 10)
+	var buf [9]byte
+	s := strconv.AppendInt(buf[:0], nanos, 10)
 	for range digits - len(s) {
 		b = append(b, '0')
 	}
