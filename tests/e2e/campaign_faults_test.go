@@ -210,6 +210,12 @@ func TestCampaignSurvivesKilledProcesses(t *testing.T) {
 
 	// Exactly once to every contact that did not opt out first; nothing after a STOP.
 	lost, twice, afterStop, refused := 0, 0, 0, 0
+	fate := func(phone string) string { // what messaging recorded of the campaign's message to phone
+		var status, code string
+		require.NoError(t, db.QueryRow(ctx, `SELECT status, coalesce(error_code, '') FROM messaging.messages
+			WHERE source_id = $1 AND contact_phone = $2`, id, phone).Scan(&status, &code))
+		return status + " " + code
+	}
 	for _, p := range phones {
 		at, stop := sent[p], stoppedAt[p]
 		switch {
@@ -221,12 +227,12 @@ func TestCampaignSurvivesKilledProcesses(t *testing.T) {
 			t.Errorf("%s was sent a message %s after its STOP was acknowledged", p, at[0].Sub(stop))
 		case len(at) == 0 && stop.IsZero():
 			lost++
-			t.Errorf("%s, never opted out, got no message", p)
+			t.Errorf("%s, never opted out, got no message (messaging: %s)", p, fate(p))
 		case len(at) == 0:
 			refused++
 		}
 	}
-	t.Logf("carrier: %d campaign messages to %d contacts; %d STOPs, %d of them before the contact's message", len(carrier.messages()), len(sent), len(stoppedAt), refused)
+	t.Logf("carrier: campaign messages to %d contacts; %d STOPs, %d of them before the contact's message", len(sent), len(stoppedAt), refused)
 	require.Zero(t, lost+twice+afterStop, "lost %d, sent twice %d, sent after STOP %d", lost, twice, afterStop)
 
 	// The counters add up; each message the carrier took was debited once; the hold is settled.
