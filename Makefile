@@ -12,7 +12,7 @@ GRPC_GATEWAY_VERSION       := v2.33.0
 
 FUZZTIME ?= 15s
 
-.PHONY: tools generate check build run test bench fuzz
+.PHONY: tools generate check build run test faults bench fuzz
 
 tools: ## install buf and the protoc plugins at pinned versions
 	go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -47,6 +47,9 @@ TEST_PKGS := $(foreach m,$(filter-out proto/gen/go,$(MODULES)),./$(m)/...)
 
 test: ## every module's tests against the real PostgreSQL and Redis, race detector on
 	go test -race -count=1 $(TEST_PKGS)
+
+faults: ## the campaign fault test at the issue's 20,000 contacts (make test runs it at 2,000)
+	cd tests/e2e && CHORUS_E2E_FAULT_CONTACTS=20000 go test -count=1 -timeout 60m -run '^TestCampaignSurvivesKilledProcesses$$' -v .
 
 bench: ## performance figures against raw-SQL baselines (not part of make test)
 	cd tests/e2e && go run ./bench

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -38,6 +39,11 @@ type Config struct {
 	// free port). The gateway's and messaging's addresses of their peers are set from the
 	// actual listeners, so a config's own copies of them are not used.
 	Addrs map[string]string
+	// Services names the registry services this process runs (CHORUS_STACK_SERVICES, comma
+	// separated); empty runs them all. The others are reached at their Addrs, served by other
+	// processes, as in Kubernetes: the fault tests run campaigns and messaging in processes
+	// they kill while the rest stays up.
+	Services []string
 	// DevKeyPath is the PEM key of the local identity provider (CHORUS_DEV_KEY).
 	DevKeyPath string
 	// JWKSAddr is where the local identity provider publishes its JWKS (CHORUS_DEV_JWKS_ADDR).
@@ -69,6 +75,11 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	for _, svc := range registry.All {
 		c.Addrs[svc.Name] = svc.AddrFrom(r)
 	}
+	names := make([]string, len(registry.All))
+	for i, svc := range registry.All {
+		names[i] = svc.Name
+	}
+	c.Services = r.SomeOf("CHORUS_STACK_SERVICES", names...)
 	if c.DevIdentity {
 		r = r.WithDefaults(map[string]string{
 			"CHORUS_JWT_JWKS_URL": jwksURL(c.JWKSAddr),
@@ -78,6 +89,11 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	}
 	c.Gateway = gateway.ConfigFromEnv(r)
 	return c
+}
+
+// runs says whether this process runs svc.
+func (c *Config) runs(svc registry.Service) bool {
+	return len(c.Services) == 0 || slices.Contains(c.Services, svc.Name)
 }
 
 func jwksURL(addr string) string { return "http://" + addr + "/.well-known/jwks.json" }
@@ -103,8 +119,9 @@ type Stack struct {
 // grant credits and add sending numbers through the internal services.
 func (s *Stack) Addr(svc registry.Service) string { return s.addrs[svc.Name] }
 
-// Start starts every registry service in the registry's order, each given the addresses of the
-// services it needs, and returns once all of them accept connections. Stop it with Close.
+// Start starts every registry service of cfg.Services (all by default) in the registry's order,
+// each given the addresses of the services it needs, and returns once all of them accept
+// connections. Stop it with Close.
 // Every listener is taken first, so messaging is given the gateway's URL as the public URL it
 // signs webhooks and builds links with before the gateway is built.
 func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
@@ -122,7 +139,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		}
 	}()
 
-	if cfg.DevIdentity {
+	if cfg.DevIdentity && cfg.runs(registry.Gateway) {
 		if err := st.serveDevIdentity(gctx, &cfg); err != nil {
 			return nil, err
 		}
@@ -130,6 +147,10 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 
 	listeners := make(map[string]net.Listener, len(registry.All))
 	for _, svc := range registry.All {
+		if !cfg.runs(svc) { // served by another process, where callers reach it
+			st.addrs[svc.Name] = cfg.Addrs[svc.Name]
+			continue
+		}
 		if cfg.Addrs[svc.Name] == "" { // net.Listen would take a port on every interface
 			return nil, fmt.Errorf("stack: no address for %s (Config.Addrs comes from ConfigFromEnv)", svc.Name)
 		}
@@ -148,6 +169,9 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 	st.PublicURL = cfg.Messaging.PublicURL
 
 	for _, svc := range registry.All {
+		if !cfg.runs(svc) {
+			continue
+		}
 		peers := make(map[string]string, len(svc.Needs))
 		for _, need := range svc.Needs {
 			peers[need] = st.addrs[need]

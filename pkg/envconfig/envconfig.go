@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -168,6 +170,25 @@ func (r *Reader) OneOf(name, def string, allowed ...string) string {
 	}
 	r.fail(name, v, fmt.Sprintf("want one of %v", allowed))
 	return def
+}
+
+// SomeOf returns the variable as a comma-separated list of allowed values (spaces around
+// each ignored), or nil when it is unset or names anything else.
+func (r *Reader) SomeOf(name string, allowed ...string) []string {
+	v, ok := r.get(name)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if !slices.Contains(allowed, item) {
+			r.fail(name, v, fmt.Sprintf("want a comma-separated list of %v", allowed))
+			return nil
+		}
+		out = append(out, item)
+	}
+	return out
 }
 
 // Err returns every failure so far, or nil.

@@ -59,3 +59,14 @@ func TestErrorsDoNotPrintURLPasswords(t *testing.T) {
 	assert.NotContains(t, r.Err().Error(), "s3cret")
 	assert.Contains(t, r.Err().Error(), "CHORUS_REDIS_URL")
 }
+
+func TestSomeOfReadsAListOfAllowedNames(t *testing.T) {
+	t.Parallel()
+	r := FromMap(map[string]string{"CHORUS_OK": "a, c", "CHORUS_BAD": "a,x"})
+	assert.Equal(t, []string{"a", "c"}, r.SomeOf("CHORUS_OK", "a", "b", "c"))
+	assert.Nil(t, r.SomeOf("CHORUS_UNSET", "a"))
+	require.NoError(t, r.Err())
+	assert.Nil(t, r.SomeOf("CHORUS_BAD", "a", "b"))
+	require.Error(t, r.Err())
+	assert.Contains(t, r.Err().Error(), "CHORUS_BAD")
+}

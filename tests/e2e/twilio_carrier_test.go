@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chorus-sms/chorus/pkg/twiliosig"
+)
+
+// carrierMessage is one message the carrier accepted, and when its request arrived.
+type carrierMessage struct {
+	To, Body string
+	At       time.Time
+}
+
+// twilioCarrier speaks Twilio's Messages API: it accepts every message, records it, and
+// reports it delivered to the message's StatusCallback, signed as Twilio signs, retrying
+// until the callback is answered 200, as the messages whose acceptance a killed sender never
+// recorded can only be settled by that report.
+type twilioCarrier struct {
+	*httptest.Server
+	token    string
+	sends    atomic.Int64
+	mu       sync.Mutex
+	accepted []carrierMessage
+	reports  chan url.Values // StatusCallback URL in "url", the form in the rest
+	pending  sync.WaitGroup  // reports not yet answered
+}
+
+// newTwilioCarrier starts the carrier with workers posting its delivery reports through
+// client; it stops with the test.
+func newTwilioCarrier(t *testing.T, token string, client *http.Client, workers int) *twilioCarrier {
+	c := &twilioCarrier{token: token, reports: make(chan url.Values, 1<<16)}
+	c.Server = httptest.NewServer(http.HandlerFunc(c.accept))
+	ctx, cancel := context.WithCancel(context.Background())
+	var done sync.WaitGroup
+	for range workers {
+		done.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case r := <-c.reports:
+					c.report(ctx, t, client, r)
+				}
+			}
+		})
+	}
+	t.Cleanup(func() { cancel(); done.Wait(); c.Close() })
+	return c
+}
+
+func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
+	if err := r.ParseForm(); err != nil || !strings.HasSuffix(r.URL.Path, "/Messages.json") {
+		http.Error(w, `{"code": 20001, "message": "bad request"}`, http.StatusBadRequest)
+		return
+	}
+	n := c.sends.Add(1)
+	sid := fmt.Sprintf("SM%032d", n)
+	c.mu.Lock()
+	c.accepted = append(c.accepted, carrierMessage{To: r.PostForm.Get("To"), Body: r.PostForm.Get("Body"), At: at})
+	c.mu.Unlock()
+	if cb := r.PostForm.Get("StatusCallback"); cb != "" {
+		c.pending.Add(1)
+		c.reports <- url.Values{"url": {cb}, "MessageSid": {sid}, "MessageStatus": {"delivered"}, "AccountSid": {"ACe2e"},
+			"To": {r.PostForm.Get("To")}, "From": {r.PostForm.Get("From")}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_, _ = fmt.Fprintf(w, `{"sid": %q, "status": "queued"}`, sid)
+}
+
+// report posts one delivery report until it is answered 200 (its receiver may be down).
+func (c *twilioCarrier) report(ctx context.Context, t *testing.T, client *http.Client, r url.Values) {
+	defer c.pending.Done()
+	cb := r.Get("url")
+	form := url.Values{}
+	for k, v := range r {
+		if k != "url" {
+			form[k] = v
+		}
+	}
+	for ctx.Err() == nil {
+		status, err := postSigned(ctx, client, c.token, cb, form)
+		if err == nil && status == http.StatusOK {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// postSigned posts form to fullURL signed with token as Twilio signs its webhooks, and returns
+// the answer's status.
+func postSigned(ctx context.Context, client *http.Client, token, fullURL string, form url.Values) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", fullURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Twilio-Signature", twiliosig.Sign(token, fullURL, form))
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.StatusCode, nil
+}
+
+// messages is a copy of every message accepted so far, in arrival order.
+func (c *twilioCarrier) messages() []carrierMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]carrierMessage(nil), c.accepted...)
+}
