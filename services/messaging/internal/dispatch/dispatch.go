@@ -68,8 +68,14 @@ type Dispatcher struct {
 	log       *slog.Logger
 }
 
-// NumberRate is how many messages per second each sending number dispatches.
-func (d *Dispatcher) NumberRate() int { return d.rate }
+// RateOf is the rate, in messages per second, of a number whose own rate is mps (0: none of
+// its own, so the default, CHORUS_NUMBER_RATE).
+func (d *Dispatcher) RateOf(mps int) int {
+	if mps > 0 {
+		return mps
+	}
+	return d.rate
+}
 
 // New builds the dispatcher and its River client; Start begins working queued messages.
 func New(cfg Config) (*Dispatcher, error) {
