@@ -60,6 +60,7 @@ type Dispatcher struct {
 	contacts  *contacts.Client
 	billing   *billing.Client
 	throttle  *throttle
+	batches   batches
 	rate      int
 	live      carrier.Provider
 	sandbox   carrier.Sandbox
@@ -87,13 +88,14 @@ func New(cfg Config) (*Dispatcher, error) {
 		store:     cfg.Store,
 		contacts:  cfg.Contacts,
 		billing:   cfg.Billing,
-		throttle:  newThrottle(cfg.Redis, cfg.NumberRate),
+		throttle:  newThrottle(cfg.Redis),
 		rate:      cfg.NumberRate,
 		live:      cfg.Live,
 		publicURL: cfg.PublicURL,
 		delay:     cfg.SandboxDelay,
 		log:       cfg.Logger,
 	}
+	d.batches = newBatches(d)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &sendWorker{d: d})
 	river.AddWorker(workers, &reportWorker{d: d})
