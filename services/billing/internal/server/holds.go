@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
@@ -68,25 +66,28 @@ func (s *Server) PostHolds(ctx context.Context, req *billingv1.PostHoldsRequest)
 	if len(posts) == 0 || len(posts) > maxPosts {
 		return nil, apierr.Field("posts", fmt.Sprintf("must hold 1 to %d posts", maxPosts))
 	}
-	type post struct{ hold, message uuid.UUID }
-	parsed := make([]post, len(posts))
+	parsed := make([]store.Post, len(posts))
 	fields := apierr.Fields{}
 	for i, p := range posts {
 		field := fmt.Sprintf("posts[%d].", i)
-		parsed[i] = post{bodyID(fields, field+"holdId", p.GetHoldId()), bodyID(fields, field+"messageId", p.GetMessageId())}
+		parsed[i] = store.Post{Hold: bodyID(fields, field+"holdId", p.GetHoldId()), Message: bodyID(fields, field+"messageId", p.GetMessageId()),
+			Credits: p.GetCredits()}
 		credits(fields, field+"credits", p.GetCredits(), 0)
 	}
 	if err := fields.Err(); err != nil {
 		return nil, err
 	}
+	done, err := s.store.PostHolds(ctx, org, parsed)
+	if err != nil {
+		return nil, err
+	}
 	results := make([]*billingv1.PostHoldResult, len(posts))
-	for i, p := range parsed {
-		charged, _, err := s.store.PostHold(ctx, org, p.hold, p.message, posts[i].GetCredits())
-		refused, err := postRefusal(err)
+	for i, d := range done {
+		refused, err := postRefusal(d.Err)
 		if err != nil {
-			return nil, fmt.Errorf("post message %s: %w", p.message, err)
+			return nil, fmt.Errorf("post message %s: %w", parsed[i].Message, err)
 		}
-		results[i] = &billingv1.PostHoldResult{MessageId: posts[i].GetMessageId(), Charged: charged, Refused: refused}
+		results[i] = &billingv1.PostHoldResult{MessageId: posts[i].GetMessageId(), Charged: d.Charged, Refused: refused}
 	}
 	return &billingv1.PostHoldsResponse{Results: results}, nil
 }
