@@ -203,7 +203,7 @@ func benchDispatch(ctx context.Context, count, numbers, rate int) error {
 	carrier := log.server()
 	defer carrier.Close()
 	ms, err := startMsgStack(ctx, "chorus_bench_dispatch", carrier.URL, map[string]string{
-		"CHORUS_NUMBER_RATE": "1", "CHORUS_DISPATCH_WORKERS": "200",
+		"CHORUS_NUMBER_RATE": "1", "CHORUS_DISPATCH_WORKERS": "500", "CHORUS_DB_MAX_CONNS": "40",
 	})
 	if err != nil {
 		return err

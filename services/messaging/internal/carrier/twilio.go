@@ -78,6 +78,9 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{
 			Timeout: defaultHTTPTimeout,
+			// Dispatch sends many messages at once to one host: keep their connections (and TLS
+			// sessions) for the next sends instead of the default transport's two.
+			Transport: keepAliveTransport(),
 			// Twilio does not redirect; following one would resend the message elsewhere.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
@@ -87,6 +90,16 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/2010-04-01/Accounts/" +
 			url.PathEscape(cfg.AccountSID) + "/Messages.json",
 	}, nil
+}
+
+// idleConnsPerHost is how many idle connections to the carrier are kept for reuse.
+const idleConnsPerHost = 256
+
+// keepAliveTransport is http.DefaultTransport keeping idleConnsPerHost idle connections.
+func keepAliveTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = idleConnsPerHost, idleConnsPerHost
+	return t
 }
 
 // Name identifies the carrier.

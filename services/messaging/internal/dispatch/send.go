@@ -70,11 +70,9 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 		o.Refused = refused
 		return o, err
 	}
-	granted := d.throttle.sendAt(m.OurNumber, slot, rate)
-	if !sleepUntil(ctx, granted) {
+	if !d.throttle.await(ctx, m.OurNumber, slot, rate) {
 		return d.fail(ctx, m, CodeUnavailable, ctx.Err()) // nothing sent; the caller may retry
 	}
-	m.DispatchedAt = &granted
 	o, err := d.transmit(ctx, m)
 	if err != nil {
 		return o, err
@@ -157,7 +155,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 		return wait, err
 	}
 	m.Status, m.DispatchedAt = store.StatusSending, &slot
-	if !sleepUntil(ctx, d.throttle.sendAt(m.OurNumber, slot, rate)) { // stopping: nothing went out
+	if !d.throttle.await(ctx, m.OurNumber, slot, rate) { // stopping: nothing went out
 		if err := d.store.Unclaim(context.WithoutCancel(ctx), m.ID); err != nil {
 			return 0, err
 		}

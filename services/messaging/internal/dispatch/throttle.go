@@ -16,18 +16,17 @@ import (
 // wherever it starts, holds more than rate of them. A grant may be for a slot a little ahead
 // (up to throttleLead): the message is consent-checked and claimed meanwhile and handed to the
 // carrier at its slot, so the carrier sees the spacing, not the jitter of those steps. In this
-// process a number's sends are also kept one spacing apart on the local clock (sendAt): a send
-// that left late (its steps took longer than the lead) pushes the next one back instead of
-// letting the two reach the carrier closer than the rate allows.
+// process a number's sends are also counted as they leave (await): never more than its rate
+// within a window of a second.
 type throttle struct {
 	rdb *redis.Client
 
 	mu   sync.Mutex
-	last map[string]time.Time // by number: when this process last let it send
+	logs map[string]*sendLog // by number
 }
 
 func newThrottle(rdb *redis.Client) *throttle {
-	return &throttle{rdb: rdb, last: map[string]time.Time{}}
+	return &throttle{rdb: rdb, logs: map[string]*sendLog{}}
 }
 
 // pacingSlack stretches each spacing by this fraction, so that the few milliseconds a send
@@ -35,8 +34,10 @@ func newThrottle(rdb *redis.Client) *throttle {
 // seconds: a number sends at 99.5% of its rate.
 const pacingSlack = 0.005
 
-// throttleLead is how far ahead of now a slot may be granted.
-const throttleLead = 25 * time.Millisecond
+// throttleLead is how far ahead of now a slot may be granted: enough for the consent check and
+// the claim, and for a waiting worker that wakes late to still take its number's next slot
+// before it passes (a slot nobody took in time is lost: rates are not banked).
+const throttleLead = 100 * time.Millisecond
 
 // reserveSlot takes KEYS[1]'s next slot (µs of Redis' clock) when it lies within ARGV[2] µs
 // from now and moves it ARGV[1] µs on; it answers {1, µs until the slot} or, when the next slot
@@ -85,20 +86,45 @@ func (t *throttle) reserve(ctx context.Context, number string, rate int) (time.T
 	}
 }
 
-// sendAt is when a message of number granted slot may go: at its slot, and no sooner than one
-// spacing after the number's previous send from this process.
-func (t *throttle) sendAt(number string, slot time.Time, rate int) time.Time {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	at := slot
-	if next := t.last[number].Add(spacing(rate)); next.After(at) {
-		at = next
+// window is the span in which a number may send at most its rate, as this process counts its
+// sends when they leave: a second, and the few milliseconds a send can take between leaving
+// and reaching the carrier.
+const window = time.Second + 5*time.Millisecond
+
+// sendLog holds when a number's last rate sends left this process, oldest at next.
+type sendLog struct {
+	left []int64 // UnixNano, a ring of rate entries
+	next int
+}
+
+// await blocks until a message of number granted slot may go, or ctx ends (false): at its
+// slot, and not before the number's send rate sends back left a window ago, counted when each
+// send actually leaves. A send that woke late (a busy machine) thus never lets rate+1 sends
+// reach the carrier within a second, while the ones after it may catch up instead of
+// inheriting its delay. It records this send as leaving now.
+func (t *throttle) await(ctx context.Context, number string, slot time.Time, rate int) bool {
+	for {
+		t.mu.Lock()
+		l := t.logs[number]
+		if l == nil || len(l.left) != rate {
+			l = &sendLog{left: make([]int64, rate)}
+			t.logs[number] = l
+		}
+		at := slot
+		if free := time.Unix(0, l.left[l.next]).Add(window); free.After(at) {
+			at = free
+		}
+		if now := time.Now(); !now.Before(at) {
+			l.left[l.next] = now.UnixNano()
+			l.next = (l.next + 1) % rate
+			t.mu.Unlock()
+			return true
+		}
+		t.mu.Unlock()
+		if !sleepUntil(ctx, at) {
+			return false
+		}
 	}
-	if now := time.Now(); at.Before(now) {
-		at = now
-	}
-	t.last[number] = at
-	return at
 }
 
 // sleepUntil waits until at, or ctx ends (false).
