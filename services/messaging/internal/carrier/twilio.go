@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/chorus-sms/chorus/pkg/wait"
 )
 
 const (
@@ -145,7 +147,7 @@ func (t *Twilio) Send(ctx context.Context, m Outgoing) (Accepted, error) {
 			return Accepted{}, fmt.Errorf("twilio: send message %s: %w, asked to retry after %s: %w",
 				m.MessageID, ErrUnavailable, te.retryAfter, te)
 		}
-		if !sleepCtx(ctx, max(t.backoff(attempt), te.retryAfter)) {
+		if !wait.For(ctx, max(t.backoff(attempt), te.retryAfter)) {
 			return Accepted{}, fmt.Errorf("twilio: send message %s: %w after %d attempts (%w): %w",
 				m.MessageID, ErrUnavailable, attempt, te, ctx.Err())
 		}
@@ -314,18 +316,6 @@ func (p *sendProgress) neverSent() bool {
 func (t *Twilio) backoff(n int) time.Duration {
 	d := t.cfg.Backoff << min(n-1, 16)
 	return d/2 + rand.N(d/2+1)
-}
-
-// sleepCtx waits for d or until ctx is done, and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
-	}
 }
 
 // twilioMaxValidity is Twilio's longest (and default) ValidityPeriod, in seconds.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/chorus-sms/chorus/pkg/wait"
 )
 
 // throttle paces each sending number at its own rate across every replica. The decision is
@@ -76,12 +78,8 @@ func (t *throttle) reserve(ctx context.Context, number string, rate int) (time.T
 		if res[0] == 1 {
 			return time.Now().Add(in), nil
 		}
-		timer := time.NewTimer(in)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if !wait.For(ctx, in) {
 			return time.Time{}, ctx.Err()
-		case <-timer.C:
 		}
 	}
 }
@@ -121,24 +119,8 @@ func (t *throttle) await(ctx context.Context, number string, slot time.Time, rat
 			return true
 		}
 		t.mu.Unlock()
-		if !sleepUntil(ctx, at) {
+		if !wait.Until(ctx, at) {
 			return false
 		}
-	}
-}
-
-// sleepUntil waits until at, or ctx ends (false).
-func sleepUntil(ctx context.Context, at time.Time) bool {
-	d := time.Until(at)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
 	}
 }
