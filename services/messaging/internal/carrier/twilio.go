@@ -97,9 +97,14 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 // idleConnsPerHost is how many idle connections to the carrier are kept for reuse.
 const idleConnsPerHost = 256
 
-// keepAliveTransport is http.DefaultTransport keeping idleConnsPerHost idle connections.
-func keepAliveTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
+// keepAliveTransport is http.DefaultTransport keeping idleConnsPerHost idle connections, or
+// the default transport as it is when something (a test harness) replaced it.
+func keepAliveTransport() http.RoundTripper {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t := base.Clone()
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = idleConnsPerHost, idleConnsPerHost
 	return t
 }
