@@ -38,7 +38,7 @@ var commands = []struct{ name, flags string }{
 	{"credits grant", "--org ID --amount N [--included] [--key KEY]"},
 	{"plan set", "--org ID --pricing MODEL [--included N --interval month|year] [--period-end RFC3339]"},
 	{"billing set-status", "--org ID --status active|past_due|suspended|overage_warning|archived"},
-	{"number add", "--org ID --number E164 [--default]"},
+	{"number add", "--org ID --number E164 [--default] [--mps N]"},
 	{"sandbox inbound", "--to E164 --from PHONE --body TEXT [--media URL]..."},
 	{"token", "--user SUBJECT [--ttl 1h]"},
 }
@@ -211,7 +211,7 @@ func run(ctx context.Context, name string, fs *flag.FlagSet, args []string, stde
 			return nil, fmt.Errorf("organization %s was created, but setting up its billing failed: %s", org, status.Convert(err).Message())
 		}
 		if *number != "" {
-			added, err := addNumber(ctx, org, *number, true)
+			added, err := addNumber(ctx, org, *number, true, 0)
 			if err != nil {
 				return nil, fmt.Errorf("organization %s was created, but adding its number failed: %s", org, status.Convert(err).Message())
 			}
@@ -267,10 +267,14 @@ func run(ctx context.Context, name string, fs *flag.FlagSet, args []string, stde
 		org := fs.String("org", "", "organization id")
 		number := fs.String("number", "", "the number, E.164 or any US format")
 		isDefault := fs.Bool("default", false, "make it the organization's default sending number (its first number always is)")
+		mps := fs.Int("mps", 0, "messages per second the number may send (default: what it has; a new number: CHORUS_NUMBER_RATE)")
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
-		added, err := addNumber(ctx, *org, *number, *isDefault)
+		if *mps < 0 {
+			return nil, fmt.Errorf("--mps must be a positive number of messages per second")
+		}
+		added, err := addNumber(ctx, *org, *number, *isDefault, *mps)
 		if err != nil {
 			return nil, err // not a nil *addedNumber, which would print as null
 		}

@@ -15,15 +15,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/billing"
+	"github.com/chorus-sms/chorus/services/messaging"
+	"github.com/chorus-sms/chorus/services/orgs"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Close()
+	redistest.Close()
 	os.Exit(code)
 }
 
@@ -125,4 +131,51 @@ func TestBillingSetStatus(t *testing.T) {
 	r = runCtl("billing", "set-status", "--org", uuid.NewString(), "--status", "suspended")
 	assert.Equal(t, 1, r.code)
 	assert.Equal(t, "chorusctl: the organization has no billing account\n", r.stderr)
+}
+
+// An operator gives a number a rate of its own through a real messaging service: the number
+// reports it, adding the number again without --mps keeps it, a new number has the service's
+// default, and a rate out of range is refused naming the flag's field.
+func TestNumberAddWithARate(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	redisURL, _ := redistest.New(t)
+	orgSvc, err := orgs.New(ctx, orgs.Config{DatabaseURL: dsn, RedisURL: redisURL})
+	require.NoError(t, err)
+	orgConn := servetest.Serve(t, orgSvc)
+	r := envconfig.FromMap(map[string]string{"CHORUS_DATABASE_URL": dsn, "CHORUS_REDIS_URL": redisURL,
+		"CHORUS_ORGS_ADDR": orgConn.Target(), "CHORUS_CONTACTS_ADDR": servetest.ClosedAddr(t),
+		"CHORUS_BILLING_ADDR": servetest.ClosedAddr(t), "CHORUS_NUMBER_RATE": "7"})
+	cfg := messaging.ConfigFromEnv(r)
+	require.NoError(t, r.Err())
+	msgSvc, err := messaging.New(ctx, cfg)
+	require.NoError(t, err)
+	t.Setenv(registry.Messaging.AddrVar, servetest.Serve(t, msgSvc).Target())
+	created, err := orgsv1.NewOrgsServiceClient(orgConn).CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "Acme"})
+	require.NoError(t, err)
+	org := created.GetOrganization().GetId()
+
+	add := func(args ...string) addedNumber {
+		t.Helper()
+		res := runCtl(append([]string{"number", "add", "--org", org}, args...)...)
+		require.Equal(t, 0, res.code, res.stderr)
+		var n addedNumber
+		require.NoError(t, json.Unmarshal([]byte(res.stdout), &n))
+		return n
+	}
+	fast := add("--number", "+12025550100", "--mps", "30")
+	assert.EqualValues(t, 30, fast.MessagesPerSecond)
+	assert.True(t, fast.IsDefault)
+	again := add("--number", "(202) 555-0100")
+	assert.Equal(t, fast.PhoneNumberID, again.PhoneNumberID)
+	assert.EqualValues(t, 30, again.MessagesPerSecond, "re-adding keeps the rate")
+	assert.EqualValues(t, 7, add("--number", "+12025550101").MessagesPerSecond, "CHORUS_NUMBER_RATE by default")
+	assert.EqualValues(t, 1, add("--number", "+12025550101", "--mps", "1").MessagesPerSecond)
+
+	res := runCtl("number", "add", "--org", org, "--number", "+12025550102", "--mps", "100000")
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "messagesPerSecond")
+	res = runCtl("number", "add", "--org", org, "--number", "+12025550102", "--mps", "-2")
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "--mps must be a positive number")
 }

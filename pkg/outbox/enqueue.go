@@ -27,26 +27,39 @@ type Execer interface {
 // id. Call it inside the transaction that makes the change ev describes: the event is
 // published if and only if that transaction commits.
 func Enqueue(ctx context.Context, tx Execer, ev Event) error {
-	switch {
-	case ev.Type == "":
-		return errors.New("outbox: event has no type")
-	case ev.OrgID == uuid.Nil:
-		return fmt.Errorf("outbox: %s event has no organization", ev.Type)
-	case ev.Payload == nil:
-		return fmt.Errorf("outbox: %s event has no payload", ev.Type)
+	return EnqueueMany(ctx, tx, []Event{ev})
+}
+
+// EnqueueMany records events as Enqueue does, in one statement: a batch of changes made in one
+// transaction is one round trip, however many events it has.
+func EnqueueMany(ctx context.Context, tx Execer, events []Event) error {
+	if len(events) == 0 {
+		return nil
 	}
-	payload, err := proto.Marshal(ev.Payload)
-	if err != nil {
-		return fmt.Errorf("outbox: marshal %s payload: %w", ev.Type, err)
+	ids, types, orgs := make([]uuid.UUID, len(events)), make([]string, len(events)), make([]uuid.UUID, len(events))
+	payloads := make([][]byte, len(events))
+	for i, ev := range events {
+		switch {
+		case ev.Type == "":
+			return errors.New("outbox: event has no type")
+		case ev.OrgID == uuid.Nil:
+			return fmt.Errorf("outbox: %s event has no organization", ev.Type)
+		case ev.Payload == nil:
+			return fmt.Errorf("outbox: %s event has no payload", ev.Type)
+		}
+		payload, err := proto.Marshal(ev.Payload)
+		if err != nil {
+			return fmt.Errorf("outbox: marshal %s payload: %w", ev.Type, err)
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("outbox: event id: %w", err)
+		}
+		ids[i], types[i], orgs[i], payloads[i] = id, ev.Type, ev.OrgID, payload
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return fmt.Errorf("outbox: event id: %w", err)
-	}
-	if _, err := tx.Exec(ctx,
-		`INSERT INTO outbox (event_id, event_type, organization_id, payload) VALUES ($1, $2, $3, $4)`,
-		id, ev.Type, ev.OrgID, payload); err != nil {
-		return fmt.Errorf("outbox: insert %s event: %w", ev.Type, err)
+	if _, err := tx.Exec(ctx, `INSERT INTO outbox (event_id, event_type, organization_id, payload)
+		SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::bytea[])`, ids, types, orgs, payloads); err != nil {
+		return fmt.Errorf("outbox: insert %d events (%s first): %w", len(events), events[0].Type, err)
 	}
 	return nil
 }

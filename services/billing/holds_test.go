@@ -181,3 +181,61 @@ func TestHoldValidation(t *testing.T) {
 	_, err = releaseHold(e, org, uuid.New())
 	assertReason(t, err, codes.NotFound, apierr.ReasonNotFound)
 }
+
+// PostHolds answers each post of a batch as PostHold would, in order: each message is debited
+// once (a message named twice in the batch, or posted before, is charged once), a post the
+// hold cannot pay is refused with its reason while the others go through, and another
+// organization's hold is missing.
+func TestPostHoldsPostsEachMessageOnce(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	org, other := e.account(t, "per_message", ""), e.account(t, "per_message", "")
+	e.grant(t, org, 100, false)
+	e.grant(t, other, 100, false)
+	hold, released, theirs := uuid.New(), uuid.New(), uuid.New()
+	for _, h := range []struct {
+		org, id uuid.UUID
+		credits int32
+	}{{org, hold, 4}, {org, released, 2}, {other, theirs, 5}} {
+		_, err := placeHold(e, h.org, h.id, h.credits)
+		require.NoError(t, err)
+	}
+	_, err := releaseHold(e, org, released)
+	require.NoError(t, err)
+	before, again := uuid.New(), uuid.New()
+	_, err = postHold(e, org, hold, before, 1)
+	require.NoError(t, err)
+
+	post := func(hold, message uuid.UUID, credits int32) *billingv1.PostHoldRequest {
+		return &billingv1.PostHoldRequest{HoldId: hold.String(), MessageId: message.String(), Credits: credits}
+	}
+	res, err := e.c.PostHolds(as(org), &billingv1.PostHoldsRequest{Posts: []*billingv1.PostHoldRequest{
+		post(hold, before, 1),         // posted before: answered, not charged again
+		post(hold, again, 2),          // 3 left: posted
+		post(hold, again, 2),          // the same message again in the batch: once
+		post(hold, uuid.New(), 2),     // 1 left: exhausted
+		post(released, uuid.New(), 1), // released
+		post(theirs, uuid.New(), 1),   // another organization's: missing
+		post(hold, uuid.New(), 0),     // free
+	}})
+	require.NoError(t, err)
+	var got []string
+	var charged []int32
+	for _, r := range res.GetResults() {
+		got, charged = append(got, r.GetRefused()), append(charged, r.GetCharged())
+	}
+	assert.Equal(t, []string{"", "", "", "HOLD_EXHAUSTED", "HOLD_RELEASED", "HOLD_NOT_FOUND", ""}, got)
+	assert.Equal(t, []int32{1, 2, 2, 0, 0, 0, 0}, charged)
+	assert.Equal(t, 2, e.ledgerRows(t, org, "debit"), "one debit per message posted")
+	released2, err := releaseHold(e, org, hold)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, released2.GetReturned(), "4 held, 3 posted")
+	assert.Equal(t, 0, e.ledgerRows(t, other, "debit"), "nothing taken from another organization's hold")
+	e.assertLedgerSums(t, org)
+
+	_, err = e.c.PostHolds(as(org), &billingv1.PostHoldsRequest{Posts: []*billingv1.PostHoldRequest{
+		post(hold, uuid.New(), 1), {HoldId: "h", MessageId: uuid.NewString(), Credits: -1}}})
+	assert.ElementsMatch(t, []string{"posts[1].holdId", "posts[1].credits"}, badFields(t, err))
+	_, err = e.c.PostHolds(as(org), &billingv1.PostHoldsRequest{})
+	assert.Equal(t, []string{"posts"}, badFields(t, err))
+}

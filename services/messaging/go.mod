@@ -14,7 +14,6 @@ require (
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
 	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/orgs v0.0.0
-	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jonreiter/govader v0.0.0-20250429093935-f6505c8d03cc

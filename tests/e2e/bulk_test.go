@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -564,4 +566,68 @@ func TestBulkInsufficientCreditsFailsTheMessage(t *testing.T) {
 	assert.Empty(t, l.debits)
 	assert.Equal(t, 0, l.holdRows)
 	assert.Equal(t, 1, l.available)
+}
+
+// One SendMessages call whose messages the dispatcher takes off the queue together, so that
+// their reads, consent checks, hold posts, claims and acceptances share batches: each message
+// is still judged on its own. The opted-out recipient's and the deleted contact's messages
+// fail before the carrier and cost nothing, the one whose hold cannot pay fails
+// HOLD_EXHAUSTED, and every other message reaches the carrier once and is debited once.
+func TestBulkBatchJudgesEachMessageOnItsOwn(t *testing.T) {
+	t.Parallel()
+	b := newBulkEnv(t)
+	tn := b.newTenant("+12025550100", 20)
+	const optedOut, deleted, poor = "+12025550143", "+12025550144", "+12025550145"
+	fine := []string{"+12025550146", "+12025550147", "+12025550148", "+12025550149"}
+	for i, to := range append([]string{optedOut, deleted, poor}, fine...) {
+		tn.contact(to, fmt.Sprint("Guest", i), true)
+	}
+	b.text(tn.number, optedOut, "STOP")
+	eventually(t, 10*time.Second, "opt-out confirmed", func() bool {
+		msgs := tn.thread(optedOut)
+		return len(msgs) == 2 && msgs[0]["status"] == "delivered"
+	})
+	gone := tn.do("GET", "/api/contacts?search="+url.QueryEscape(deleted), nil).JSON(t)["contacts"].([]any)[0].(map[string]any)["id"].(string)
+	require.Equal(t, http.StatusOK, tn.do("DELETE", "/api/contacts/"+gone, nil).Status)
+
+	campaign := asService(tn, tenantmd.AccessWrite)
+	hold, small := uuid.NewString(), uuid.NewString()
+	for id, credits := range map[string]int32{hold: 6, small: 1} {
+		_, err := b.billing.PlaceHold(campaign, &billingv1.PlaceHoldRequest{HoldId: id, Credits: credits})
+		require.NoError(t, err)
+	}
+	msgs := []*messagingv1.OutgoingMessage{
+		campaignMsg("campaign:9:otto", optedOut, "hello"),
+		campaignMsg("campaign:9:gone", deleted, "hello"),
+		campaignMsg("campaign:9:poor", poor, strings.Repeat("p", 481)), // 2 credits on a 1-credit hold
+	}
+	for i, to := range fine {
+		msgs = append(msgs, campaignMsg(fmt.Sprint("campaign:9:", i), to, "hello"))
+	}
+	for _, m := range msgs {
+		m.HoldId = hold
+	}
+	msgs[2].HoldId = small
+	ids := b.mustSend(tn, msgs...)
+
+	for i, to := range fine {
+		awaitStatus(tn, to, ids[3+i], "delivered")
+	}
+	for i, code := range []string{"NOT_SENDABLE", "CONTACT_NOT_FOUND", "HOLD_EXHAUSTED"} {
+		ev := b.lastEvent(tn.org, ids[i], "failed")
+		assert.Equal(t, code, ev.GetErrorCode(), msgs[i].GetTo())
+		assert.EqualValues(t, 0, ev.GetCredits(), msgs[i].GetTo())
+		assert.Equal(t, []string{"failed"}, b.history(tn.org, ids[i]), "%s never reached the carrier", msgs[i].GetTo())
+	}
+	for i := range fine {
+		b.lastEvent(tn.org, ids[3+i], "delivered")
+		assert.Equal(t, []string{"sent", "delivered"}, b.history(tn.org, ids[3+i]), "handed to the carrier once")
+	}
+	l := b.ledger(tn.org)
+	want := map[string]int{}
+	for i := range fine {
+		want[ids[3+i]] = 1
+	}
+	assert.Equal(t, want, l.debits, "each sent message debited once, the refused ones not at all")
+	assert.Equal(t, 2+1, l.held, "what the holds have left: 6-4 and the small hold's 1")
 }

@@ -5,6 +5,7 @@ package billing
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -69,6 +70,36 @@ func (c *Client) PostHold(ctx context.Context, org uuid.UUID, holdID string, mes
 		return c.stub.PostHold(c.conn.For(ctx, org), &billingv1.PostHoldRequest{HoldId: holdID, MessageId: message.String(), Credits: credits})
 	})
 	return err
+}
+
+// Post is one message's debit against a hold.
+type Post struct {
+	HoldID    string
+	MessageID uuid.UUID
+	Credits   int32
+}
+
+// PostHolds debits each message against its hold, once per message, in one call; the answer
+// holds, in the order of posts, the reason billing refused each ("" when it was posted).
+func (c *Client) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]string, error) {
+	req := &billingv1.PostHoldsRequest{Posts: make([]*billingv1.PostHoldRequest, len(posts))}
+	for i, p := range posts {
+		req.Posts[i] = &billingv1.PostHoldRequest{HoldId: p.HoldID, MessageId: p.MessageID.String(), Credits: p.Credits}
+	}
+	res, err := clients.Call(ctx, c.conn, "PostHolds", clients.Idempotent, func(ctx context.Context) (*billingv1.PostHoldsResponse, error) {
+		return c.stub.PostHolds(c.conn.For(ctx, org), req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.GetResults()) != len(posts) {
+		return nil, fmt.Errorf("billing answered %d of %d posts", len(res.GetResults()), len(posts))
+	}
+	refused := make([]string, len(posts))
+	for i, r := range res.GetResults() {
+		refused[i] = r.GetRefused()
+	}
+	return refused, nil
 }
 
 // RefundDebit returns a message's debit, if it had one.

@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -57,9 +59,11 @@ func main() {
 	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging or all")
 	conns := flag.Int("conns", 32, "connections of the concurrent case, on each side")
 	loadFor := flag.Duration("loadtime", 10*time.Second, "how long the concurrent case runs on each side")
-	dispatchCount := flag.Int("dispatch", 100_000, "queued messages in the dispatch case")
-	numbers := flag.Int("numbers", 20, "sending numbers in the dispatch case")
-	rate := flag.Int("rate", 10, "messages per second per sending number in the dispatch case")
+	dispatchCount := flag.Int("dispatch", 20_000, "queued messages in the dispatch case")
+	numbers := flag.Int("numbers", 10, "sending numbers in the dispatch and paced cases")
+	rate := flag.Int("rate", 1000, "messages per second per sending number in the dispatch case (1000: the limits out of the way)")
+	paced := flag.String("paced", "1,10", "rates (messages per second per number) of the paced cases, run after the dispatch case; \"\" for none")
+	pacedFor := flag.Duration("pacedfor", 30*time.Second, "how long each paced case sends")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -82,6 +86,15 @@ func main() {
 		err = benchReply(ctx, *n)
 		if err == nil {
 			err = benchDispatch(ctx, *dispatchCount, *numbers, *rate)
+		}
+		for _, r := range strings.Split(*paced, ",") {
+			if err != nil || r == "" {
+				break
+			}
+			var perNumber int
+			if perNumber, err = strconv.Atoi(r); err == nil {
+				err = benchDispatch(ctx, *numbers*perNumber*int(pacedFor.Seconds()), *numbers, perNumber)
+			}
 		}
 	}
 	if err != nil {

@@ -104,6 +104,31 @@ func (s *Store) PlaceHold(ctx context.Context, org, id uuid.UUID, credits int32)
 	return h, a.Balance, nil
 }
 
+// postHoldSQL debits $4 credits for message key $3 from hold $2 of organization $1 under ledger
+// entry $5, once per message; it answers the hold's size and what it has left, or no row when
+// nothing was posted (posted before, released, exhausted, suspended, unmetered, unknown).
+const postHoldSQL = `
+	WITH cur AS (
+		SELECT h.organization_id, h.id, LEAST(h.included_remaining, $4::integer) AS from_included
+		FROM holds h JOIN accounts a ON a.organization_id = h.organization_id
+		WHERE h.organization_id = $1 AND h.id = $2 AND h.metered AND h.released_at IS NULL
+			AND a.billing_status NOT IN ('suspended', 'archived')
+			AND NOT EXISTS (SELECT 1 FROM ledger WHERE organization_id = $1 AND kind = 'debit' AND key = $3)
+		FOR UPDATE OF h
+	), post AS (
+		UPDATE holds h
+		SET included_remaining = h.included_remaining - cur.from_included,
+			available_remaining = h.available_remaining - ($4::integer - cur.from_included)
+		FROM cur
+		WHERE h.organization_id = cur.organization_id AND h.id = cur.id
+			AND h.available_remaining >= $4::integer - cur.from_included
+		RETURNING h.credits, h.included_remaining + h.available_remaining AS remaining
+	), entry AS (
+		INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
+		SELECT $1, $5, 'debit', $3, $2, 0, 0, -$4::integer, $4::integer FROM post
+	)
+	SELECT credits, remaining FROM post`
+
 // PostHold debits credits (>= 0) for message from the hold once: a retry answers the first
 // post. It fails with ErrNotFound, ErrHoldReleased, ErrSuspended or ErrHoldExhausted (more
 // than the hold has left), changing nothing. Posts to an unmetered hold cost nothing.
@@ -114,28 +139,7 @@ func (s *Store) PostHold(ctx context.Context, org, id, message uuid.UUID, credit
 	}
 	if credits > 0 {
 		h := Hold{ID: id, Metered: true}
-		err = s.pool.QueryRow(ctx, `
-			WITH cur AS (
-				SELECT h.organization_id, h.id, LEAST(h.included_remaining, $4::integer) AS from_included
-				FROM holds h JOIN accounts a ON a.organization_id = h.organization_id
-				WHERE h.organization_id = $1 AND h.id = $2 AND h.metered AND h.released_at IS NULL
-					AND a.billing_status NOT IN ('suspended', 'archived')
-					AND NOT EXISTS (SELECT 1 FROM ledger WHERE organization_id = $1 AND kind = 'debit' AND key = $3)
-				FOR UPDATE OF h
-			), post AS (
-				UPDATE holds h
-				SET included_remaining = h.included_remaining - cur.from_included,
-					available_remaining = h.available_remaining - ($4::integer - cur.from_included)
-				FROM cur
-				WHERE h.organization_id = cur.organization_id AND h.id = cur.id
-					AND h.available_remaining >= $4::integer - cur.from_included
-				RETURNING h.credits, h.included_remaining + h.available_remaining AS remaining
-			), entry AS (
-				INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
-				SELECT $1, $5, 'debit', $3, $2, 0, 0, -$4::integer, $4::integer FROM post
-			)
-			SELECT credits, remaining FROM post`,
-			org, id, message.String(), credits, entryID).Scan(&h.Credits, &h.Remaining)
+		err = s.pool.QueryRow(ctx, postHoldSQL, org, id, message.String(), credits, entryID).Scan(&h.Credits, &h.Remaining)
 		if err == nil {
 			return credits, h, nil
 		}
@@ -143,7 +147,76 @@ func (s *Store) PostHold(ctx context.Context, org, id, message uuid.UUID, credit
 			return 0, Hold{}, fmt.Errorf("post to hold: %w", err)
 		}
 	}
-	// Nothing posted: a retry, a free message, or say why not.
+	return s.explainPost(ctx, org, id, message, credits)
+}
+
+// Post is one message's debit against a hold.
+type Post struct {
+	Hold, Message uuid.UUID
+	Credits       int32
+}
+
+// PostResult is what became of one Post: what it charged, or the error PostHold would return.
+type PostResult struct {
+	Charged int32
+	Err     error
+}
+
+// PostHolds applies posts as PostHold does, each once per message, in one transaction sent in
+// one round trip (a dispatched batch of a campaign's messages all post to its hold, whose row
+// each post locks: one commit for the batch instead of one each). Posts that post nothing are
+// then explained one by one, as PostHold explains them. An error of the database (a post of
+// the same message made at the same moment by another caller included) fails the whole call,
+// changing nothing; a retry then answers each post as it was made.
+func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]PostResult, error) {
+	results := make([]PostResult, len(posts))
+	posted := make([]bool, len(posts))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		batch := &pgx.Batch{}
+		var queued []int
+		for i, p := range posts {
+			if p.Credits <= 0 {
+				continue
+			}
+			entryID, err := newID()
+			if err != nil {
+				return err
+			}
+			batch.Queue(postHoldSQL, org, p.Hold, p.Message.String(), p.Credits, entryID)
+			queued = append(queued, i)
+		}
+		if len(queued) == 0 {
+			return nil
+		}
+		br := tx.SendBatch(ctx, batch)
+		for _, i := range queued {
+			var credits, remaining int32
+			err := br.QueryRow().Scan(&credits, &remaining)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				_ = br.Close()
+				return fmt.Errorf("post message %s to hold: %w", posts[i].Message, err)
+			}
+			posted[i], results[i].Charged = true, posts[i].Credits
+		}
+		return br.Close()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("post to holds: %w", err)
+	}
+	for i, p := range posts {
+		if !posted[i] {
+			results[i].Charged, _, results[i].Err = s.explainPost(ctx, org, p.Hold, p.Message, p.Credits)
+		}
+	}
+	return results, nil
+}
+
+// explainPost answers a post that posted nothing: a retry answers the first post, a free
+// message or an unmetered hold costs nothing, and anything else is why not.
+func (s *Store) explainPost(ctx context.Context, org, id, message uuid.UUID, credits int32) (int32, Hold, error) {
 	d, found, err := s.priorDebit(ctx, org, message, credits)
 	if err != nil {
 		return 0, Hold{}, err

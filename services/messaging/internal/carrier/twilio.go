@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/chorus-sms/chorus/pkg/wait"
 )
 
 const (
@@ -78,6 +80,9 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{
 			Timeout: defaultHTTPTimeout,
+			// Dispatch sends many messages at once to one host: keep their connections (and TLS
+			// sessions) for the next sends instead of the default transport's two.
+			Transport: keepAliveTransport(),
 			// Twilio does not redirect; following one would resend the message elsewhere.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
@@ -87,6 +92,21 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/2010-04-01/Accounts/" +
 			url.PathEscape(cfg.AccountSID) + "/Messages.json",
 	}, nil
+}
+
+// idleConnsPerHost is how many idle connections to the carrier are kept for reuse.
+const idleConnsPerHost = 256
+
+// keepAliveTransport is http.DefaultTransport keeping idleConnsPerHost idle connections, or
+// the default transport as it is when something (a test harness) replaced it.
+func keepAliveTransport() http.RoundTripper {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t := base.Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = idleConnsPerHost, idleConnsPerHost
+	return t
 }
 
 // Name identifies the carrier.
@@ -132,7 +152,7 @@ func (t *Twilio) Send(ctx context.Context, m Outgoing) (Accepted, error) {
 			return Accepted{}, fmt.Errorf("twilio: send message %s: %w, asked to retry after %s: %w",
 				m.MessageID, ErrUnavailable, te.retryAfter, te)
 		}
-		if !sleepCtx(ctx, max(t.backoff(attempt), te.retryAfter)) {
+		if !wait.For(ctx, max(t.backoff(attempt), te.retryAfter)) {
 			return Accepted{}, fmt.Errorf("twilio: send message %s: %w after %d attempts (%w): %w",
 				m.MessageID, ErrUnavailable, attempt, te, ctx.Err())
 		}
@@ -301,18 +321,6 @@ func (p *sendProgress) neverSent() bool {
 func (t *Twilio) backoff(n int) time.Duration {
 	d := t.cfg.Backoff << min(n-1, 16)
 	return d/2 + rand.N(d/2+1)
-}
-
-// sleepCtx waits for d or until ctx is done, and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
-	}
 }
 
 // twilioMaxValidity is Twilio's longest (and default) ValidityPeriod, in seconds.

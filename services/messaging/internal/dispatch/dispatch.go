@@ -60,6 +60,7 @@ type Dispatcher struct {
 	contacts  *contacts.Client
 	billing   *billing.Client
 	throttle  *throttle
+	batches   batches
 	rate      int
 	live      carrier.Provider
 	sandbox   carrier.Sandbox
@@ -68,8 +69,14 @@ type Dispatcher struct {
 	log       *slog.Logger
 }
 
-// NumberRate is how many messages per second each sending number dispatches.
-func (d *Dispatcher) NumberRate() int { return d.rate }
+// RateOf is the rate, in messages per second, of a number whose own rate is mps (0: none of
+// its own, so the default, CHORUS_NUMBER_RATE).
+func (d *Dispatcher) RateOf(mps int) int {
+	if mps > 0 {
+		return mps
+	}
+	return d.rate
+}
 
 // New builds the dispatcher and its River client; Start begins working queued messages.
 func New(cfg Config) (*Dispatcher, error) {
@@ -81,13 +88,14 @@ func New(cfg Config) (*Dispatcher, error) {
 		store:     cfg.Store,
 		contacts:  cfg.Contacts,
 		billing:   cfg.Billing,
-		throttle:  newThrottle(cfg.Redis, cfg.NumberRate),
+		throttle:  newThrottle(cfg.Redis),
 		rate:      cfg.NumberRate,
 		live:      cfg.Live,
 		publicURL: cfg.PublicURL,
 		delay:     cfg.SandboxDelay,
 		log:       cfg.Logger,
 	}
+	d.batches = newBatches(d)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &sendWorker{d: d})
 	river.AddWorker(workers, &reportWorker{d: d})

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -78,9 +79,15 @@ func (f *fixture) dispatcher(live carrier.Provider, rate int, sandboxDelay time.
 // queue stores a queued system message to `to` through provider and queues its dispatch on d.
 func (f *fixture) queue(d *Dispatcher, provider, to string) uuid.UUID {
 	f.t.Helper()
+	return f.queueFrom(d, provider, f.number, to)
+}
+
+// queueFrom is queue from one of our numbers.
+func (f *fixture) queueFrom(d *Dispatcher, provider, from, to string) uuid.UUID {
+	f.t.Helper()
 	ctx := context.Background()
 	m := &store.Message{
-		ID: uuid.Must(uuid.NewV7()), OrgID: f.org, Direction: store.Outgoing, ContactPhone: to, OurNumber: f.number,
+		ID: uuid.Must(uuid.NewV7()), OrgID: f.org, Direction: store.Outgoing, ContactPhone: to, OurNumber: from,
 		Body: "You are unsubscribed.", Status: store.StatusQueued, Provider: provider, SourceKind: store.SourceSystem,
 		CreatedAt: time.Now(),
 	}
@@ -183,19 +190,23 @@ type twilio struct {
 	sends atomic.Int32
 	fail  atomic.Bool
 	at    []time.Time
+	from  map[string][]time.Time // arrivals by sending number
 	mu    sync.Mutex
 }
 
 func newTwilio(t *testing.T) (*twilio, carrier.Provider) {
-	tw := &twilio{}
+	tw := &twilio{from: map[string][]time.Time{}}
 	tw.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tw.fail.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
 		tw.sends.Add(1)
+		now := time.Now()
+		_ = r.ParseForm()
 		tw.mu.Lock()
-		tw.at = append(tw.at, time.Now())
+		tw.at = append(tw.at, now)
+		tw.from[r.PostForm.Get("From")] = append(tw.from[r.PostForm.Get("From")], now)
 		tw.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
@@ -271,6 +282,48 @@ func TestNumberIsPacedAtItsRate(t *testing.T) {
 		first, last = minTime(first, at), maxTime(last, at)
 	}
 	assert.GreaterOrEqual(t, last.Sub(first), 5*250*time.Millisecond-50*time.Millisecond, "6 sends at 4/s span at least 5 intervals")
+}
+
+// A number with a rate of its own (chorusctl number add --mps) sends at that rate, beside a
+// number at the default: the carrier never sees the slow number send more than its rate in
+// a second, nor three of its sends within any second, while the other is not held back.
+func TestEachNumberIsPacedAtItsOwnRate(t *testing.T) {
+	f := newFixture(t)
+	tw, live := newTwilio(t)
+	ctx := context.Background()
+	slow, err := f.store.AddNumber(ctx, f.org, f.number, true)
+	require.NoError(t, err)
+	require.NoError(t, f.store.SetNumberRate(ctx, f.org, slow.ID, 2))
+	d := f.dispatcher(live, 200, 0)
+	start(t, d)
+	fast := fmt.Sprintf("+1998%07d", rand.IntN(10_000_000))
+	var ids []uuid.UUID
+	for i := range 5 {
+		ids = append(ids, f.queue(d, "twilio", fmt.Sprintf("+1202555%04d", 100+i)))
+		ids = append(ids, f.queueFrom(d, "twilio", fast, fmt.Sprintf("+1202555%04d", 200+i)))
+	}
+	for _, id := range ids {
+		f.awaitStatus(id, store.StatusSent)
+	}
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	at := tw.from[f.number]
+	require.Len(t, at, 5)
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	perSecond := map[int64]int{}
+	for i, a := range at {
+		perSecond[a.Unix()]++
+		if i >= 2 {
+			assert.GreaterOrEqual(t, a.Sub(at[i-2]), 990*time.Millisecond, "sends %d to %d of a 2/s number within a second", i-2, i)
+		}
+	}
+	for sec, n := range perSecond {
+		assert.LessOrEqual(t, n, 2, "second %d", sec)
+	}
+	fastAt := tw.from[fast]
+	require.Len(t, fastAt, 5)
+	slices.SortFunc(fastAt, func(a, b time.Time) int { return a.Compare(b) })
+	assert.Less(t, fastAt[4].Sub(fastAt[0]), time.Second, "the default-rate number is not held to the slow one's rate")
 }
 
 func minTime(a, b time.Time) time.Time {

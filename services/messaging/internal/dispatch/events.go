@@ -18,11 +18,16 @@ const EventStatusChanged = "message.status_changed"
 
 // publishStatus writes the status change of m to the outbox inside tx.
 func publishStatus(ctx context.Context, tx pgx.Tx, m store.Message, s carrier.Status) error {
+	return outbox.Enqueue(ctx, tx, statusEvent(m, s))
+}
+
+// statusEvent is the event of m's status change to s.
+func statusEvent(m store.Message, s carrier.Status) outbox.Event {
 	credits := int32(0)
 	if m.Billable && s.Status != carrier.StatusFailed {
 		credits = m.Credits
 	}
-	return outbox.Enqueue(ctx, tx, outbox.Event{
+	return outbox.Event{
 		Type:  EventStatusChanged,
 		OrgID: m.OrgID,
 		Payload: &eventsv1.MessageStatusChanged{
@@ -36,5 +41,5 @@ func publishStatus(ctx context.Context, tx pgx.Tx, m store.Message, s carrier.St
 			OccurredAt:     timestamppb.New(time.Now()),
 			ErrorCode:      s.ErrorCode,
 		},
-	})
+	}
 }

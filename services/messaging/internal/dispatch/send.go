@@ -56,11 +56,11 @@ type Outcome struct {
 // longer be texted once the throttle lets the message go (a STOP came while it waited) fails
 // it, with nothing charged, and Outcome.Refused says why.
 func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, error) {
-	granted, err := d.throttle.wait(ctx, m.OurNumber)
+	slot, rate, err := d.reserveFor(ctx, m.OurNumber)
 	if err != nil {
 		return d.fail(ctx, m, CodeUnavailable, err)
 	}
-	m.DispatchedAt = &granted
+	m.DispatchedAt = &slot
 	refused, err := d.refusal(ctx, m)
 	if err != nil {
 		return d.fail(ctx, m, CodeUnavailable, err) // nothing sent; the caller may retry
@@ -69,6 +69,9 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 		o, err := d.fail(ctx, m, CodeNotSendable, nil)
 		o.Refused = refused
 		return o, err
+	}
+	if !d.throttle.await(ctx, m.OurNumber, slot, rate) {
+		return d.fail(ctx, m, CodeUnavailable, ctx.Err()) // nothing sent; the caller may retry
 	}
 	o, err := d.transmit(ctx, m)
 	if err != nil {
@@ -80,24 +83,37 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 	return o, nil
 }
 
+// reserveFor is the throttle's slot for a message of one of our numbers, at its own rate.
+func (d *Dispatcher) reserveFor(ctx context.Context, number string) (slot time.Time, rate int, err error) {
+	n, err := d.store.NumberByE164(ctx, number)
+	if err != nil && !errors.Is(err, store.ErrNotFound) { // a number removed since: the default
+		return time.Time{}, 0, err
+	}
+	rate = d.RateOf(n.MPS)
+	slot, err = d.throttle.reserve(ctx, number, rate)
+	return slot, rate, err
+}
+
 // dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
 // it is taken off the queue (a refused message touches no credits), and consent again when its
-// number's throttle lets it go. A positive wait asks to be called again after it.
+// number's throttle lets it go. A positive wait asks to be called again after it. Each step
+// shares its round trip with the other messages dispatched at the same time (batches.go).
 func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run attempt) (time.Duration, error) {
-	m, err := d.store.Message(ctx, org, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil // deleted with its contact
-	}
+	l, err := d.batches.load.Do(ctx, id)
 	if err != nil {
 		return 0, err
 	}
+	if !l.found || l.q.OrgID != org {
+		return 0, nil // deleted with its contact
+	}
+	m := l.q.Message
 	if m.Status != store.StatusQueued {
 		return 0, nil
 	}
 	if wait := quiethours.WaitAll(time.Now(), m.QuietTimezone, m.RecipientTimezone); wait > 0 {
 		return wait, nil
 	}
-	if wait, stopped, err := d.heldBack(ctx, m, run.snoozes); err != nil || stopped || wait > 0 {
+	if wait, stopped, err := d.sourceWants(ctx, m, l.q.SourceState, run.snoozes); err != nil || stopped || wait > 0 {
 		return wait, err
 	}
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
@@ -113,7 +129,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 			if err != nil {
 				return 0, err
 			}
-			// A source canceled since heldBack looked has released its hold: the message is
+			// A source canceled since it was read has released its hold: the message is
 			// withdrawn with the others, not failed for want of credits.
 			if _, stopped, err := d.heldBack(ctx, m, run.snoozes); err != nil || stopped {
 				return 0, err
@@ -122,20 +138,28 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 			return 0, err
 		}
 	}
-	granted, err := d.throttle.wait(ctx, m.OurNumber)
+	rate := d.RateOf(l.q.NumberMPS)
+	slot, err := d.throttle.reserve(ctx, m.OurNumber, rate)
 	if err != nil {
 		return 0, err
 	}
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
 		return 0, err
 	}
-	claimed, err := d.store.Claim(ctx, m.ID, granted)
+	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: slot})
 	if err != nil {
 		return 0, err
 	}
 	if !claimed { // taken, or its source paused or canceled while it waited
 		wait, _, err := d.heldBack(ctx, m, run.snoozes)
 		return wait, err
+	}
+	m.Status, m.DispatchedAt = store.StatusSending, &slot
+	if !d.throttle.await(ctx, m.OurNumber, slot, rate) { // stopping: nothing went out
+		if err := d.store.Unclaim(context.WithoutCancel(ctx), m.ID); err != nil {
+			return 0, err
+		}
+		return 0, ctx.Err()
 	}
 	o, err := d.transmit(ctx, m)
 	if err != nil {
@@ -182,9 +206,15 @@ func pausedWait(snoozes int) time.Duration {
 // with whatever it paid returned (stopped).
 func (d *Dispatcher) heldBack(ctx context.Context, m store.Message, snoozes int) (wait time.Duration, stopped bool, err error) {
 	state, err := d.store.SourceState(ctx, m)
-	switch {
-	case err != nil:
+	if err != nil {
 		return 0, false, err
+	}
+	return d.sourceWants(ctx, m, state, snoozes)
+}
+
+// sourceWants is heldBack for a source state already read.
+func (d *Dispatcher) sourceWants(ctx context.Context, m store.Message, state string, snoozes int) (wait time.Duration, stopped bool, err error) {
+	switch {
 	case state == store.SourcePaused:
 		return pausedWait(snoozes), false, nil
 	case state == store.SourceCanceled:
@@ -203,26 +233,27 @@ func (d *Dispatcher) refusal(ctx context.Context, m store.Message) (contactsv1.S
 	if m.SourceKind == store.SourceSystem {
 		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
 	}
-	results, err := d.contacts.CheckSendable(ctx, m.OrgID, []string{m.ContactPhone})
+	a, err := d.batches.consent.Do(ctx, m)
 	if err != nil {
-		return 0, fmt.Errorf("check sendable: %w", err)
+		return 0, err
 	}
-	if len(results) != 1 {
-		return contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT, nil
-	}
-	r := results[0]
+	return a.reason, a.err
+}
+
+// sendableReason reads contacts' answer r about m's recipient as refusal answers.
+func sendableReason(m store.Message, r *contactsv1.Sendability) contactsv1.SendableReason {
 	if r.GetSendable() {
-		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
+		return contactsv1.SendableReason_SENDABLE_REASON_OK
 	}
 	// A test copy may go to any number (the sender's own phone need not be a contact), but
 	// never to one that opted out.
 	if m.SourceKind == store.SourceTest && r.GetReason() != contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT {
-		return contactsv1.SendableReason_SENDABLE_REASON_OK, nil
+		return contactsv1.SendableReason_SENDABLE_REASON_OK
 	}
 	if r.GetReason() == contactsv1.SendableReason_SENDABLE_REASON_OK {
-		return contactsv1.SendableReason_SENDABLE_REASON_UNSPECIFIED, nil // not sendable, whatever it says
+		return contactsv1.SendableReason_SENDABLE_REASON_UNSPECIFIED // not sendable, whatever it says
 	}
-	return r.GetReason(), nil
+	return r.GetReason()
 }
 
 // stopIfRefused fails m (CodeNotSendable, or CodeContactGone when no contact has the phone
@@ -322,21 +353,10 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 	}
 }
 
-// recordAccepted moves m to "sent" under the carrier's id and, for the sandbox, schedules its
-// reports in the same transaction: a report exists exactly when the acceptance is recorded.
+// recordAccepted moves m to "sent" under the carrier's id, with the other acceptances
+// recorded at the same time (recordAcceptedMany).
 func (d *Dispatcher) recordAccepted(ctx context.Context, m store.Message, p carrier.Provider, acc carrier.Accepted) error {
-	s := carrier.Status{ProviderMessageID: acc.ProviderMessageID, Status: carrier.StatusSent}
-	_, err := d.advanceWith(ctx, s, func(tx pgx.Tx, c store.StatusChange) (store.Message, bool, error) {
-		c.DispatchedAt = m.DispatchedAt
-		before, changed, err := d.store.AdvanceStatus(ctx, tx, m.ID, c)
-		if err != nil || p.Name() != carrier.SandboxName {
-			return before, changed, err
-		}
-		if _, err := d.river.InsertManyTx(ctx, tx, sandboxReports(m, acc.ProviderMessageID, time.Now(), d.delay)); err != nil {
-			return before, changed, fmt.Errorf("schedule sandbox reports: %w", err)
-		}
-		return before, changed, nil
-	})
+	_, err := d.batches.accept.Do(ctx, accepted{m: m, provider: p.Name(), acc: acc})
 	return err
 }
 
@@ -473,15 +493,9 @@ func (d *Dispatcher) postCampaignHold(ctx context.Context, m *store.Message) (st
 	if m.Credits == 0 {
 		return "", nil
 	}
-	err := d.billing.PostHold(ctx, m.OrgID, m.HoldID, m.ID, m.Credits)
-	switch reason := clients.Reason(err); {
-	case err == nil:
-		return "", nil
-	case reason == CodeHoldExhausted || reason == CodeHoldReleased:
-		return reason, nil
-	case errors.Is(err, clients.ErrNotFound):
-		return CodeHoldNotFound, nil
-	default:
-		return "", fmt.Errorf("post message %s to hold %s: %w", m.ID, m.HoldID, err)
+	a, err := d.batches.post.Do(ctx, *m)
+	if err != nil {
+		return "", err
 	}
+	return a.code, a.err
 }

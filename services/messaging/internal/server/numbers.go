@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -15,7 +16,8 @@ import (
 )
 
 // AddNumber gives an organization a sending number (operator RPC). Adding a number the
-// organization has again changes nothing but, with is_default, which number is the default.
+// organization has again changes nothing but, with is_default, which number is the default,
+// and, with messages_per_second, its rate.
 func (s *Server) AddNumber(ctx context.Context, req *messagingv1.AddNumberRequest) (*messagingv1.AddNumberResponse, error) {
 	f := apierr.Fields{}
 	org, err := uuid.Parse(req.GetOrganizationId())
@@ -25,6 +27,9 @@ func (s *Server) AddNumber(ctx context.Context, req *messagingv1.AddNumberReques
 	number, err := phone.Normalize(req.GetNumber())
 	if err != nil {
 		f.Add("number", "must be a phone number")
+	}
+	if mps := req.GetMessagesPerSecond(); mps < 0 || mps > maxNumberRate {
+		f.Add("messagesPerSecond", fmt.Sprintf("must be between 1 and %d (0 keeps the number's rate)", maxNumberRate))
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
@@ -42,8 +47,18 @@ func (s *Server) AddNumber(ctx context.Context, req *messagingv1.AddNumberReques
 	if err != nil {
 		return nil, err
 	}
-	return &messagingv1.AddNumberResponse{PhoneNumberId: n.ID.String(), Number: n.Number, IsDefault: n.IsDefault}, nil
+	if mps := int(req.GetMessagesPerSecond()); mps > 0 {
+		if err := s.cfg.Store.SetNumberRate(ctx, org, n.ID, mps); err != nil {
+			return nil, err
+		}
+		n.MPS = mps
+	}
+	return &messagingv1.AddNumberResponse{PhoneNumberId: n.ID.String(), Number: n.Number, IsDefault: n.IsDefault,
+		MessagesPerSecond: int32(s.cfg.Dispatch.RateOf(n.MPS))}, nil
 }
+
+// maxNumberRate bounds a number's rate: well above any carrier's per-number limit.
+const maxNumberRate = 10000
 
 // GetPhoneNumber returns one of the organization's sending numbers, or with no id its default:
 // campaigns show a campaign's sending number and check a fromPhoneNumberId with it. Another
@@ -70,5 +85,5 @@ func (s *Server) GetPhoneNumber(ctx context.Context, req *messagingv1.GetPhoneNu
 		return nil, err
 	}
 	return &messagingv1.GetPhoneNumberResponse{PhoneNumberId: n.ID.String(), Number: n.Number, IsDefault: n.IsDefault,
-		MessagesPerSecond: int32(s.cfg.Dispatch.NumberRate())}, nil
+		MessagesPerSecond: int32(s.cfg.Dispatch.RateOf(n.MPS))}, nil
 }

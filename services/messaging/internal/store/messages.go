@@ -90,14 +90,16 @@ const messageColumns = `id, organization_id, direction, contact_phone, our_numbe
 	coalesce(requires_response, false), coalesce(opt_out_detected, false), coalesce(keyword, ''),
 	created_at, thread_at, dispatched_at, sent_at, status_at`
 
-func scanMessage(row pgx.Row) (Message, error) {
+// scanMessage reads messageColumns, then any columns selected after them into extra.
+func scanMessage(row pgx.Row, extra ...any) (Message, error) {
 	var m Message
-	err := row.Scan(&m.ID, &m.OrgID, &m.Direction, &m.ContactPhone, &m.OurNumber, &m.PhoneNumberID, &m.Body, &m.MediaURLs,
+	dest := []any{&m.ID, &m.OrgID, &m.Direction, &m.ContactPhone, &m.OurNumber, &m.PhoneNumberID, &m.Body, &m.MediaURLs,
 		&m.IsMMS, &m.Status, &m.Provider, &m.ProviderMessageID, &m.ErrorCode, &m.Credits, &m.Billable,
 		&m.HoldID, &m.SourceKind, &m.SourceID, &m.DedupeKey, &m.QuietTimezone,
 		&m.RecipientTimezone, &m.AttributedTo, &m.Sentiment, &m.SentimentScore, &m.Category,
 		&m.RequiresResponse, &m.OptOutDetected, &m.Keyword,
-		&m.CreatedAt, &m.ThreadAt, &m.DispatchedAt, &m.SentAt, &m.StatusAt)
+		&m.CreatedAt, &m.ThreadAt, &m.DispatchedAt, &m.SentAt, &m.StatusAt}
+	err := row.Scan(append(dest, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Message{}, ErrNotFound
 	}
@@ -334,26 +336,11 @@ func (s *Store) MessageForCallback(ctx context.Context, provider string, id uuid
 // was. False means another took it, it is no longer queued, or its source is paused or
 // canceled (SourceState tells).
 func (s *Store) Claim(ctx context.Context, id uuid.UUID, dispatchedAt time.Time) (bool, error) {
-	var claimed bool
-	err := s.pool.QueryRow(ctx, `WITH claimed AS (
-			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = $2,
-				thread_at = CASE WHEN source_kind = 'system' THEN thread_at ELSE now() END
-			WHERE id = $1 AND status = 'queued'
-				-- A paused or canceled source hands nothing more to the carrier from the moment
-				-- its state is committed.
-				AND NOT EXISTS (SELECT 1 FROM source_states ss WHERE ss.organization_id = messages.organization_id
-					AND ss.source_kind = messages.source_kind AND ss.source_id = messages.source_id)
-			RETURNING organization_id, contact_phone, body, thread_at
-		), thread AS (
-			INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
-			SELECT organization_id, contact_phone, body, thread_at, 'outgoing', 0 FROM claimed
-			`+conversationUpsert+`
-		)
-		SELECT count(*) = 1 FROM claimed`, id, dispatchedAt).Scan(&claimed)
+	claimed, err := s.ClaimMany(ctx, []ClaimRequest{{ID: id, DispatchedAt: dispatchedAt}})
 	if err != nil {
-		return false, fmt.Errorf("claim message: %w", err)
+		return false, err
 	}
-	return claimed, nil
+	return claimed[0], nil
 }
 
 // Unclaim puts a message whose send certainly did not happen back in the queue.

@@ -19,14 +19,16 @@ type Number struct {
 	OrgID     uuid.UUID
 	Number    string
 	IsDefault bool
+	// MPS is the number's own rate in messages per second; 0 means the service's default.
+	MPS       int
 	CreatedAt time.Time
 }
 
-const numberColumns = `id, organization_id, number, is_default, created_at`
+const numberColumns = `id, organization_id, number, is_default, coalesce(mps, 0), created_at`
 
 func scanNumber(row pgx.Row) (Number, error) {
 	var n Number
-	err := row.Scan(&n.ID, &n.OrgID, &n.Number, &n.IsDefault, &n.CreatedAt)
+	err := row.Scan(&n.ID, &n.OrgID, &n.Number, &n.IsDefault, &n.MPS, &n.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Number{}, ErrNotFound
 	}
@@ -75,6 +77,22 @@ func (s *Store) AddNumber(ctx context.Context, org uuid.UUID, number string, mak
 		return nil
 	})
 	return n, err
+}
+
+// SetNumberRate sets the rate (messages per second, > 0) of org's number id; ErrNotFound when
+// org has no such number.
+func (s *Store) SetNumberRate(ctx context.Context, org, id uuid.UUID, mps int) error {
+	if mps <= 0 {
+		return fmt.Errorf("set number rate: %d messages per second is not a rate", mps)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE phone_numbers SET mps = $3 WHERE organization_id = $1 AND id = $2`, org, id, mps)
+	if err != nil {
+		return fmt.Errorf("set number rate: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // Number returns org's number id, or ErrNotFound (also for another organization's number).

@@ -123,6 +123,37 @@ func TestNumbersBelongToOneOrganizationWithOneDefault(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
+// A number's own rate is stored with it and read with its queued messages; another
+// organization's number cannot be given a rate (it is missing to that organization), and a
+// number re-added keeps its rate.
+func TestNumberRateIsStoredPerNumber(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	a, b := uuid.New(), uuid.New()
+	n, err := st.AddNumber(ctx, a, "+12025550100", false)
+	require.NoError(t, err)
+	assert.Zero(t, n.MPS, "a new number has no rate of its own: the default applies")
+	require.NoError(t, st.SetNumberRate(ctx, a, n.ID, 3))
+	assert.ErrorIs(t, st.SetNumberRate(ctx, b, n.ID, 7), store.ErrNotFound)
+	n, err = st.AddNumber(ctx, a, "+12025550100", false)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n.MPS)
+	got, err := st.Number(ctx, a, n.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 3, got.MPS)
+
+	m := &store.Message{ID: uuid.Must(uuid.NewV7()), OrgID: a, Direction: store.Outgoing, ContactPhone: "+12025550143",
+		OurNumber: n.Number, Body: "hi", Status: store.StatusQueued, Provider: "twilio", SourceKind: store.SourceCampaign,
+		SourceID: "c1", CreatedAt: time.Now()}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoing(ctx, tx, m); return err }))
+	require.NoError(t, st.SetSourceState(ctx, a, store.SourceCampaign, "c1", store.SourcePaused))
+	queued, err := st.QueuedMessages(ctx, []uuid.UUID{m.ID, uuid.New()})
+	require.NoError(t, err)
+	require.Len(t, queued, 1, "a missing id is absent")
+	assert.Equal(t, 3, queued[m.ID].NumberMPS)
+	assert.Equal(t, store.SourcePaused, queued[m.ID].SourceState)
+}
+
 // A batch is stored in one statement: a dedupe key used before, or twice in the batch, stores
 // one message and answers its id. Queued messages join their threads when claimed; each thread
 // then shows its newest message.
@@ -266,4 +297,30 @@ func TestDeleteThreadKeepsMessagesStillOwed(t *testing.T) {
 	assert.NoError(t, err, "a message whose credits are unsettled is kept for the reconciler")
 	_, err = st.Message(ctx, org, sending.ID)
 	assert.NoError(t, err, "a message still with the carrier is kept")
+}
+
+// A batch of claims that names one message twice (a retried job beside its first run, both
+// in one batch) claims it once: only the first request is answered true, so only one of the
+// two hands it to the carrier. A paused source's message is not claimed.
+func TestClaimManyClaimsEachMessageOnce(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	org := uuid.New()
+	queue := func(source string) uuid.UUID {
+		m := &store.Message{ID: uuid.Must(uuid.NewV7()), OrgID: org, Direction: store.Outgoing, ContactPhone: "+12025550143",
+			OurNumber: "+12025550100", Body: "hi", Status: store.StatusQueued, Provider: "twilio",
+			SourceKind: store.SourceCampaign, SourceID: source, CreatedAt: time.Now()}
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoing(ctx, tx, m); return err }))
+		return m.ID
+	}
+	a, b, paused := queue("c1"), queue("c1"), queue("c2")
+	require.NoError(t, st.SetSourceState(ctx, org, store.SourceCampaign, "c2", store.SourcePaused))
+	now := time.Now()
+	claimed, err := st.ClaimMany(ctx, []store.ClaimRequest{{ID: a, DispatchedAt: now}, {ID: b, DispatchedAt: now},
+		{ID: a, DispatchedAt: now}, {ID: paused, DispatchedAt: now}, {ID: uuid.New(), DispatchedAt: now}})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, true, false, false, false}, claimed)
+	claimed, err = st.ClaimMany(ctx, []store.ClaimRequest{{ID: a, DispatchedAt: now}})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{false}, claimed, "claimed already")
 }

@@ -1562,6 +1562,160 @@ func (x *PostHoldResponse) GetHold() *Hold {
 	return nil
 }
 
+// PostHoldsRequest is up to 1000 posts, answered in request order.
+type PostHoldsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Posts         []*PostHoldRequest     `protobuf:"bytes,1,rep,name=posts,proto3" json:"posts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PostHoldsRequest) Reset() {
+	*x = PostHoldsRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PostHoldsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PostHoldsRequest) ProtoMessage() {}
+
+func (x *PostHoldsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PostHoldsRequest.ProtoReflect.Descriptor instead.
+func (*PostHoldsRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *PostHoldsRequest) GetPosts() []*PostHoldRequest {
+	if x != nil {
+		return x.Posts
+	}
+	return nil
+}
+
+// PostHoldsResponse answers each post of the request, in its order.
+type PostHoldsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*PostHoldResult      `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PostHoldsResponse) Reset() {
+	*x = PostHoldsResponse{}
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PostHoldsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PostHoldsResponse) ProtoMessage() {}
+
+func (x *PostHoldsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PostHoldsResponse.ProtoReflect.Descriptor instead.
+func (*PostHoldsResponse) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *PostHoldsResponse) GetResults() []*PostHoldResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// PostHoldResult is one post's outcome.
+type PostHoldResult struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	MessageId string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// Credits taken from the hold for the message; 0 when refused.
+	Charged int32 `protobuf:"varint,2,opt,name=charged,proto3" json:"charged,omitempty"`
+	// Why billing refused the post (HOLD_NOT_FOUND, HOLD_RELEASED, HOLD_EXHAUSTED,
+	// BILLING_SUSPENDED); "" when it was posted (or had been before).
+	Refused       string `protobuf:"bytes,3,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PostHoldResult) Reset() {
+	*x = PostHoldResult{}
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PostHoldResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PostHoldResult) ProtoMessage() {}
+
+func (x *PostHoldResult) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PostHoldResult.ProtoReflect.Descriptor instead.
+func (*PostHoldResult) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *PostHoldResult) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *PostHoldResult) GetCharged() int32 {
+	if x != nil {
+		return x.Charged
+	}
+	return 0
+}
+
+func (x *PostHoldResult) GetRefused() string {
+	if x != nil {
+		return x.Refused
+	}
+	return ""
+}
+
 // ReleaseHoldRequest ends a hold.
 type ReleaseHoldRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1572,7 +1726,7 @@ type ReleaseHoldRequest struct {
 
 func (x *ReleaseHoldRequest) Reset() {
 	*x = ReleaseHoldRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1738,7 @@ func (x *ReleaseHoldRequest) String() string {
 func (*ReleaseHoldRequest) ProtoMessage() {}
 
 func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1751,7 @@ func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ReleaseHoldRequest) GetHoldId() string {
@@ -1620,7 +1774,7 @@ type ReleaseHoldResponse struct {
 
 func (x *ReleaseHoldResponse) Reset() {
 	*x = ReleaseHoldResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	mi := &file_billing_v1_billing_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +1786,7 @@ func (x *ReleaseHoldResponse) String() string {
 func (*ReleaseHoldResponse) ProtoMessage() {}
 
 func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	mi := &file_billing_v1_billing_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +1799,7 @@ func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ReleaseHoldResponse) GetReturned() int32 {
@@ -1679,7 +1833,7 @@ type RefundDebitRequest struct {
 
 func (x *RefundDebitRequest) Reset() {
 	*x = RefundDebitRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[27]
+	mi := &file_billing_v1_billing_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1845,7 @@ func (x *RefundDebitRequest) String() string {
 func (*RefundDebitRequest) ProtoMessage() {}
 
 func (x *RefundDebitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[27]
+	mi := &file_billing_v1_billing_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1858,7 @@ func (x *RefundDebitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefundDebitRequest.ProtoReflect.Descriptor instead.
 func (*RefundDebitRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{27}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RefundDebitRequest) GetMessageId() string {
@@ -1725,7 +1879,7 @@ type RefundDebitResponse struct {
 
 func (x *RefundDebitResponse) Reset() {
 	*x = RefundDebitResponse{}
-	mi := &file_billing_v1_billing_proto_msgTypes[28]
+	mi := &file_billing_v1_billing_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1737,7 +1891,7 @@ func (x *RefundDebitResponse) String() string {
 func (*RefundDebitResponse) ProtoMessage() {}
 
 func (x *RefundDebitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[28]
+	mi := &file_billing_v1_billing_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1750,7 +1904,7 @@ func (x *RefundDebitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefundDebitResponse.ProtoReflect.Descriptor instead.
 func (*RefundDebitResponse) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{28}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RefundDebitResponse) GetRefunded() int32 {
@@ -1872,7 +2026,16 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\acredits\x18\x03 \x01(\x05R\acredits\"Y\n" +
 	"\x10PostHoldResponse\x12\x18\n" +
 	"\acharged\x18\x01 \x01(\x05R\acharged\x12+\n" +
-	"\x04hold\x18\x02 \x01(\v2\x17.chorus.billing.v1.HoldR\x04hold\"-\n" +
+	"\x04hold\x18\x02 \x01(\v2\x17.chorus.billing.v1.HoldR\x04hold\"L\n" +
+	"\x10PostHoldsRequest\x128\n" +
+	"\x05posts\x18\x01 \x03(\v2\".chorus.billing.v1.PostHoldRequestR\x05posts\"P\n" +
+	"\x11PostHoldsResponse\x12;\n" +
+	"\aresults\x18\x01 \x03(\v2!.chorus.billing.v1.PostHoldResultR\aresults\"c\n" +
+	"\x0ePostHoldResult\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x18\n" +
+	"\acharged\x18\x02 \x01(\x05R\acharged\x12\x18\n" +
+	"\arefused\x18\x03 \x01(\tR\arefused\"-\n" +
 	"\x12ReleaseHoldRequest\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\"\x94\x01\n" +
 	"\x13ReleaseHoldResponse\x12\x1a\n" +
@@ -1884,7 +2047,7 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\"g\n" +
 	"\x13RefundDebitResponse\x12\x1a\n" +
 	"\brefunded\x18\x01 \x01(\x05R\brefunded\x124\n" +
-	"\acredits\x18\x02 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits2\x9d\b\n" +
+	"\acredits\x18\x02 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits2\xf5\b\n" +
 	"\x0eBillingService\x12k\n" +
 	"\x10GetBillingStatus\x12*.chorus.billing.v1.GetBillingStatusRequest\x1a+.chorus.billing.v1.GetBillingStatusResponse\x12k\n" +
 	"\x10GetCreditBalance\x12*.chorus.billing.v1.GetCreditBalanceRequest\x1a+.chorus.billing.v1.GetCreditBalanceResponse\x12Y\n" +
@@ -1895,7 +2058,8 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\fGrantCredits\x12&.chorus.billing.v1.GrantCreditsRequest\x1a'.chorus.billing.v1.GrantCreditsResponse\x12M\n" +
 	"\x06Charge\x12 .chorus.billing.v1.ChargeRequest\x1a!.chorus.billing.v1.ChargeResponse\x12V\n" +
 	"\tPlaceHold\x12#.chorus.billing.v1.PlaceHoldRequest\x1a$.chorus.billing.v1.PlaceHoldResponse\x12S\n" +
-	"\bPostHold\x12\".chorus.billing.v1.PostHoldRequest\x1a#.chorus.billing.v1.PostHoldResponse\x12\\\n" +
+	"\bPostHold\x12\".chorus.billing.v1.PostHoldRequest\x1a#.chorus.billing.v1.PostHoldResponse\x12V\n" +
+	"\tPostHolds\x12#.chorus.billing.v1.PostHoldsRequest\x1a$.chorus.billing.v1.PostHoldsResponse\x12\\\n" +
 	"\vReleaseHold\x12%.chorus.billing.v1.ReleaseHoldRequest\x1a&.chorus.billing.v1.ReleaseHoldResponse\x12\\\n" +
 	"\vRefundDebit\x12%.chorus.billing.v1.RefundDebitRequest\x1a&.chorus.billing.v1.RefundDebitResponseB@Z>github.com/chorus-sms/chorus/proto/gen/go/billing/v1;billingv1b\x06proto3"
 
@@ -1911,7 +2075,7 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 	return file_billing_v1_billing_proto_rawDescData
 }
 
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(*BillingStatus)(nil),            // 0: chorus.billing.v1.BillingStatus
 	(*Subscription)(nil),             // 1: chorus.billing.v1.Subscription
@@ -1938,27 +2102,30 @@ var file_billing_v1_billing_proto_goTypes = []any{
 	(*PlaceHoldResponse)(nil),        // 22: chorus.billing.v1.PlaceHoldResponse
 	(*PostHoldRequest)(nil),          // 23: chorus.billing.v1.PostHoldRequest
 	(*PostHoldResponse)(nil),         // 24: chorus.billing.v1.PostHoldResponse
-	(*ReleaseHoldRequest)(nil),       // 25: chorus.billing.v1.ReleaseHoldRequest
-	(*ReleaseHoldResponse)(nil),      // 26: chorus.billing.v1.ReleaseHoldResponse
-	(*RefundDebitRequest)(nil),       // 27: chorus.billing.v1.RefundDebitRequest
-	(*RefundDebitResponse)(nil),      // 28: chorus.billing.v1.RefundDebitResponse
-	(*timestamppb.Timestamp)(nil),    // 29: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil),   // 30: google.protobuf.StringValue
+	(*PostHoldsRequest)(nil),         // 25: chorus.billing.v1.PostHoldsRequest
+	(*PostHoldsResponse)(nil),        // 26: chorus.billing.v1.PostHoldsResponse
+	(*PostHoldResult)(nil),           // 27: chorus.billing.v1.PostHoldResult
+	(*ReleaseHoldRequest)(nil),       // 28: chorus.billing.v1.ReleaseHoldRequest
+	(*ReleaseHoldResponse)(nil),      // 29: chorus.billing.v1.ReleaseHoldResponse
+	(*RefundDebitRequest)(nil),       // 30: chorus.billing.v1.RefundDebitRequest
+	(*RefundDebitResponse)(nil),      // 31: chorus.billing.v1.RefundDebitResponse
+	(*timestamppb.Timestamp)(nil),    // 32: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),   // 33: google.protobuf.StringValue
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	1,  // 0: chorus.billing.v1.BillingStatus.subscription:type_name -> chorus.billing.v1.Subscription
 	2,  // 1: chorus.billing.v1.BillingStatus.credits:type_name -> chorus.billing.v1.Credits
 	3,  // 2: chorus.billing.v1.BillingStatus.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	4,  // 3: chorus.billing.v1.BillingStatus.available_credit_products:type_name -> chorus.billing.v1.CreditProduct
-	29, // 4: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
-	30, // 5: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
-	30, // 6: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
+	32, // 4: chorus.billing.v1.Subscription.current_period_end:type_name -> google.protobuf.Timestamp
+	33, // 5: chorus.billing.v1.PortalUrls.customer_portal:type_name -> google.protobuf.StringValue
+	33, // 6: chorus.billing.v1.PortalUrls.subscription_management:type_name -> google.protobuf.StringValue
 	0,  // 7: chorus.billing.v1.GetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
 	1,  // 8: chorus.billing.v1.SetAccountRequest.subscription:type_name -> chorus.billing.v1.Subscription
 	3,  // 9: chorus.billing.v1.SetAccountRequest.portal_urls:type_name -> chorus.billing.v1.PortalUrls
 	0,  // 10: chorus.billing.v1.SetAccountResponse.status:type_name -> chorus.billing.v1.BillingStatus
-	29, // 11: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
-	29, // 12: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
+	32, // 11: chorus.billing.v1.SetPlanRequest.current_period_end:type_name -> google.protobuf.Timestamp
+	32, // 12: chorus.billing.v1.Plan.current_period_end:type_name -> google.protobuf.Timestamp
 	12, // 13: chorus.billing.v1.SetPlanResponse.plan:type_name -> chorus.billing.v1.Plan
 	2,  // 14: chorus.billing.v1.SetPlanResponse.credits:type_name -> chorus.billing.v1.Credits
 	0,  // 15: chorus.billing.v1.SetBillingStatusResponse.status:type_name -> chorus.billing.v1.BillingStatus
@@ -1967,36 +2134,40 @@ var file_billing_v1_billing_proto_depIdxs = []int32{
 	21, // 18: chorus.billing.v1.PlaceHoldResponse.hold:type_name -> chorus.billing.v1.Hold
 	2,  // 19: chorus.billing.v1.PlaceHoldResponse.credits:type_name -> chorus.billing.v1.Credits
 	21, // 20: chorus.billing.v1.PostHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	21, // 21: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
-	2,  // 22: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
-	2,  // 23: chorus.billing.v1.RefundDebitResponse.credits:type_name -> chorus.billing.v1.Credits
-	5,  // 24: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
-	7,  // 25: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
-	9,  // 26: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
-	11, // 27: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
-	14, // 28: chorus.billing.v1.BillingService.SetBillingStatus:input_type -> chorus.billing.v1.SetBillingStatusRequest
-	16, // 29: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
-	18, // 30: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
-	20, // 31: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
-	23, // 32: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
-	25, // 33: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
-	27, // 34: chorus.billing.v1.BillingService.RefundDebit:input_type -> chorus.billing.v1.RefundDebitRequest
-	6,  // 35: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
-	8,  // 36: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
-	10, // 37: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
-	13, // 38: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
-	15, // 39: chorus.billing.v1.BillingService.SetBillingStatus:output_type -> chorus.billing.v1.SetBillingStatusResponse
-	17, // 40: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
-	19, // 41: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
-	22, // 42: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
-	24, // 43: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
-	26, // 44: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
-	28, // 45: chorus.billing.v1.BillingService.RefundDebit:output_type -> chorus.billing.v1.RefundDebitResponse
-	35, // [35:46] is the sub-list for method output_type
-	24, // [24:35] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	23, // 21: chorus.billing.v1.PostHoldsRequest.posts:type_name -> chorus.billing.v1.PostHoldRequest
+	27, // 22: chorus.billing.v1.PostHoldsResponse.results:type_name -> chorus.billing.v1.PostHoldResult
+	21, // 23: chorus.billing.v1.ReleaseHoldResponse.hold:type_name -> chorus.billing.v1.Hold
+	2,  // 24: chorus.billing.v1.ReleaseHoldResponse.credits:type_name -> chorus.billing.v1.Credits
+	2,  // 25: chorus.billing.v1.RefundDebitResponse.credits:type_name -> chorus.billing.v1.Credits
+	5,  // 26: chorus.billing.v1.BillingService.GetBillingStatus:input_type -> chorus.billing.v1.GetBillingStatusRequest
+	7,  // 27: chorus.billing.v1.BillingService.GetCreditBalance:input_type -> chorus.billing.v1.GetCreditBalanceRequest
+	9,  // 28: chorus.billing.v1.BillingService.SetAccount:input_type -> chorus.billing.v1.SetAccountRequest
+	11, // 29: chorus.billing.v1.BillingService.SetPlan:input_type -> chorus.billing.v1.SetPlanRequest
+	14, // 30: chorus.billing.v1.BillingService.SetBillingStatus:input_type -> chorus.billing.v1.SetBillingStatusRequest
+	16, // 31: chorus.billing.v1.BillingService.GrantCredits:input_type -> chorus.billing.v1.GrantCreditsRequest
+	18, // 32: chorus.billing.v1.BillingService.Charge:input_type -> chorus.billing.v1.ChargeRequest
+	20, // 33: chorus.billing.v1.BillingService.PlaceHold:input_type -> chorus.billing.v1.PlaceHoldRequest
+	23, // 34: chorus.billing.v1.BillingService.PostHold:input_type -> chorus.billing.v1.PostHoldRequest
+	25, // 35: chorus.billing.v1.BillingService.PostHolds:input_type -> chorus.billing.v1.PostHoldsRequest
+	28, // 36: chorus.billing.v1.BillingService.ReleaseHold:input_type -> chorus.billing.v1.ReleaseHoldRequest
+	30, // 37: chorus.billing.v1.BillingService.RefundDebit:input_type -> chorus.billing.v1.RefundDebitRequest
+	6,  // 38: chorus.billing.v1.BillingService.GetBillingStatus:output_type -> chorus.billing.v1.GetBillingStatusResponse
+	8,  // 39: chorus.billing.v1.BillingService.GetCreditBalance:output_type -> chorus.billing.v1.GetCreditBalanceResponse
+	10, // 40: chorus.billing.v1.BillingService.SetAccount:output_type -> chorus.billing.v1.SetAccountResponse
+	13, // 41: chorus.billing.v1.BillingService.SetPlan:output_type -> chorus.billing.v1.SetPlanResponse
+	15, // 42: chorus.billing.v1.BillingService.SetBillingStatus:output_type -> chorus.billing.v1.SetBillingStatusResponse
+	17, // 43: chorus.billing.v1.BillingService.GrantCredits:output_type -> chorus.billing.v1.GrantCreditsResponse
+	19, // 44: chorus.billing.v1.BillingService.Charge:output_type -> chorus.billing.v1.ChargeResponse
+	22, // 45: chorus.billing.v1.BillingService.PlaceHold:output_type -> chorus.billing.v1.PlaceHoldResponse
+	24, // 46: chorus.billing.v1.BillingService.PostHold:output_type -> chorus.billing.v1.PostHoldResponse
+	26, // 47: chorus.billing.v1.BillingService.PostHolds:output_type -> chorus.billing.v1.PostHoldsResponse
+	29, // 48: chorus.billing.v1.BillingService.ReleaseHold:output_type -> chorus.billing.v1.ReleaseHoldResponse
+	31, // 49: chorus.billing.v1.BillingService.RefundDebit:output_type -> chorus.billing.v1.RefundDebitResponse
+	38, // [38:50] is the sub-list for method output_type
+	26, // [26:38] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_billing_v1_billing_proto_init() }
@@ -2010,7 +2181,7 @@ func file_billing_v1_billing_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

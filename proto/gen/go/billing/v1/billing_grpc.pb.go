@@ -28,6 +28,7 @@ const (
 	BillingService_Charge_FullMethodName           = "/chorus.billing.v1.BillingService/Charge"
 	BillingService_PlaceHold_FullMethodName        = "/chorus.billing.v1.BillingService/PlaceHold"
 	BillingService_PostHold_FullMethodName         = "/chorus.billing.v1.BillingService/PostHold"
+	BillingService_PostHolds_FullMethodName        = "/chorus.billing.v1.BillingService/PostHolds"
 	BillingService_ReleaseHold_FullMethodName      = "/chorus.billing.v1.BillingService/ReleaseHold"
 	BillingService_RefundDebit_FullMethodName      = "/chorus.billing.v1.BillingService/RefundDebit"
 )
@@ -79,6 +80,11 @@ type BillingServiceClient interface {
 	// cannot take more than the hold has left (FAILED_PRECONDITION HOLD_EXHAUSTED) nor post to a
 	// released hold (HOLD_RELEASED).
 	PostHold(ctx context.Context, in *PostHoldRequest, opts ...grpc.CallOption) (*PostHoldResponse, error)
+	// PostHolds is PostHold for up to 1000 messages in one call (messaging's dispatcher posts
+	// each batch it takes off the queue): each post is applied exactly once per message id, as
+	// PostHold's, and a post billing refuses is answered with its reason in its own result
+	// instead of failing the others.
+	PostHolds(ctx context.Context, in *PostHoldsRequest, opts ...grpc.CallOption) (*PostHoldsResponse, error)
 	// ReleaseHold returns what the hold has left to the balance; releasing again changes nothing.
 	ReleaseHold(ctx context.Context, in *ReleaseHoldRequest, opts ...grpc.CallOption) (*ReleaseHoldResponse, error)
 	// RefundDebit gives back the credits debited for a message the carrier then failed, once per
@@ -186,6 +192,16 @@ func (c *billingServiceClient) PostHold(ctx context.Context, in *PostHoldRequest
 	return out, nil
 }
 
+func (c *billingServiceClient) PostHolds(ctx context.Context, in *PostHoldsRequest, opts ...grpc.CallOption) (*PostHoldsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PostHoldsResponse)
+	err := c.cc.Invoke(ctx, BillingService_PostHolds_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *billingServiceClient) ReleaseHold(ctx context.Context, in *ReleaseHoldRequest, opts ...grpc.CallOption) (*ReleaseHoldResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReleaseHoldResponse)
@@ -253,6 +269,11 @@ type BillingServiceServer interface {
 	// cannot take more than the hold has left (FAILED_PRECONDITION HOLD_EXHAUSTED) nor post to a
 	// released hold (HOLD_RELEASED).
 	PostHold(context.Context, *PostHoldRequest) (*PostHoldResponse, error)
+	// PostHolds is PostHold for up to 1000 messages in one call (messaging's dispatcher posts
+	// each batch it takes off the queue): each post is applied exactly once per message id, as
+	// PostHold's, and a post billing refuses is answered with its reason in its own result
+	// instead of failing the others.
+	PostHolds(context.Context, *PostHoldsRequest) (*PostHoldsResponse, error)
 	// ReleaseHold returns what the hold has left to the balance; releasing again changes nothing.
 	ReleaseHold(context.Context, *ReleaseHoldRequest) (*ReleaseHoldResponse, error)
 	// RefundDebit gives back the credits debited for a message the carrier then failed, once per
@@ -296,6 +317,9 @@ func (UnimplementedBillingServiceServer) PlaceHold(context.Context, *PlaceHoldRe
 }
 func (UnimplementedBillingServiceServer) PostHold(context.Context, *PostHoldRequest) (*PostHoldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PostHold not implemented")
+}
+func (UnimplementedBillingServiceServer) PostHolds(context.Context, *PostHoldsRequest) (*PostHoldsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PostHolds not implemented")
 }
 func (UnimplementedBillingServiceServer) ReleaseHold(context.Context, *ReleaseHoldRequest) (*ReleaseHoldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReleaseHold not implemented")
@@ -486,6 +510,24 @@ func _BillingService_PostHold_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BillingService_PostHolds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PostHoldsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).PostHolds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_PostHolds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).PostHolds(ctx, req.(*PostHoldsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _BillingService_ReleaseHold_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ReleaseHoldRequest)
 	if err := dec(in); err != nil {
@@ -564,6 +606,10 @@ var BillingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PostHold",
 			Handler:    _BillingService_PostHold_Handler,
+		},
+		{
+			MethodName: "PostHolds",
+			Handler:    _BillingService_PostHolds_Handler,
 		},
 		{
 			MethodName: "ReleaseHold",

@@ -1019,9 +1019,12 @@ type AddNumberRequest struct {
 	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
 	Number         string                 `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
 	// Makes it the organization's default; an organization's first number always is.
-	IsDefault     bool `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	IsDefault bool `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
+	// Messages per second the number may send; 0 keeps what it has (a new number: the
+	// service's default rate, CHORUS_NUMBER_RATE).
+	MessagesPerSecond int32 `protobuf:"varint,4,opt,name=messages_per_second,json=messagesPerSecond,proto3" json:"messages_per_second,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AddNumberRequest) Reset() {
@@ -1075,14 +1078,23 @@ func (x *AddNumberRequest) GetIsDefault() bool {
 	return false
 }
 
+func (x *AddNumberRequest) GetMessagesPerSecond() int32 {
+	if x != nil {
+		return x.MessagesPerSecond
+	}
+	return 0
+}
+
 // AddNumberResponse is the stored number.
 type AddNumberResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PhoneNumberId string                 `protobuf:"bytes,1,opt,name=phone_number_id,json=phoneNumberId,proto3" json:"phone_number_id,omitempty"`
 	Number        string                 `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
 	IsDefault     bool                   `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The number's rate: its own, else the service's default.
+	MessagesPerSecond int32 `protobuf:"varint,4,opt,name=messages_per_second,json=messagesPerSecond,proto3" json:"messages_per_second,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AddNumberResponse) Reset() {
@@ -1134,6 +1146,13 @@ func (x *AddNumberResponse) GetIsDefault() bool {
 		return x.IsDefault
 	}
 	return false
+}
+
+func (x *AddNumberResponse) GetMessagesPerSecond() int32 {
+	if x != nil {
+		return x.MessagesPerSecond
+	}
+	return 0
 }
 
 // FormParam is one form field as received, in order.
@@ -2064,17 +2083,19 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\f_is_archivedB\r\n" +
 	"\v_is_starred\"c\n" +
 	"\x1aUpdateConversationResponse\x12E\n" +
-	"\fconversation\x18\x01 \x01(\v2!.chorus.messaging.v1.ConversationR\fconversation\"r\n" +
+	"\fconversation\x18\x01 \x01(\v2!.chorus.messaging.v1.ConversationR\fconversation\"\xa2\x01\n" +
 	"\x10AddNumberRequest\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"r\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\x12.\n" +
+	"\x13messages_per_second\x18\x04 \x01(\x05R\x11messagesPerSecond\"\xa2\x01\n" +
 	"\x11AddNumberResponse\x12&\n" +
 	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"3\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\x12.\n" +
+	"\x13messages_per_second\x18\x04 \x01(\x05R\x11messagesPerSecond\"3\n" +
 	"\tFormParam\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"\xe4\x01\n" +

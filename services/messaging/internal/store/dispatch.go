@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Queued is a message as the dispatcher takes it off the queue: the row, its source's state
+// and its sending number's own rate.
+type Queued struct {
+	Message
+	SourceState string // SourceActive, SourcePaused or SourceCanceled
+	NumberMPS   int    // the sending number's own rate; 0: the default
+}
+
+// QueuedMessages reads messages for dispatch in one statement, with their sources' states and
+// their numbers' rates; a missing id (deleted with its contact) is absent from the map.
+func (s *Store) QueuedMessages(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]Queued, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+messageColumns+`,
+			coalesce((SELECT ss.state FROM source_states ss WHERE ss.organization_id = messages.organization_id
+				AND ss.source_kind = messages.source_kind AND ss.source_id = messages.source_id), 'active'),
+			coalesce((SELECT p.mps FROM phone_numbers p WHERE p.number = messages.our_number), 0)
+		FROM messages WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read queued messages: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[uuid.UUID]Queued, len(ids))
+	for rows.Next() {
+		var q Queued
+		m, err := scanMessage(rows, &q.SourceState, &q.NumberMPS)
+		if err != nil {
+			return nil, fmt.Errorf("read queued messages: %w", err)
+		}
+		q.Message = m
+		out[m.ID] = q
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read queued messages: %w", err)
+	}
+	return out, nil
+}
+
+// ClaimRequest is one message to claim and when its throttle let it go.
+type ClaimRequest struct {
+	ID           uuid.UUID
+	DispatchedAt time.Time
+}
+
+// ClaimMany is Claim for many messages in one statement and answers each request in order.
+// A message named twice is claimed once: only its first request is answered true.
+func (s *Store) ClaimMany(ctx context.Context, reqs []ClaimRequest) ([]bool, error) {
+	ids, at := make([]uuid.UUID, len(reqs)), make([]time.Time, len(reqs))
+	for i, r := range reqs {
+		ids[i], at[i] = r.ID, r.DispatchedAt
+	}
+	rows, err := s.pool.Query(ctx, `WITH input AS (
+			SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) AS t(id, dispatched_at)
+		), claimed AS (
+			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = input.dispatched_at,
+				thread_at = CASE WHEN source_kind = 'system' THEN thread_at ELSE now() END
+			FROM input
+			WHERE messages.id = input.id AND status = 'queued'
+				-- A paused or canceled source hands nothing more to the carrier from the moment
+				-- its state is committed.
+				AND NOT EXISTS (SELECT 1 FROM source_states ss WHERE ss.organization_id = messages.organization_id
+					AND ss.source_kind = messages.source_kind AND ss.source_id = messages.source_id)
+			RETURNING messages.id, organization_id, contact_phone, body, thread_at
+		), thread AS (
+			INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
+			SELECT DISTINCT ON (organization_id, contact_phone) organization_id, contact_phone, body, thread_at, 'outgoing', 0
+			FROM claimed ORDER BY organization_id, contact_phone, thread_at DESC, id DESC
+			`+conversationUpsert+`
+		)
+		SELECT id FROM claimed`, ids, at)
+	if err != nil {
+		return nil, fmt.Errorf("claim messages: %w", err)
+	}
+	claimed, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("claim messages: %w", err)
+	}
+	taken := make(map[uuid.UUID]bool, len(claimed))
+	for _, id := range claimed {
+		taken[id] = true
+	}
+	out := make([]bool, len(reqs))
+	for i, r := range reqs {
+		out[i] = taken[r.ID]
+		delete(taken, r.ID)
+	}
+	return out, nil
+}
+
+// Acceptance is the carrier's acceptance of a claimed message. Settled says its credits need
+// nothing more from billing (posted to its campaign's hold before it was claimed, or none), so
+// it is recorded settled in the same statement.
+type Acceptance struct {
+	ID                uuid.UUID
+	ProviderMessageID string
+	// DispatchedAt, when set, records when the throttle let the message go (a reply's).
+	DispatchedAt *time.Time
+	Settled      bool
+}
+
+// AcceptMany moves claimed messages to "sent" under the carriers' ids inside tx, in one
+// statement, and returns those it moved (statuses only move forward: one a callback already
+// moved on is left as it is).
+func (s *Store) AcceptMany(ctx context.Context, tx pgx.Tx, accs []Acceptance, at time.Time) (map[uuid.UUID]bool, error) {
+	ids, pids, settled := make([]uuid.UUID, len(accs)), make([]string, len(accs)), make([]bool, len(accs))
+	dispatched := make([]*time.Time, len(accs))
+	for i, a := range accs {
+		ids[i], pids[i], settled[i], dispatched[i] = a.ID, a.ProviderMessageID, a.Settled, a.DispatchedAt
+	}
+	rows, err := tx.Query(ctx, `WITH input AS (
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::boolean[], $5::timestamptz[]) AS t(id, provider_message_id, settled, dispatched_at)
+		), locked AS (
+			SELECT m.id FROM messages m JOIN input USING (id) ORDER BY m.id FOR UPDATE OF m
+		)
+		UPDATE messages m SET status = 'sent',
+			provider_message_id = coalesce(m.provider_message_id, nullif(input.provider_message_id, '')),
+			sent_at = coalesce(m.sent_at, $4), status_at = $4, dispatched_at = coalesce(m.dispatched_at, input.dispatched_at),
+			settled_at = CASE WHEN input.settled AND m.billable AND m.hold_id IS NOT NULL THEN coalesce(m.settled_at, $4) ELSE m.settled_at END
+		FROM input, locked
+		WHERE m.id = input.id AND locked.id = input.id AND m.status IN ('queued', 'sending')
+		RETURNING m.id`, ids, pids, settled, at, dispatched)
+	if err != nil {
+		return nil, fmt.Errorf("record accepted messages: %w", err)
+	}
+	moved, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("record accepted messages: %w", err)
+	}
+	out := make(map[uuid.UUID]bool, len(moved))
+	for _, id := range moved {
+		out[id] = true
+	}
+	return out, nil
+}
