@@ -1,12 +1,14 @@
 package billing_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
@@ -238,4 +240,50 @@ func TestPostHoldsPostsEachMessageOnce(t *testing.T) {
 	assert.ElementsMatch(t, []string{"posts[1].holdId", "posts[1].credits"}, badFields(t, err))
 	_, err = e.c.PostHolds(as(org), &billingv1.PostHoldsRequest{})
 	assert.Equal(t, []string{"posts"}, badFields(t, err))
+}
+
+// Two campaigns of one organization dispatching at once send batches that post to both holds
+// in either order; each batch takes the holds' locks in one order, so neither waits for the
+// other for ever (PostgreSQL would abort one as a deadlock).
+func TestPostHoldsInOppositeOrdersDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	org := e.account(t, "per_message", "")
+	e.grant(t, org, 10_000, false)
+	c1, c2 := uuid.New(), uuid.New()
+	for _, h := range []uuid.UUID{c1, c2} {
+		_, err := placeHold(e, org, h, 2_000)
+		require.NoError(t, err)
+	}
+	batch := func(first, second uuid.UUID) *billingv1.PostHoldsRequest {
+		req := &billingv1.PostHoldsRequest{}
+		for range 20 {
+			req.Posts = append(req.Posts,
+				&billingv1.PostHoldRequest{HoldId: first.String(), MessageId: uuid.NewString(), Credits: 1},
+				&billingv1.PostHoldRequest{HoldId: second.String(), MessageId: uuid.NewString(), Credits: 1})
+		}
+		return req
+	}
+	var g errgroup.Group
+	for i := range 40 {
+		first, second := c1, c2
+		if i%2 == 1 {
+			first, second = c2, c1
+		}
+		g.Go(func() error {
+			res, err := e.c.PostHolds(as(org), batch(first, second))
+			if err != nil {
+				return err
+			}
+			for _, r := range res.GetResults() {
+				if r.GetRefused() != "" || r.GetCharged() != 1 {
+					return fmt.Errorf("post refused %q, charged %d", r.GetRefused(), r.GetCharged())
+				}
+			}
+			return nil
+		})
+	}
+	require.NoError(t, g.Wait())
+	assert.Equal(t, 40*40, e.ledgerRows(t, org, "debit"))
+	e.assertLedgerSums(t, org)
 }

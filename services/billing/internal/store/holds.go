@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -171,22 +173,33 @@ type PostResult struct {
 func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]PostResult, error) {
 	results := make([]PostResult, len(posts))
 	posted := make([]bool, len(posts))
+	// Posts take their holds' row locks in (hold, message) order, whatever order they came
+	// in: two batches posting to the same two holds (two campaigns of one organization) would
+	// otherwise each hold one lock and wait for the other's.
+	var queued []int
+	for i, p := range posts {
+		if p.Credits > 0 {
+			queued = append(queued, i)
+		}
+	}
+	slices.SortFunc(queued, func(a, b int) int {
+		if c := bytes.Compare(posts[a].Hold[:], posts[b].Hold[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(posts[a].Message[:], posts[b].Message[:])
+	})
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if len(queued) == 0 {
+			return nil
+		}
 		batch := &pgx.Batch{}
-		var queued []int
-		for i, p := range posts {
-			if p.Credits <= 0 {
-				continue
-			}
+		for _, i := range queued {
+			p := posts[i]
 			entryID, err := newID()
 			if err != nil {
 				return err
 			}
 			batch.Queue(postHoldSQL, org, p.Hold, p.Message.String(), p.Credits, entryID)
-			queued = append(queued, i)
-		}
-		if len(queued) == 0 {
-			return nil
 		}
 		br := tx.SendBatch(ctx, batch)
 		for _, i := range queued {
