@@ -484,10 +484,11 @@ func TestBulkConsentIsCheckedAtDispatch(t *testing.T) {
 	for i, to := range []string{optedOut, landline, stranger} {
 		awaitStatus(tn, to, ids[i], "failed")
 		ev := b.lastEvent(tn.org, ids[i], "failed")
-		code := "NOT_SENDABLE"
-		if to == stranger { // no contact has the number (say, deleted while the message waited)
-			code = "CONTACT_NOT_FOUND"
-		}
+		code := map[string]string{
+			optedOut: "CONTACT_OPTED_OUT", // opted out while the message waited
+			landline: "NOT_SENDABLE",
+			stranger: "CONTACT_NOT_FOUND", // no contact has the number (say, deleted while it waited)
+		}[to]
 		assert.Equal(t, code, ev.GetErrorCode(), to)
 		assert.EqualValues(t, 0, ev.GetCredits(), to)
 		assert.Equal(t, []string{"failed"}, b.history(tn.org, ids[i]), "%s never reached the carrier", to)
@@ -613,7 +614,7 @@ func TestBulkBatchJudgesEachMessageOnItsOwn(t *testing.T) {
 	for i, to := range fine {
 		awaitStatus(tn, to, ids[3+i], "delivered")
 	}
-	for i, code := range []string{"NOT_SENDABLE", "CONTACT_NOT_FOUND", "HOLD_EXHAUSTED"} {
+	for i, code := range []string{"CONTACT_OPTED_OUT", "CONTACT_NOT_FOUND", "HOLD_EXHAUSTED"} {
 		ev := b.lastEvent(tn.org, ids[i], "failed")
 		assert.Equal(t, code, ev.GetErrorCode(), msgs[i].GetTo())
 		assert.EqualValues(t, 0, ev.GetCredits(), msgs[i].GetTo())

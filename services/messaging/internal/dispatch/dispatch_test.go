@@ -277,11 +277,14 @@ func TestNumberIsPacedAtItsRate(t *testing.T) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	require.Len(t, tw.at, 6)
-	first, last := tw.at[0], tw.at[0]
-	for _, at := range tw.at {
-		first, last = minTime(first, at), maxTime(last, at)
+	at := slices.Clone(tw.at)
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	// The guarantee is the rate within any second (late sends may catch up inside it, see
+	// throttle.go): of 6 sends at 4/s, the 1st and 5th, the 2nd and 6th are a second apart
+	// (less the carrier's arrival jitter on a loaded machine).
+	for i := 4; i < len(at); i++ {
+		assert.GreaterOrEqual(t, at[i].Sub(at[i-4]), time.Second-30*time.Millisecond, "sends %d to %d at 4/s within a second", i-4, i)
 	}
-	assert.GreaterOrEqual(t, last.Sub(first), 5*250*time.Millisecond-50*time.Millisecond, "6 sends at 4/s span at least 5 intervals")
 }
 
 // A number with a rate of its own (chorusctl number add --mps) sends at that rate, beside a
@@ -314,7 +317,9 @@ func TestEachNumberIsPacedAtItsOwnRate(t *testing.T) {
 	for i, a := range at {
 		perSecond[a.Unix()]++
 		if i >= 2 {
-			assert.GreaterOrEqual(t, a.Sub(at[i-2]), 990*time.Millisecond, "sends %d to %d of a 2/s number within a second", i-2, i)
+			// Sends leave 1.005 s apart at the least; their arrival at the carrier (in this
+			// process, on a shared machine) wanders by some milliseconds.
+			assert.GreaterOrEqual(t, a.Sub(at[i-2]), time.Second-30*time.Millisecond, "sends %d to %d of a 2/s number within a second", i-2, i)
 		}
 	}
 	for sec, n := range perSecond {
@@ -324,20 +329,6 @@ func TestEachNumberIsPacedAtItsOwnRate(t *testing.T) {
 	require.Len(t, fastAt, 5)
 	slices.SortFunc(fastAt, func(a, b time.Time) int { return a.Compare(b) })
 	assert.Less(t, fastAt[4].Sub(fastAt[0]), time.Second, "the default-rate number is not held to the slow one's rate")
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // A reply whose consent cannot be checked when its number lets it go (contacts is down) is not

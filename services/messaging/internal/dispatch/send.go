@@ -29,7 +29,10 @@ const (
 	CodeNotSendable   = apierr.ReasonNotSendable
 	// CodeContactGone: the recipient's contact was deleted while the message waited; the
 	// message was withdrawn, which a campaign counts neither as sent nor as failed.
-	CodeContactGone   = apierr.ReasonContactNotFound
+	CodeContactGone = apierr.ReasonContactNotFound
+	// CodeOptedOut: the recipient opted out while the bulk message waited; like a deleted
+	// contact's, the message was withdrawn, not a failure of the send.
+	CodeOptedOut      = apierr.ReasonContactOptedOut
 	CodeHoldNotFound  = apierr.ReasonHoldNotFound
 	CodeHoldExhausted = apierr.ReasonHoldExhausted
 	CodeHoldReleased  = apierr.ReasonHoldReleased
@@ -256,17 +259,20 @@ func sendableReason(m store.Message, r *contactsv1.Sendability) contactsv1.Senda
 	return r.GetReason()
 }
 
-// stopIfRefused fails m (CodeNotSendable, or CodeContactGone when no contact has the phone
-// any more, with whatever it paid returned) when its recipient may not be texted now, and
-// reports whether it did.
+// stopIfRefused fails m (CodeOptedOut when its recipient opted out while it waited,
+// CodeContactGone when no contact has the phone any more, else CodeNotSendable; whatever it
+// paid returned) when its recipient may not be texted now, and reports whether it did.
 func (d *Dispatcher) stopIfRefused(ctx context.Context, m store.Message) (stopped bool, err error) {
 	refused, err := d.refusal(ctx, m)
 	if err != nil || refused == contactsv1.SendableReason_SENDABLE_REASON_OK {
 		return false, err
 	}
 	code := CodeNotSendable
-	if refused == contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT {
+	switch refused {
+	case contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT:
 		code = CodeContactGone
+	case contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT:
+		code = CodeOptedOut
 	}
 	_, err = d.fail(ctx, m, code, nil)
 	return true, err
