@@ -13,9 +13,10 @@ import (
 func TestConcurrentCallsShareRuns(t *testing.T) {
 	var mu sync.Mutex
 	var sizes []int
-	release := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	b := New(func(_ context.Context, in []int) ([]int, error) {
 		if in[0] == 0 {
+			close(started)
 			<-release // hold the first run so the others queue behind it
 		}
 		mu.Lock()
@@ -39,9 +40,7 @@ func TestConcurrentCallsShareRuns(t *testing.T) {
 	}
 	wg.Add(1)
 	go call(0)
-	for b.queued() != 0 { // the first run has taken call 0
-		time.Sleep(time.Millisecond)
-	}
+	<-started // the first run has taken call 0 alone (queued() is 0 before call 0 is made, too)
 	for i := 1; i <= 50; i++ {
 		wg.Add(1)
 		go call(i)

@@ -173,21 +173,16 @@ type PostResult struct {
 func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]PostResult, error) {
 	results := make([]PostResult, len(posts))
 	posted := make([]bool, len(posts))
-	// Posts take their holds' row locks in (hold, message) order, whatever order they came
-	// in: two batches posting to the same two holds (two campaigns of one organization) would
-	// otherwise each hold one lock and wait for the other's.
+	// Posts take their holds' row locks in hold order, whatever order they came in (two
+	// batches posting to the same two holds, two campaigns of one organization, would otherwise
+	// each hold one lock and wait for the other's); one hold's posts keep their order.
 	var queued []int
 	for i, p := range posts {
 		if p.Credits > 0 {
 			queued = append(queued, i)
 		}
 	}
-	slices.SortFunc(queued, func(a, b int) int {
-		if c := bytes.Compare(posts[a].Hold[:], posts[b].Hold[:]); c != 0 {
-			return c
-		}
-		return bytes.Compare(posts[a].Message[:], posts[b].Message[:])
-	})
+	slices.SortStableFunc(queued, func(a, b int) int { return bytes.Compare(posts[a].Hold[:], posts[b].Hold[:]) })
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if len(queued) == 0 {
 			return nil
