@@ -12,10 +12,10 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/credits"
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/render"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/shortlinks"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
@@ -205,7 +205,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 		texts := make([]string, 0, len(members)*len(msgs))
 		for _, m := range members {
 			for _, msg := range msgs {
-				texts = append(texts, render.Text(msg, m, c.NormalizeText))
+				texts = append(texts, mergefields.Text(msg, m, c.NormalizeText))
 			}
 		}
 		// The stored texts, and so their prices, carry the short links.

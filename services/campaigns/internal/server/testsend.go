@@ -11,11 +11,11 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/mediaurl"
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/render"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/shortlinks"
 )
 
@@ -56,7 +56,7 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	if body == "" {
 		body = c.Message
 	}
-	body = render.Preview(body, req.GetMergePreviewData(), c.NormalizeText)
+	body = mergefields.Preview(body, req.GetMergePreviewData(), c.NormalizeText)
 	if strings.TrimSpace(body) == "" {
 		f.Add("body", "required: the campaign has no message")
 	}

@@ -1,4 +1,4 @@
-package render_test
+package mergefields_test
 
 import (
 	"testing"
@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/render"
 )
 
 func TestText(t *testing.T) {
@@ -19,15 +19,15 @@ func TestText(t *testing.T) {
 		}},
 	}
 	msg := "Hi {{firstName}}{{lastName}} — {{ city }}/{{team}}/{{seats}}/{{vip}}/{{missing}}/{{phone}} {{not a field}}"
-	assert.Equal(t, "Hi Zoë — Springfield/math/2/true//+12025550143 {{not a field}}", render.Text(msg, m, false))
-	assert.Equal(t, "Hi Zoe - Springfield/math/2/true//+12025550143 {{not a field}}", render.Text(msg, m, true), "normalized after merging")
+	assert.Equal(t, "Hi Zoë — Springfield/math/2/true//+12025550143 {{not a field}}", mergefields.Text(msg, m, false))
+	assert.Equal(t, "Hi Zoe - Springfield/math/2/true//+12025550143 {{not a field}}", mergefields.Text(msg, m, true), "normalized after merging")
 }
 
 func TestPreview(t *testing.T) {
 	t.Parallel()
 	msg := "Hi {{firstName}} — {{ team }}/{{missing}}"
 	data := map[string]string{"firstName": "Zoë", "team": "math"}
-	assert.Equal(t, "Hi Zoë — math/", render.Preview(msg, data, false))
-	assert.Equal(t, "Hi Zoe - math/", render.Preview(msg, data, true))
-	assert.Equal(t, "Hi  - /", render.Preview(msg, nil, true), "no preview data: every field empty")
+	assert.Equal(t, "Hi Zoë — math/", mergefields.Preview(msg, data, false))
+	assert.Equal(t, "Hi Zoe - math/", mergefields.Preview(msg, data, true))
+	assert.Equal(t, "Hi  - /", mergefields.Preview(msg, nil, true), "no preview data: every field empty")
 }

@@ -1,8 +1,8 @@
-// Package render turns a campaign's message into one recipient's text: merge fields
+// Package mergefields turns a campaign or poll text into one recipient's text: merge fields
 // ({{firstName}}, {{lastName}}, {{email}}, {{phone}}, {{address}}, {{city}}, {{state}},
 // {{zip}} and any custom field, spaces inside the braces allowed) replaced by the contact's
 // values, a missing value by nothing; then, unless turned off, smstext normalization.
-package render
+package mergefields
 
 import (
 	"fmt"
