@@ -94,6 +94,11 @@ type Config struct {
 	// CARRIER_OUTCOME_UNKNOWN and its credits returned (CHORUS_SENDING_TIMEOUT). It must be
 	// well above the longest carrier call, or a send still under way would be failed.
 	SendingTimeout time.Duration
+	// CallTimeout bounds one hand-off to the carrier (CHORUS_CARRIER_CALL_TIMEOUT); a message
+	// still "sending" twice that long after its claim (its process died, or the carrier's
+	// answer was lost) is looked up at the carrier: recorded sent if the carrier has it,
+	// queued again if not. Keep SendingTimeout well above twice it.
+	CallTimeout time.Duration
 	// DBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS); 0 means Workers plus what River, the
 	// outbox and gRPC calls need.
 	DBMaxConns int
@@ -125,6 +130,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		Workers:        r.Int("CHORUS_DISPATCH_WORKERS", 20, 1),
 		SandboxDelay:   r.DurationOrZero("CHORUS_SANDBOX_DELAY", 300*time.Millisecond),
 		SendingTimeout: r.Duration("CHORUS_SENDING_TIMEOUT", time.Hour),
+		CallTimeout:    r.Duration("CHORUS_CARRIER_CALL_TIMEOUT", dispatch.DefaultCallTimeout),
 	}
 	cfg.DBMaxConns = r.Int("CHORUS_DB_MAX_CONNS", cfg.dbMaxConns(), pgdb.MinConns)
 	if cfg.Provider == ProviderTwilio {
@@ -213,6 +219,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Workers:        cfg.Workers,
 		SandboxDelay:   cfg.SandboxDelay,
 		SendingTimeout: cfg.SendingTimeout,
+		CallTimeout:    cfg.CallTimeout,
 		Logger:         log,
 	})
 	if err != nil {

@@ -13,19 +13,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chorus-sms/chorus/pkg/twilioapi"
 	"github.com/chorus-sms/chorus/pkg/twiliosig"
 )
 
 // carrierMessage is one message the carrier accepted, and when its request arrived.
 type carrierMessage struct {
-	To, Body string
-	At       time.Time
+	SID, From, To, Body string
+	At                  time.Time
 }
 
 // twilioCarrier speaks Twilio's Messages API: it accepts every message, records it, and
 // reports it delivered to the message's StatusCallback, signed as Twilio signs, retrying
-// until the callback is answered 200, as the messages whose acceptance a killed sender never
-// recorded can only be settled by that report.
+// until the callback is answered 200. It also answers the Messages list (To and From filters,
+// newest first, paged), from which the reconciler learns whether a message whose hand-off was
+// lost reached it.
 type twilioCarrier struct {
 	*httptest.Server
 	token    string
@@ -61,6 +63,10 @@ func newTwilioCarrier(t *testing.T, token string, client *http.Client, workers i
 
 func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 	at := time.Now()
+	if r.Method == http.MethodGet {
+		c.list(w, r)
+		return
+	}
 	if err := r.ParseForm(); err != nil || !strings.HasSuffix(r.URL.Path, "/Messages.json") {
 		http.Error(w, `{"code": 20001, "message": "bad request"}`, http.StatusBadRequest)
 		return
@@ -68,7 +74,7 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 	n := c.sends.Add(1)
 	sid := fmt.Sprintf("SM%032d", n)
 	c.mu.Lock()
-	c.accepted = append(c.accepted, carrierMessage{To: r.PostForm.Get("To"), Body: r.PostForm.Get("Body"), At: at})
+	c.accepted = append(c.accepted, carrierMessage{SID: sid, From: r.PostForm.Get("From"), To: r.PostForm.Get("To"), Body: r.PostForm.Get("Body"), At: at})
 	c.mu.Unlock()
 	if cb := r.PostForm.Get("StatusCallback"); cb != "" {
 		c.pending.Add(1)
@@ -115,6 +121,17 @@ func postSigned(ctx context.Context, client *http.Client, token, fullURL string,
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, res.Body)
 	return res.StatusCode, nil
+}
+
+// list answers Twilio's Messages list from the accepted messages, each reported delivered as
+// the carrier's callbacks do.
+func (c *twilioCarrier) list(w http.ResponseWriter, r *http.Request) {
+	var all []twilioapi.Message
+	for _, m := range c.messages() {
+		all = append(all, twilioapi.Message{SID: m.SID, From: m.From, To: m.To, Body: m.Body, Status: "delivered",
+			Direction: "outbound-api", DateCreated: m.At.UTC().Format(twilioapi.DateLayout)})
+	}
+	twilioapi.ServeList(w, r, all)
 }
 
 // messages is a copy of every message accepted so far, in arrival order.

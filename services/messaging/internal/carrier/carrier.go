@@ -31,9 +31,34 @@ type Accepted struct {
 // Send returns a *RejectedError when the carrier refused the message, ErrOutcomeUnknown when
 // the message may or may not have gone out, ErrUnavailable when the carrier could not take it
 // right now, and ErrMisconfigured when our account settings are wrong.
+//
+// Find answers, for a message whose hand-off we lost track of (the sending process died, or
+// the carrier's answer never came), which messages the carrier holds from l.From to l.To
+// created between l.Since and l.Until, newest first: the dispatcher decides which, if any, is
+// ours. It returns an error when the carrier cannot say; an empty answer must mean the carrier
+// has none, since the dispatcher then sends the message again.
 type Provider interface {
 	Name() string // "twilio", "sandbox"
 	Send(ctx context.Context, m Outgoing) (Accepted, error)
+	Find(ctx context.Context, l Lookup) ([]Candidate, error)
+}
+
+// Lookup is the question Find answers about one message of ours.
+type Lookup struct {
+	MessageID string // our id, for errors and logs
+	From, To  string // E.164
+	// Since and Until bound when the carrier can have created the message: its claim, and
+	// the end of the window in which any call handing it over has ended.
+	Since, Until time.Time
+}
+
+// Candidate is a message the carrier holds that may be the one looked up.
+type Candidate struct {
+	ProviderMessageID string
+	Body              string
+	// Status is one of the Status* constants; StatusQueued while the carrier has not sent it.
+	Status    string
+	CreatedAt time.Time
 }
 
 // RejectedError is the carrier refusing the message; nothing was sent, and resending the same

@@ -29,6 +29,12 @@ func (Sandbox) Send(context.Context, Outgoing) (Accepted, error) {
 	return Accepted{ProviderMessageID: "SB" + hex.EncodeToString(b[:])}, nil
 }
 
+// Find implements Provider: the sandbox has none. It texts nobody; what it "delivers" is the
+// reports scheduled in the transaction that records its acceptance, so a message whose
+// acceptance was never recorded (its process died after Send) reached no one, and sending it
+// again is what a real carrier that never got it would need.
+func (Sandbox) Find(context.Context, Lookup) ([]Candidate, error) { return nil, nil }
+
 // SandboxOutcome is the sequence of statuses the sandbox reports for a destination: 0006 the
 // carrier rejects it (failed), 0007 it is sent then undelivered, anything else delivered.
 func SandboxOutcome(to string) []string {

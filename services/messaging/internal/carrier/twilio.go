@@ -51,6 +51,7 @@ type TwilioConfig struct {
 // Twilio sends messages through Twilio's Programmable Messaging REST API.
 type Twilio struct {
 	cfg      TwilioConfig
+	base     string // BaseURL without a trailing slash: list pages name their successors by path
 	endpoint string
 }
 
@@ -64,8 +65,8 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = defaultTwilioBaseURL
 	}
-	base, err := url.Parse(cfg.BaseURL)
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("twilio: base URL %q is not an absolute http(s) URL", cfg.BaseURL)
 	}
 	if cfg.MaxAttempts < 0 || cfg.Backoff < 0 {
@@ -87,10 +88,11 @@ func NewTwilio(cfg TwilioConfig) (*Twilio, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
 	return &Twilio{
-		cfg: cfg,
-		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/2010-04-01/Accounts/" +
-			url.PathEscape(cfg.AccountSID) + "/Messages.json",
+		cfg:      cfg,
+		base:     base,
+		endpoint: base + "/2010-04-01/Accounts/" + url.PathEscape(cfg.AccountSID) + "/Messages.json",
 	}, nil
 }
 

@@ -12,6 +12,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,10 @@ type Config struct {
 	// SendingTimeout is how long a message may stay "sending" before it is failed with
 	// CodeOutcomeUnknown and its credits returned; it must be positive.
 	SendingTimeout time.Duration
-	Logger         *slog.Logger
+	// CallTimeout bounds one hand-off to the carrier (DefaultCallTimeout when zero); a message
+	// still "sending" twice that long after its claim is looked up at the carrier (reconcile.go).
+	CallTimeout time.Duration
+	Logger      *slog.Logger
 }
 
 // Dispatcher sends messages and applies their status callbacks.
@@ -66,7 +70,9 @@ type Dispatcher struct {
 	sandbox   carrier.Sandbox
 	publicURL string
 	delay     time.Duration
-	log       *slog.Logger
+	// callTimeout bounds each hand-off to the carrier; see lookupAfter.
+	callTimeout time.Duration
+	log         *slog.Logger
 }
 
 // RateOf is the rate, in messages per second, of a number whose own rate is mps (0: none of
@@ -83,17 +89,21 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.SendingTimeout <= 0 {
 		return nil, fmt.Errorf("dispatch: sending timeout must be positive, got %s", cfg.SendingTimeout)
 	}
+	if cfg.CallTimeout < 0 {
+		return nil, fmt.Errorf("dispatch: carrier call timeout must not be negative, got %s", cfg.CallTimeout)
+	}
 	d := &Dispatcher{
-		pool:      cfg.Pool,
-		store:     cfg.Store,
-		contacts:  cfg.Contacts,
-		billing:   cfg.Billing,
-		throttle:  newThrottle(cfg.Redis),
-		rate:      cfg.NumberRate,
-		live:      cfg.Live,
-		publicURL: cfg.PublicURL,
-		delay:     cfg.SandboxDelay,
-		log:       cfg.Logger,
+		pool:        cfg.Pool,
+		store:       cfg.Store,
+		contacts:    cfg.Contacts,
+		billing:     cfg.Billing,
+		throttle:    newThrottle(cfg.Redis),
+		rate:        cfg.NumberRate,
+		live:        cfg.Live,
+		publicURL:   cfg.PublicURL,
+		delay:       cfg.SandboxDelay,
+		callTimeout: cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
+		log:         cfg.Logger,
 	}
 	d.batches = newBatches(d)
 	workers := river.NewWorkers()
@@ -108,7 +118,7 @@ func New(cfg Config) (*Dispatcher, error) {
 			queueReconcile:     {MaxWorkers: 1},
 		},
 		Workers:           workers,
-		PeriodicJobs:      []*river.PeriodicJob{reconcilePeriodicJob(cfg.SendingTimeout)},
+		PeriodicJobs:      []*river.PeriodicJob{reconcilePeriodicJob(cfg.SendingTimeout, d.lookupAfter())},
 		Logger:            cfg.Logger,
 		FetchPollInterval: 100 * time.Millisecond,
 	})

@@ -14,11 +14,15 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
-// sendArgs is the job of dispatching one queued message. It is unique per message, so
-// queueing it twice is a no-op.
+// sendArgs is the job of dispatching one queued message. It is unique per message and
+// requeue, so queueing it twice is a no-op, while a message the reconciler put back in the
+// queue (requeueUnsent) gets a job of its own.
 type sendArgs struct {
 	MessageID uuid.UUID `json:"message_id" river:"unique"`
 	OrgID     uuid.UUID `json:"organization_id"`
+	// Requeue is the message's requeue count when it was queued; 0, the first queueing, is
+	// left out of the arguments, so jobs queued before requeues existed keep their key.
+	Requeue int `json:"requeue,omitempty" river:"unique"`
 }
 
 func (sendArgs) Kind() string { return "messaging.send" }

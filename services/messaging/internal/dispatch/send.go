@@ -332,7 +332,9 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 			out.ValidityPeriod = closes.Sub(now)
 		}
 	}
-	acc, sendErr := p.Send(ctx, out)
+	callCtx, cancel := context.WithDeadline(ctx, d.callDeadline(m))
+	acc, sendErr := p.Send(callCtx, out)
+	cancel()
 	var rejected *carrier.RejectedError
 	switch {
 	case sendErr == nil:

@@ -35,20 +35,61 @@ func (s *Store) StuckSending(ctx context.Context, cutoff time.Time, after *Sendi
 	return s.messages(ctx, "read stuck sending messages", q, args...)
 }
 
-// ExpireSending applies c (as AdvanceStatus does) to message id only if it is still "sending"
+// AdvanceStuck applies c (as AdvanceStatus does) to message id only if it is still "sending"
 // from a claim before cutoff, inside tx. Without this check a message whose carrier answer or
 // callback came in meanwhile would be moved on from "sent" too, and one claimed again since
-// would be failed while its send is under way.
-func (s *Store) ExpireSending(ctx context.Context, tx pgx.Tx, id uuid.UUID, cutoff time.Time, c StatusChange) (before Message, changed bool, err error) {
-	var stuck bool
-	err = tx.QueryRow(ctx, `SELECT true FROM messages WHERE id = $1 AND status = 'sending' AND `+claimedAt+` < $2 FOR UPDATE`, id, cutoff).Scan(&stuck)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Message{}, false, nil
-	}
-	if err != nil {
-		return Message{}, false, fmt.Errorf("lock stuck sending message: %w", err)
+// would be moved while its send is under way.
+func (s *Store) AdvanceStuck(ctx context.Context, tx pgx.Tx, id uuid.UUID, cutoff time.Time, c StatusChange) (before Message, changed bool, err error) {
+	if stuck, err := lockStuck(ctx, tx, id, cutoff); err != nil || !stuck {
+		return Message{}, false, err
 	}
 	return s.AdvanceStatus(ctx, tx, id, c)
+}
+
+// lockStuck locks message id inside tx if it is still "sending" from a claim before cutoff.
+func lockStuck(ctx context.Context, tx pgx.Tx, id uuid.UUID, cutoff time.Time) (bool, error) {
+	var stuck bool
+	err := tx.QueryRow(ctx, `SELECT true FROM messages WHERE id = $1 AND status = 'sending' AND `+claimedAt+` < $2 FOR UPDATE`, id, cutoff).Scan(&stuck)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock stuck sending message: %w", err)
+	}
+	return true, nil
+}
+
+// Requeue puts message id back in the queue inside tx if it is still "sending" from a claim
+// before cutoff, and returns how often it was requeued so far, this time included (0 when it
+// was not stuck). Only for a message the carrier is known not to have: it is sent again.
+func (s *Store) Requeue(ctx context.Context, tx pgx.Tx, id uuid.UUID, cutoff time.Time) (int, error) {
+	if stuck, err := lockStuck(ctx, tx, id, cutoff); err != nil || !stuck {
+		return 0, err
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `UPDATE messages SET status = 'queued', requeues = requeues + 1 WHERE id = $1 RETURNING requeues`, id).Scan(&n); err != nil {
+		return 0, fmt.Errorf("requeue message: %w", err)
+	}
+	return n, nil
+}
+
+// TakenCarrierIDs returns which of the carrier ids sids the carrier's provider already has
+// recorded on an outgoing message: those are other messages of ours, not the one looked up.
+func (s *Store) TakenCarrierIDs(ctx context.Context, provider string, sids []string) (map[string]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT provider_message_id FROM messages
+		WHERE direction = 'outgoing' AND provider = $1 AND provider_message_id = ANY($2)`, provider, sids)
+	if err != nil {
+		return nil, fmt.Errorf("read recorded carrier ids: %w", err)
+	}
+	taken, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read recorded carrier ids: %w", err)
+	}
+	out := make(map[string]bool, len(taken))
+	for _, sid := range taken {
+		out[sid] = true
+	}
+	return out, nil
 }
 
 // Unsettled returns up to limit billable messages with a hold that left "sending" before

@@ -15,7 +15,7 @@ import (
 
 // The reconciler fails a message only while it is still "sending" from a claim before the
 // cutoff: one the carrier answered meanwhile, or one claimed since, is left alone.
-func TestExpireSendingOnlyTakesMessagesStillStuck(t *testing.T) {
+func TestAdvanceStuckOnlyTakesMessagesStillStuck(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
 	org := uuid.New()
@@ -44,7 +44,7 @@ func TestExpireSendingOnlyTakesMessagesStillStuck(t *testing.T) {
 		var changed bool
 		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
 			var err error
-			_, changed, err = st.ExpireSending(ctx, tx, id, cutoff, store.StatusChange{Status: store.StatusFailed, ErrorCode: "CARRIER_OUTCOME_UNKNOWN", At: time.Now()})
+			_, changed, err = st.AdvanceStuck(ctx, tx, id, cutoff, store.StatusChange{Status: store.StatusFailed, ErrorCode: "CARRIER_OUTCOME_UNKNOWN", At: time.Now()})
 			return err
 		}))
 		return changed

@@ -1,0 +1,64 @@
+// Package twilioapi is the shape of Twilio's Messages list (GET .../Messages.json): the
+// messaging service's Twilio adapter reads it to learn whether Twilio took a message whose
+// hand-off was lost, and the local carriers of the tests serve it (ServeList) the way Twilio
+// does, so both sides agree on one reading.
+package twilioapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// DateLayout is how Twilio writes a message's date_created.
+const DateLayout = time.RFC1123Z
+
+// Message is one message of the list, with the fields the adapter reads.
+type Message struct {
+	SID         string `json:"sid"`
+	From        string `json:"from"`
+	To          string `json:"to"`
+	Body        string `json:"body"`
+	Status      string `json:"status"`
+	Direction   string `json:"direction"` // "outbound-api" for a message created through the API
+	DateCreated string `json:"date_created"`
+}
+
+// Page is one page of the list; NextPageURI is the path (and query) of the next page, empty
+// on the last.
+type Page struct {
+	Messages    []Message `json:"messages"`
+	NextPageURI string    `json:"next_page_uri"`
+}
+
+// DefaultPageSize is the page size of a list request that names none.
+const DefaultPageSize = 50
+
+// ServeList answers r, a list request, from all (oldest first) as Twilio does: the messages
+// matching its To and From filters, newest first, PageSize of them from page Page, the next
+// page named by the request's own path and query with Page one on.
+func ServeList(w http.ResponseWriter, r *http.Request, all []Message) {
+	q := r.URL.Query()
+	size, page := DefaultPageSize, 0
+	if n, err := strconv.Atoi(q.Get("PageSize")); err == nil && n > 0 {
+		size = n
+	}
+	if n, err := strconv.Atoi(q.Get("Page")); err == nil && n > 0 {
+		page = n
+	}
+	var match []Message
+	for i := len(all) - 1; i >= 0; i-- {
+		m := all[i]
+		if (q.Get("To") == "" || m.To == q.Get("To")) && (q.Get("From") == "" || m.From == q.Get("From")) {
+			match = append(match, m)
+		}
+	}
+	out := Page{Messages: append([]Message{}, match[min(page*size, len(match)):min((page+1)*size, len(match))]...)}
+	if (page+1)*size < len(match) {
+		q.Set("Page", strconv.Itoa(page+1))
+		out.NextPageURI = r.URL.Path + "?" + q.Encode()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
