@@ -41,10 +41,40 @@ func SweepInsertOpts(queue string) river.InsertOpts {
 // config given to NewClient sets SoftStopTimeout.
 const StopTimeout = 10 * time.Second
 
-// RescueAfter is how long a job may stay running before River takes it for lost (its worker
-// died) and runs it again, unless the config sets RescueStuckJobsAfter. River's hour would
-// stall a sweep that long after a crash: sweeps stay unique while one is "running".
-const RescueAfter = 5 * time.Minute
+// JobTimeout is how long one run of a job may take before its context is canceled, unless
+// the config given to NewClient or the worker sets another. Keep every worker's below
+// RescueAfter; a job that can take longer works in runs of RunBudget (Resumable).
+const JobTimeout = 30 * time.Second
+
+// RescueAfter is how long a job may stay running before River takes it for lost (its process
+// died) and runs it again, unless the config sets RescueStuckJobsAfter. It is above every
+// job's timeout, so a job still working (its context canceled at its timeout, returning) is
+// never run a second time beside itself. River's rescuer looks every 30 s, so a killed
+// process's jobs run again 40 to 70 s after their run started; River's own default, an hour,
+// would stall a campaign that long after a crash (and sweeps, unique while "running").
+const RescueAfter = 40 * time.Second
+
+// RunBudget is how long one run of a Resumable job works before it hands over to its next.
+const RunBudget = 25 * time.Second
+
+// Resumable runs work, a job that may take longer than JobTimeout, under RunBudget: when the
+// budget ends the run while the job's own context is live, the job is snoozed to run again at
+// once, which uses none of its attempts. work must resume from what it stored (as every job
+// must, since jobs run at least once). So no run outlives its timeout, and a job whose process
+// died is rescued after RescueAfter however long the whole job is.
+func Resumable(ctx context.Context, work func(context.Context) error) error {
+	return resumable(ctx, RunBudget, work)
+}
+
+func resumable(ctx context.Context, budget time.Duration, work func(context.Context) error) error {
+	runCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	err := work(runCtx)
+	if err != nil && runCtx.Err() != nil && ctx.Err() == nil {
+		return river.JobSnooze(0)
+	}
+	return err
+}
 
 // Client is a service's River client in its own schema. Start works jobs under a context the
 // caller's cancellation does not reach, so that Stop can let running jobs finish.
@@ -57,6 +87,9 @@ type Client struct {
 func NewClient(name string, pool *pgxpool.Pool, cfg *river.Config) (*Client, error) {
 	if cfg.SoftStopTimeout == 0 {
 		cfg.SoftStopTimeout = StopTimeout
+	}
+	if cfg.JobTimeout == 0 {
+		cfg.JobTimeout = JobTimeout
 	}
 	if cfg.RescueStuckJobsAfter == 0 {
 		cfg.RescueStuckJobsAfter = RescueAfter

@@ -195,3 +195,42 @@ func TestCampaignAutoReplyWithoutCredits(t *testing.T) {
 	assert.EqualValues(t, 1, c.num("sentCount"))
 	assert.EqualValues(t, 0, c.num("failedCount"), "a failed answer is not a failed campaign message")
 }
+
+// A paused campaign sends nothing, its automatic answers included: a yes that comes while it
+// is paused is never answered, not even after resume, while one after the resume is; once the
+// campaign is canceled nothing is answered. A recipient at night in its own zone keeps the
+// campaign sending, so that it can be paused and canceled after the others got their texts.
+func TestCampaignAutoRepliesStopWithTheCampaign(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550171", 100)
+	paused, resumed, canceled := "+12025553101", "+12025553102", "+12025553103"
+	tn.contacts("held", []string{paused, resumed, canceled})
+	tn.contactsIn("heldn", zoneWhere(3), []string{"+12025553109"})
+	id := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "Held", "message": "Party Friday! Coming? Reply YES or NO", "contactFilter": map[string]any{"tags": []string{"held", "heldn"}},
+		"timezone": zoneWhere(12), "autoReplyEnabled": true, "yesResponse": yesAnswer, "noResponse": noAnswer,
+	}), http.StatusCreated).str("id")
+	eventually(t, 30*time.Second, "the daytime recipients sent", func() bool { return tn.getCampaign(id).num("sentCount") == 3 })
+	const campaignText = "Party Friday! Coming? Reply YES or NO"
+	replies := func(n int) { // the campaign counted n replies: their events were handled
+		eventually(t, 30*time.Second, fmt.Sprintf("%d replies counted", n), func() bool {
+			return tn.getCampaign(id).num("replyCountExcludingOptouts") == float64(n)
+		})
+	}
+
+	require.Equal(t, "paused", campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/pause", nil), http.StatusOK).str("status"))
+	e.text(tn.number, paused, "Yes!")
+	replies(1)
+	require.Equal(t, "sending", campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/resume", nil), http.StatusOK).str("status"))
+	e.text(tn.number, resumed, "yes")
+	assert.Equal(t, []string{campaignText, yesAnswer}, tn.awaitOutgoing(resumed, 2), "answered after the resume")
+	assert.Equal(t, []string{campaignText}, tn.outgoing(paused), "the yes that came while paused is not answered")
+
+	require.Equal(t, "completed", campaignOf(t, tn.do("POST", "/api/campaigns/"+id+"/cancel", nil), http.StatusOK).str("status"))
+	e.text(tn.number, canceled, "No thanks")
+	replies(3)
+	time.Sleep(time.Second) // an answer would be queued with the event and sent at once
+	assert.Equal(t, []string{campaignText}, tn.outgoing(canceled), "a canceled campaign answers nobody")
+	assert.Equal(t, []string{campaignText}, tn.outgoing(paused))
+}

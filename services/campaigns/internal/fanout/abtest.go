@@ -78,9 +78,6 @@ type decideWorker struct {
 	r *Runner
 }
 
-// Timeout is the send's: the rest may be large.
-func (w *decideWorker) Timeout(*river.Job[decideArgs]) time.Duration { return sendTimeout }
-
 // Work waits while the campaign is paused (pause delays the decision) or its time has not
 // come on this replica's clock, then runs the send, which decides and queues the rest; a
 // campaign canceled (or otherwise over) meanwhile is left as it is, undecided.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -45,7 +44,7 @@ func (r *Runner) autoReplyTx(ctx context.Context, tx pgx.Tx, org, campaign uuid.
 		return fmt.Errorf("inbound message id %q: %w", ev.GetMessageId(), err)
 	}
 	c, err := r.store.GetTx(ctx, tx, org, campaign)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !c.AutoReplyEnabled) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (!c.AutoReplyEnabled || answersHeld(&c))) {
 		return nil
 	}
 	if err != nil {
@@ -69,6 +68,13 @@ func (r *Runner) autoReplyTx(ctx context.Context, tx pgx.Tx, org, campaign uuid.
 		return fmt.Errorf("queue auto-reply: %w", err)
 	}
 	return nil
+}
+
+// answersHeld says c gives no automatic answer now: a paused campaign sends nothing (a message
+// that comes while it is paused is never answered, not even after resume) and a canceled one
+// has stopped for good. A campaign that completed still answers the people it texted.
+func answersHeld(c *store.Campaign) bool {
+	return c.Status == store.StatusPaused || c.CanceledAt != nil
 }
 
 func rulesOf(c *store.Campaign) autoreply.Rules {
@@ -107,10 +113,12 @@ type autoReplyWorker struct {
 	r *Runner
 }
 
-func (w *autoReplyWorker) Timeout(*river.Job[autoReplyArgs]) time.Duration { return time.Minute }
-
 func (w *autoReplyWorker) Work(ctx context.Context, job *river.Job[autoReplyArgs]) error {
 	err := w.r.sendAutoReply(ctx, job.Args)
+	var held *river.JobSnoozeError
+	if errors.As(err, &held) {
+		return err // its campaign is paused: it goes on resume
+	}
 	if err != nil && job.Attempt >= job.MaxAttempts {
 		return w.r.store.SettleAutoReply(context.WithoutCancel(ctx), job.Args.OrgID, job.Args.InboundID,
 			store.AutoReplyFailed, apierr.ReasonUnavailable, nil)
@@ -124,7 +132,9 @@ func (w *autoReplyWorker) Work(ctx context.Context, job *river.Job[autoReplyArgs
 // sendAutoReply hands a queued answer to messaging under the dedupe key
 // "auto_reply:<inbound message id>", so a retried job or a restart queues it once. A contact
 // that may not be texted now (opted out since it wrote) is skipped, leaving nothing in its
-// thread; messaging checks consent again right before the carrier.
+// thread; messaging checks consent again right before the carrier. An answer chosen before
+// its campaign was paused waits for the resume (snoozed, looking again every pausedRecheck);
+// one whose campaign was canceled is skipped (SOURCE_CANCELED).
 func (r *Runner) sendAutoReply(ctx context.Context, args autoReplyArgs) error {
 	a, err := r.store.AutoReply(ctx, args.OrgID, args.InboundID)
 	if errors.Is(err, store.ErrNoAutoReply) {
@@ -132,6 +142,19 @@ func (r *Runner) sendAutoReply(ctx context.Context, args autoReplyArgs) error {
 	}
 	if err != nil || a.Status != store.AutoReplyQueued {
 		return err
+	}
+	c, err := r.store.Get(ctx, a.OrgID, a.CampaignID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("auto-reply's campaign: %w", err)
+	}
+	switch {
+	case c.CanceledAt != nil:
+		return r.store.SettleAutoReply(ctx, a.OrgID, a.InboundID, store.AutoReplySkipped, apierr.ReasonSourceCanceled, nil)
+	case c.Status == store.StatusPaused:
+		return river.JobSnooze(pausedRecheck)
 	}
 	checks, err := r.contacts.CheckSendable(ctx, a.OrgID, []string{a.Phone})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -134,4 +135,55 @@ func TestAutoReplyChoosesWhatToAnswer(t *testing.T) {
 	assert.Equal(t, map[uuid.UUID]string{no: "Maybe next time.", question: "Yes - behind the hall."}, got,
 		"the second no gets nothing; the question answering the auto-reply gets the FAQ's answer, normalized")
 	assert.Equal(t, 2, jobs)
+}
+
+// setStatus moves campaign id to status (canceled: completed with canceledAt).
+func (f *autoReplyFixture) setStatus(id uuid.UUID, status string, canceled bool) {
+	f.t.Helper()
+	ctx := context.Background()
+	require.NoError(f.t, f.st.InTx(ctx, func(tx pgx.Tx) error {
+		c, err := f.st.Lock(ctx, tx, f.org, id)
+		if err != nil {
+			return err
+		}
+		c.Status = status
+		if canceled {
+			now := time.Now()
+			c.CanceledAt, c.CompletedAt = &now, &now
+		}
+		return f.st.Save(ctx, tx, &c)
+	}))
+}
+
+// A paused or canceled campaign chooses no answer for what comes meanwhile, and an answer
+// chosen before waits while its campaign is paused (snoozed, no attempt used) and is skipped
+// once it is canceled; one chosen while the campaign was sending goes once it is resumed.
+func TestAutoReplyHeldWithItsCampaign(t *testing.T) {
+	t.Parallel()
+	f := newAutoReplyFixture(t)
+	ctx := context.Background()
+	c, contact := f.campaign(true), uuid.NewString()
+	before := uuid.New()
+	f.receive(before, SourceKind, c, contact, "affirmative", "yes")
+
+	f.setStatus(c, store.StatusPaused, false)
+	f.receive(uuid.New(), SourceKind, c, uuid.NewString(), "negative", "no")
+	got, jobs := f.answers()
+	assert.Equal(t, map[uuid.UUID]string{before: "See you there!"}, got, "nothing chosen while paused")
+	assert.Equal(t, 1, jobs)
+	r := &Runner{store: f.st}
+	var snooze *river.JobSnoozeError
+	require.ErrorAs(t, r.sendAutoReply(ctx, autoReplyArgs{OrgID: f.org, InboundID: before}), &snooze, "held while paused")
+	a, err := f.st.AutoReply(ctx, f.org, before)
+	require.NoError(t, err)
+	assert.Equal(t, store.AutoReplyQueued, a.Status)
+
+	f.setStatus(c, store.StatusCompleted, true)
+	f.receive(uuid.New(), SourceKind, c, uuid.NewString(), "negative", "no")
+	got, _ = f.answers()
+	assert.Len(t, got, 1, "nothing chosen once canceled")
+	require.NoError(t, r.sendAutoReply(ctx, autoReplyArgs{OrgID: f.org, InboundID: before}))
+	a, err = f.st.AutoReply(ctx, f.org, before)
+	require.NoError(t, err)
+	assert.Equal(t, store.AutoReplySkipped, a.Status)
 }

@@ -16,6 +16,7 @@ package fanout
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -131,22 +132,22 @@ type sendWorker struct {
 	r *Runner
 }
 
-// Timeout bounds one run; a longer send continues in the job's next attempt from what is
-// stored.
-func (w *sendWorker) Timeout(*river.Job[sendArgs]) time.Duration { return sendTimeout }
-
-const sendTimeout = 10 * time.Minute
-
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
 	return w.r.work(ctx, job.Args, job.Attempt >= job.MaxAttempts)
 }
 
-// work runs the send of a; the last attempt's failure fails the campaign (giveUp).
+// work runs the send of a in runs of jobs.RunBudget, each continuing from what the last
+// stored, so that a killed process's send is rescued within a minute; the last attempt's
+// failure fails the campaign (giveUp).
 func (r *Runner) work(ctx context.Context, a sendArgs, lastAttempt bool) error {
-	err := r.send(ctx, a)
+	err := jobs.Resumable(ctx, func(ctx context.Context) error { return r.send(ctx, a) })
+	var more *river.JobSnoozeError
+	if errors.As(err, &more) {
+		return err // the budget ended the run: the next one continues
+	}
 	if err != nil && lastAttempt {
 		// The run's own deadline may be what failed it.
-		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		err = r.giveUp(gctx, a, err)
 		cancel()
 	}

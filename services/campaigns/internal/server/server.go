@@ -470,8 +470,8 @@ func (s *Server) move(ctx context.Context, rawID string, mv stateMove) (*campaig
 		}
 		if after := sourceState(&c); after != before {
 			told = true
-			if err := s.cfg.Messaging.SetSourceState(ctx, org, fanout.SourceKind, id.String(), after); err != nil {
-				return fmt.Errorf("messaging source state: %w", err)
+			if err := s.tellMessaging(ctx, org, id, after); err != nil {
+				return err
 			}
 		}
 		return s.cfg.Store.Save(ctx, tx, &c)
@@ -495,11 +495,23 @@ func (s *Server) syncSource(ctx context.Context, org, id uuid.UUID) error {
 		if err != nil {
 			return err
 		}
-		if err := s.cfg.Messaging.SetSourceState(ctx, org, fanout.SourceKind, id.String(), sourceState(&c)); err != nil {
-			return fmt.Errorf("resync messaging source state: %w", err)
+		if err := s.tellMessaging(ctx, org, id, sourceState(&c)); err != nil {
+			return fmt.Errorf("resync: %w", err)
 		}
 		return nil
 	})
+}
+
+// tellMessaging sets the state of the campaign's queued messages in messaging, and the same
+// state for its queued auto-replies: a paused campaign sends nothing, its answers included
+// (held until resume), and a canceled one's answers are withdrawn.
+func (s *Server) tellMessaging(ctx context.Context, org, id uuid.UUID, state string) error {
+	for _, kind := range []string{fanout.SourceKind, fanout.AutoReplySourceKind} {
+		if err := s.cfg.Messaging.SetSourceState(ctx, org, kind, id.String(), state); err != nil {
+			return fmt.Errorf("messaging source state of %s %s: %w", kind, id, err)
+		}
+	}
+	return nil
 }
 
 // sourceState is the state messaging keeps the queued messages of a campaign in c's status:

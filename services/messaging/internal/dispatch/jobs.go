@@ -39,8 +39,6 @@ type sendWorker struct {
 	d *Dispatcher
 }
 
-func (w *sendWorker) Timeout(*river.Job[sendArgs]) time.Duration { return time.Minute }
-
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
 	var meta struct {
 		Snoozes int `json:"snoozes"` // River counts a job's snoozes in its metadata

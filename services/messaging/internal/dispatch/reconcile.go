@@ -27,7 +27,7 @@ import (
 const CodeOutcomeUnknown = apierr.ReasonCarrierOutcomeUnknown
 
 // DefaultCallTimeout bounds one hand-off to the carrier when the config sets none.
-const DefaultCallTimeout = 30 * time.Second
+const DefaultCallTimeout = 10 * time.Second
 
 // Stuck messages are failed in batches, oldest first, so a backlog after an outage is worked
 // through without one huge query.

@@ -158,15 +158,16 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	return &messagingv1.SendMessagesResponse{MessageIds: ids}, nil
 }
 
-// SetSourceState pauses, resumes or cancels a campaign's or poll's queued messages.
+// SetSourceState pauses, resumes or cancels a campaign's or poll's queued messages, or a
+// campaign's queued auto-replies (source kind auto_reply, source id the campaign).
 func (s *Server) SetSourceState(ctx context.Context, req *messagingv1.SetSourceStateRequest) (*messagingv1.SetSourceStateResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
 		return nil, err
 	}
 	f := apierr.Fields{}
-	if k := req.GetSourceKind(); k != store.SourceCampaign && k != store.SourcePoll {
-		f.Add("sourceKind", "must be campaign or poll")
+	if k := req.GetSourceKind(); k != store.SourceCampaign && k != store.SourcePoll && k != store.SourceAutoReply {
+		f.Add("sourceKind", "must be campaign, poll or auto_reply")
 	}
 	if req.GetSourceId() == "" {
 		f.Add("sourceId", "must not be empty")

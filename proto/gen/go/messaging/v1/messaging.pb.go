@@ -1788,7 +1788,7 @@ func (x *GetPhoneNumberResponse) GetMessagesPerSecond() int32 {
 // SetSourceStateRequest names a source and the state its queued messages take.
 type SetSourceStateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "campaign" or "poll".
+	// "campaign", "poll" or "auto_reply" (source id the campaign).
 	SourceKind string `protobuf:"bytes,1,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
 	SourceId   string `protobuf:"bytes,2,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
 	// "active", "paused" or "canceled" (final).

@@ -70,9 +70,10 @@ type MessagingServiceClient interface {
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
 	GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error)
-	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll: once
-	// it answers, no further message of a paused or canceled source is handed to the carrier; a
-	// canceled source's queued messages fail with SOURCE_CANCELED, costing nothing.
+	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
+	// campaign's queued auto-replies: once it answers, no further message of a paused or
+	// canceled source is handed to the carrier; a canceled source's queued messages fail with
+	// SOURCE_CANCELED, costing nothing.
 	SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
@@ -246,9 +247,10 @@ type MessagingServiceServer interface {
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
 	GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error)
-	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll: once
-	// it answers, no further message of a paused or canceled source is handed to the carrier; a
-	// canceled source's queued messages fail with SOURCE_CANCELED, costing nothing.
+	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
+	// campaign's queued auto-replies: once it answers, no further message of a paused or
+	// canceled source is handed to the carrier; a canceled source's queued messages fail with
+	// SOURCE_CANCELED, costing nothing.
 	SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per

@@ -1,0 +1,30 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/assert"
+)
+
+// A run the budget ends is snoozed to run again at once (no attempt used); a run that fails
+// on its own, or whose job was canceled, answers its error.
+func TestResumableSnoozesARunItsBudgetEnded(t *testing.T) {
+	waitForEnd := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	var snooze *river.JobSnoozeError
+	err := resumable(t.Context(), 10*time.Millisecond, waitForEnd)
+	assert.True(t, errors.As(err, &snooze), "got %v", err)
+	assert.Zero(t, snooze.Duration)
+
+	failed := errors.New("billing refused")
+	assert.Same(t, failed, resumable(t.Context(), time.Minute, func(context.Context) error { return failed }))
+	assert.NoError(t, resumable(t.Context(), time.Minute, func(context.Context) error { return nil }))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = resumable(ctx, time.Minute, waitForEnd)
+	assert.ErrorIs(t, err, context.Canceled, "a canceled job is not snoozed")
+}
