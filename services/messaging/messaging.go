@@ -90,9 +90,10 @@ type Config struct {
 	// (CHORUS_SANDBOX_DELAY).
 	SandboxDelay time.Duration
 	// SendingTimeout is how long an outgoing message may stay "sending" (claimed, carrier's
-	// answer not recorded, no status callback) before it is failed with
-	// CARRIER_OUTCOME_UNKNOWN and its credits returned (CHORUS_SENDING_TIMEOUT). It must be
-	// well above the longest carrier call, or a send still under way would be failed.
+	// answer not recorded, no status callback, the carrier unable to say when asked) before it
+	// is failed with CARRIER_OUTCOME_UNKNOWN and its credits returned
+	// (CHORUS_SENDING_TIMEOUT). Keep it well above twice CallTimeout, or messages are failed
+	// before the carrier is asked.
 	SendingTimeout time.Duration
 	// CallTimeout bounds one hand-off to the carrier (CHORUS_CARRIER_CALL_TIMEOUT); a message
 	// still "sending" twice that long after its claim (its process died, or the carrier's

@@ -5,10 +5,13 @@
 //
 // A message's life: queued → sending (claimed; committed before the carrier is called) →
 // sent (carrier accepted; credits consumed) → delivered | undelivered | failed. A send whose
-// answer is lost stays "sending" and is never sent again: the carrier's status callback, which
-// carries our message id, settles it. One still "sending" after the sending timeout is failed
-// (CARRIER_OUTCOME_UNKNOWN) with its credits returned, and a later callback changes nothing; a
-// settle that billing refused is repeated by the same sweep (reconcile.go).
+// answer is lost (or whose process died) stays "sending" and is never resent blindly: the
+// carrier's status callback, which carries our message id, settles it, and once no call for
+// it can still reach the carrier the carrier is asked (reconcile.go): a message it has is
+// recorded sent, one it does not have goes back to the queue. One the carrier cannot answer
+// about until the sending timeout is failed (CARRIER_OUTCOME_UNKNOWN) with its credits
+// returned, and a later callback changes nothing; a settle that billing refused is repeated
+// by the same sweep.
 package dispatch
 
 import (
