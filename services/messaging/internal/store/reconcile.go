@@ -21,8 +21,9 @@ type SendingKey struct {
 }
 
 // StuckSending returns up to limit outgoing messages claimed before cutoff and still
-// "sending", oldest first, after the key when it is set. A claim is never earlier than the
-// message's creation, so created_at < cutoff narrows the scan to the messages_unsettled index.
+// "sending", oldest first, after the key when it is set: a scan of the messages_sending index,
+// which holds only the messages in flight (a claim is never earlier than the message's
+// creation, so created_at < cutoff bounds it).
 func (s *Store) StuckSending(ctx context.Context, cutoff time.Time, after *SendingKey, limit int) ([]Message, error) {
 	q := `SELECT ` + messageColumns + ` FROM messages
 		WHERE status = 'sending' AND created_at < $1 AND ` + claimedAt + ` < $1`
