@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/twilioapi"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
 
@@ -128,4 +131,74 @@ func statusEvent(t *testing.T, rdb *redis.Client, org, message string) *eventsv1
 		return found != nil
 	})
 	return found
+}
+
+// A reply whose carrier answer was lost is looked up at the carrier once the carrier call
+// window has passed: one the carrier took is recorded sent under the carrier's id and charged
+// once, never sent again; one the carrier never got is sent again, once, and charged once.
+func TestReconcileAsksTheCarrierAboutLostReplies(t *testing.T) {
+	t.Parallel()
+	const token = "twilio-e2e-token"
+	var mu sync.Mutex
+	var taken []twilioapi.Message
+	dropped := false
+	carrier := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodGet {
+			twilioapi.ServeList(w, r, slices.Clone(taken))
+			return
+		}
+		_ = r.ParseForm()
+		body := r.PostForm.Get("Body")
+		lose := body == "kept" || (body == "dropped" && !dropped)
+		if body == "dropped" && !dropped {
+			dropped = true // read, then lost before the carrier made anything of it
+		} else {
+			taken = append(taken, twilioapi.Message{SID: fmt.Sprintf("SMreconcile%023d", len(taken)), From: r.PostForm.Get("From"),
+				To: r.PostForm.Get("To"), Body: body, Status: "sent", Direction: "outbound-api",
+				DateCreated: time.Now().UTC().Format(twilioapi.DateLayout)})
+		}
+		if lose { // the connection drops before any answer: the sender cannot know
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = fmt.Fprintf(w, `{"sid": %q, "status": "queued"}`, taken[len(taken)-1].SID)
+	}))
+	defer carrier.Close()
+	e := newMsgEnv(t, twilioStack(carrier.URL, token, map[string]string{"CHORUS_CARRIER_CALL_TIMEOUT": "1s"}))
+	tn := e.newTenant("+12025550100", 10)
+	tn.contact("+12025550143", "Ada", true)
+
+	ids := map[string]string{}
+	for _, body := range []string{"kept", "dropped"} {
+		res := tn.do("POST", "/api/conversations/%2B12025550143/reply", map[string]any{"message": body})
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		ids[body] = res.JSON(t)["messageLog"].(map[string]any)["id"].(string)
+	}
+	carrierHas := func(body string) (n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range taken {
+			if m.Body == body {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, 30*time.Second, "the dropped reply sent again", func() bool { return carrierHas("dropped") == 1 })
+	eventually(t, 15*time.Second, "both replies charged", func() bool { return tn.balance() == 8.0 })
+	time.Sleep(3 * time.Second) // sweeps go on every second
+	assert.Equal(t, 1, carrierHas("kept"), "the reply the carrier took is not sent again")
+	assert.Equal(t, 1, carrierHas("dropped"))
+	assert.Equal(t, 8.0, tn.balance(), "each charged once")
+	for _, m := range tn.thread("+12025550143") {
+		assert.Equal(t, "sent", m["status"], "%s", m["message"])
+		assert.Contains(t, []string{ids["kept"], ids["dropped"]}, m["id"], "no second message made")
+	}
+	assert.Len(t, tn.thread("+12025550143"), 2)
 }
