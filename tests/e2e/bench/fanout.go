@@ -44,7 +44,9 @@ func benchFanout(ctx context.Context, n int, cpuProfile string) error {
 	}
 	carrier := fakeTwilio()
 	defer carrier.Close()
-	ms, err := startMsgStack(ctx, "chorus_bench_fanout", carrier.URL, map[string]string{"CHORUS_DISPATCH_WORKERS": "1"})
+	// Its own Redis database: another stack's events on the shared streams are not its work.
+	ms, err := startMsgStack(ctx, "chorus_bench_fanout", carrier.URL, map[string]string{
+		"CHORUS_DISPATCH_WORKERS": "1", "CHORUS_REDIS_URL": "redis://127.0.0.1:6379/13"})
 	if err != nil {
 		return err
 	}

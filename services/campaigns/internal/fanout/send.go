@@ -194,9 +194,9 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 	empty := func(body string) bool { return strings.TrimSpace(body) == "" && c.MediaURL == nil }
 	// Every text the campaign sends is rendered here: its message, or an A/B test's two
 	// variants (the rest gets the winner's, so both are kept).
-	msgs := []string{c.Message}
+	msgs := []*mergefields.Template{mergefields.Compile(c.Message)}
 	if c.IsAbTest {
-		msgs = []string{c.Variant(store.VariantA), c.Variant(store.VariantB)}
+		msgs = []*mergefields.Template{mergefields.Compile(c.Variant(store.VariantA)), mergefields.Compile(c.Variant(store.VariantB))}
 	}
 	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if err := r.still(ctx, c, store.StatusPending); err != nil {
@@ -205,7 +205,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 		texts := make([]string, 0, len(members)*len(msgs))
 		for _, m := range members {
 			for _, msg := range msgs {
-				texts = append(texts, mergefields.Text(msg, m, c.NormalizeText))
+				texts = append(texts, msg.Text(m, c.NormalizeText))
 			}
 		}
 		// The stored texts, and so their prices, carry the short links.
