@@ -20,9 +20,10 @@ import (
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
 
-// Batch sizes: contacts per audience response, messages per SendMessages call (its maximum).
+// Batch sizes: contacts per audience response and messages per SendMessages call, the
+// maximum of each (fewer round trips and status checks per recipient).
 const (
-	audienceBatch = 500
+	audienceBatch = 1000
 	queueBatch    = 1000
 )
 
@@ -267,9 +268,10 @@ func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (s
 	}
 }
 
-// queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples) to
-// messaging, a batch at a time, while the campaign stays in stage; a batch that was queued
-// before the process died is queued again under the same dedupe keys, which messaging
+// queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples; else
+// the others) to messaging, a batch at a time by contact id, while the campaign stays in
+// stage, moving the campaign's queue cursor past each batch messaging stored; a batch that was
+// queued before the process died is queued again under the same dedupe keys, which messaging
 // answers with the messages it already has.
 func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage string, samplesOnly bool) error {
 	zone := orgZone
@@ -288,18 +290,19 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 	if c.MediaURL != nil {
 		media = *c.MediaURL
 	}
-	for {
-		if err := r.still(ctx, c, stage); err != nil {
-			return err
+	if err := r.still(ctx, c, stage); err != nil {
+		return err
+	}
+	first := true
+	return r.store.EachUnqueued(ctx, c.ID, samplesOnly, queueBatch, func(batch []store.Recipient) error {
+		if !first {
+			if err := r.still(ctx, c, stage); err != nil {
+				return err
+			}
 		}
-		batch, err := r.store.Unqueued(ctx, c.ID, queueBatch, samplesOnly)
-		if err != nil || len(batch) == 0 {
-			return err
-		}
+		first = false
 		msgs := make([]*messagingv1.OutgoingMessage, len(batch))
-		contactIDs := make([]uuid.UUID, len(batch))
 		for i, rc := range batch {
-			contactIDs[i] = rc.ContactID
 			msgs[i] = &messagingv1.OutgoingMessage{
 				DedupeKey: "campaign:" + c.ID.String() + ":" + rc.ContactID.String(),
 				To:        rc.Phone, Body: rc.Body, MediaUrl: media, FromPhoneNumberId: from,
@@ -307,7 +310,7 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 				RecipientTimezone: rc.Timezone,
 			}
 		}
-		ids, err := r.messaging.SendMessages(ctx, c.OrgID, msgs)
+		_, err := r.messaging.SendMessages(ctx, c.OrgID, msgs)
 		if reason := refusal(err); reason != "" {
 			r.log.WarnContext(ctx, "messaging refused a campaign's messages", "campaign", c.ID, "error", err)
 			return r.fail(ctx, c, reason) // suspended after the hold, number removed, ...: final
@@ -315,16 +318,8 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 		if err != nil {
 			return fmt.Errorf("queue messages: %w", err)
 		}
-		messageIDs := make([]uuid.UUID, len(ids))
-		for i, id := range ids {
-			if messageIDs[i], err = uuid.Parse(id); err != nil {
-				return fmt.Errorf("message id %q: %w", id, err)
-			}
-		}
-		if err := r.store.SetMessageIDs(ctx, c.ID, contactIDs, messageIDs); err != nil {
-			return err
-		}
-	}
+		return r.store.MarkQueued(ctx, c.ID, samplesOnly, batch[len(batch)-1].ContactID)
+	})
 }
 
 // refusal is the reason a campaign fails when messaging refused its messages for good
