@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
 )
 
 // An unsendable recipient is counted failed once when the audience is resolved, costs
@@ -21,11 +20,9 @@ import (
 func TestUnsendableRecipientIsFailedNotQueued(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
-	st := store.New(pool)
-	org, now := uuid.New(), time.Now()
-	c := store.Campaign{ID: uuid.New(), OrgID: org, Name: "c", Status: store.StatusPending, Channel: "text", ForceRoute: "AUTO", CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &c) }))
+	st, _ := newStore(t)
+	c := pendingCampaign(t, st)
+	org := c.OrgID
 	good := store.Recipient{ContactID: uuid.New(), Phone: "+12025550101", Body: "Hi Ada", Credits: 1}
 	empty := store.Recipient{ContactID: uuid.New(), Phone: "+12025550102", Body: "", Credits: 1, Unsendable: true}
 	require.NoError(t, st.AddRecipients(ctx, org, c.ID, []store.Recipient{good, empty}))
@@ -48,11 +45,9 @@ func TestUnsendableRecipientIsFailedNotQueued(t *testing.T) {
 func TestUnqueuedResumesAfterTheQueueCursor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
-	st := store.New(pool)
-	org, now := uuid.New(), time.Now()
-	c := store.Campaign{ID: uuid.New(), OrgID: org, Name: "c", Status: store.StatusPending, Channel: "text", ForceRoute: "AUTO", CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &c) }))
+	st, pool := newStore(t)
+	c := pendingCampaign(t, st)
+	org := c.OrgID
 	rs := make([]store.Recipient, 5)
 	for i := range rs {
 		rs[i] = store.Recipient{ContactID: uuid.Must(uuid.NewV7()), Phone: fmt.Sprintf("+1202555010%d", i), Body: "Hi", Credits: 1}
@@ -97,4 +92,13 @@ func unqueued(t *testing.T, st *store.Store, campaign uuid.UUID, samples bool) [
 		return nil
 	}))
 	return out
+}
+
+// pendingCampaign stores a pending campaign of a new organization.
+func pendingCampaign(t *testing.T, st *store.Store) store.Campaign {
+	t.Helper()
+	now := time.Now()
+	c := store.Campaign{ID: uuid.New(), OrgID: uuid.New(), Name: "c", Status: store.StatusPending, Channel: "text", ForceRoute: "AUTO", CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.InTx(context.Background(), func(tx pgx.Tx) error { return st.Insert(context.Background(), tx, &c) }))
+	return c
 }
