@@ -25,6 +25,8 @@ import (
 const (
 	audienceBatch = 1000
 	queueBatch    = 1000
+	// queueInFlight is how many SendMessages calls one queue keeps going at once.
+	queueInFlight = 2
 )
 
 // SourceKind is what messaging attributes a campaign's messages (and replies to them) to.
@@ -293,8 +295,13 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 	if err := r.still(ctx, c, stage); err != nil {
 		return err
 	}
+	// Up to queueInFlight batches are with messaging at once, so that its writes of one overlap
+	// the next's.
+	calls := &inOrder{limit: queueInFlight, settle: func(last uuid.UUID) error {
+		return r.store.MarkQueued(ctx, c.ID, samplesOnly, last)
+	}}
 	first := true
-	return r.store.EachUnqueued(ctx, c.ID, samplesOnly, queueBatch, func(batch []store.Recipient) error {
+	err := r.store.EachUnqueued(ctx, c.ID, samplesOnly, queueBatch, func(batch []store.Recipient) error {
 		if !first {
 			if err := r.still(ctx, c, stage); err != nil {
 				return err
@@ -310,16 +317,67 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 				RecipientTimezone: rc.Timezone,
 			}
 		}
-		_, err := r.messaging.SendMessages(ctx, c.OrgID, msgs)
-		if reason := refusal(err); reason != "" {
-			r.log.WarnContext(ctx, "messaging refused a campaign's messages", "campaign", c.ID, "error", err)
-			return r.fail(ctx, c, reason) // suspended after the hold, number removed, ...: final
-		}
-		if err != nil {
-			return fmt.Errorf("queue messages: %w", err)
-		}
-		return r.store.MarkQueued(ctx, c.ID, samplesOnly, batch[len(batch)-1].ContactID)
+		return calls.start(batch[len(batch)-1].ContactID, func() error {
+			if _, err := r.messaging.SendMessages(ctx, c.OrgID, msgs); err != nil {
+				return fmt.Errorf("queue messages: %w", err)
+			}
+			return nil
+		})
 	})
+	err = calls.finish(err)
+	if reason := refusal(err); reason != "" {
+		r.log.WarnContext(ctx, "messaging refused a campaign's messages", "campaign", c.ID, "error", err)
+		return r.fail(ctx, c, reason) // suspended after the hold, number removed, ...: final
+	}
+	return err
+}
+
+// inOrder runs calls for batches of a walk by key, up to limit at once, and settles each
+// batch (moves a cursor to its last key) once it and every batch started before it are done;
+// after a failure nothing more is settled, since the failed batch would be skipped.
+type inOrder struct {
+	limit   int
+	settle  func(last uuid.UUID) error
+	pending []pendingCall
+}
+
+type pendingCall struct {
+	last uuid.UUID
+	done chan error
+}
+
+// start runs call for the batch ending at last; when limit calls are going, it waits for the
+// oldest and settles it, returning its error.
+func (o *inOrder) start(last uuid.UUID, call func() error) error {
+	p := pendingCall{last: last, done: make(chan error, 1)}
+	go func() { p.done <- call() }()
+	o.pending = append(o.pending, p)
+	if len(o.pending) < o.limit {
+		return nil
+	}
+	return o.settleOldest()
+}
+
+func (o *inOrder) settleOldest() error {
+	p := o.pending[0]
+	o.pending = o.pending[1:]
+	if err := <-p.done; err != nil {
+		return err
+	}
+	return o.settle(p.last)
+}
+
+// finish waits for every call still going, settling them in order unless err (the walk's)
+// or an earlier call failed, and returns the first error.
+func (o *inOrder) finish(err error) error {
+	for err == nil && len(o.pending) > 0 {
+		err = o.settleOldest()
+	}
+	for _, p := range o.pending {
+		<-p.done
+	}
+	o.pending = nil
+	return err
 }
 
 // refusal is the reason a campaign fails when messaging refused its messages for good
