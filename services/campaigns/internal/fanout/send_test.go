@@ -98,18 +98,25 @@ func TestInOrderSettlesOnlyUnbrokenPrefixes(t *testing.T) {
 	run := func(failAt int) ([]uuid.UUID, error, int) {
 		var settled []uuid.UUID
 		o := &inOrder{limit: 2, settle: func(last uuid.UUID) error { settled = append(settled, last); return nil }}
-		release := make(chan struct{})
+		firstIn, secondIn := make(chan struct{}), make(chan struct{})
 		concurrent, most := 0, 0
 		var mu sync.Mutex
 		var err error
 		for i, k := range keys {
 			if err = o.start(k, func() error {
+				if i == 1 {
+					<-firstIn
+				}
 				mu.Lock()
 				concurrent++
 				most = max(most, concurrent)
 				mu.Unlock()
-				if i == 0 {
-					<-release // the first call is slow: the second starts meanwhile
+				switch i {
+				case 0:
+					close(firstIn)
+					<-secondIn // the first call lasts until the second is going
+				case 1:
+					close(secondIn)
 				}
 				mu.Lock()
 				concurrent--
@@ -120,9 +127,6 @@ func TestInOrderSettlesOnlyUnbrokenPrefixes(t *testing.T) {
 				return nil
 			}); err != nil {
 				break
-			}
-			if i == 0 {
-				time.AfterFunc(50*time.Millisecond, func() { close(release) })
 			}
 		}
 		return settled, o.finish(err), most
