@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -17,15 +18,60 @@ import (
 
 var field = regexp.MustCompile(`\{\{\s*([A-Za-z][A-Za-z0-9_]*)\s*\}\}`)
 
-// Text renders msg for m.
-func Text(msg string, m *contactsv1.AudienceMember, normalize bool) string {
-	out := field.ReplaceAllStringFunc(msg, func(tag string) string {
-		return value(m, field.FindStringSubmatch(tag)[1])
-	})
+// Template is a text parsed once to be rendered for many recipients (a fan-out renders a
+// campaign's text for each of its audience): its literal runs and merge fields in order.
+type Template struct {
+	parts []part
+}
+
+// part is a literal run of a template, or the name of a merge field.
+type part struct {
+	text    string
+	isField bool
+}
+
+// Compile parses msg's merge fields.
+func Compile(msg string) *Template {
+	t := &Template{}
+	last := 0
+	for _, m := range field.FindAllStringSubmatchIndex(msg, -1) {
+		if m[0] > last {
+			t.parts = append(t.parts, part{text: msg[last:m[0]]})
+		}
+		t.parts = append(t.parts, part{text: msg[m[2]:m[3]], isField: true})
+		last = m[1]
+	}
+	if last < len(msg) {
+		t.parts = append(t.parts, part{text: msg[last:]})
+	}
+	return t
+}
+
+// Text renders the template for m.
+func (t *Template) Text(m *contactsv1.AudienceMember, normalize bool) string {
+	return t.render(func(name string) string { return value(m, name) }, normalize)
+}
+
+// render writes the template with each field's value from lookup.
+func (t *Template) render(lookup func(name string) string, normalize bool) string {
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.isField {
+			b.WriteString(lookup(p.text))
+		} else {
+			b.WriteString(p.text)
+		}
+	}
+	out := b.String()
 	if normalize {
 		out = smstext.Normalize(out)
 	}
 	return out
+}
+
+// Text renders msg for m; to render one text for many, Compile it once.
+func Text(msg string, m *contactsv1.AudienceMember, normalize bool) string {
+	return Compile(msg).Text(m, normalize)
 }
 
 func value(m *contactsv1.AudienceMember, name string) string {
@@ -65,11 +111,5 @@ func value(m *contactsv1.AudienceMember, name string) string {
 // Preview renders msg with data in place of a contact (a test send's mergePreviewData): each
 // merge field takes data's value for its name, a field data lacks renders empty.
 func Preview(msg string, data map[string]string, normalize bool) string {
-	out := field.ReplaceAllStringFunc(msg, func(tag string) string {
-		return data[field.FindStringSubmatch(tag)[1]]
-	})
-	if normalize {
-		out = smstext.Normalize(out)
-	}
-	return out
+	return Compile(msg).render(func(name string) string { return data[name] }, normalize)
 }

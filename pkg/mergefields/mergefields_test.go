@@ -31,3 +31,16 @@ func TestPreview(t *testing.T) {
 	assert.Equal(t, "Hi Zoe - math/", mergefields.Preview(msg, data, true))
 	assert.Equal(t, "Hi  - /", mergefields.Preview(msg, nil, true), "no preview data: every field empty")
 }
+
+// One compiled template renders each member's own values: fields at either end, side by side,
+// repeated, and a text without any.
+func TestTemplateRendersEachMember(t *testing.T) {
+	t.Parallel()
+	ada := &contactsv1.AudienceMember{FirstName: "Ada", LastName: "Lovelace", City: "London"}
+	bo := &contactsv1.AudienceMember{FirstName: "Bo"}
+	tpl := mergefields.Compile("{{firstName}}{{lastName}}: hi {{ firstName }}, {{city}}!{{zip}}")
+	assert.Equal(t, "AdaLovelace: hi Ada, London!", tpl.Text(ada, true))
+	assert.Equal(t, "Bo: hi Bo, !", tpl.Text(bo, true))
+	assert.Equal(t, "No fields {{ 1x }}", mergefields.Compile("No fields {{ 1x }}").Text(ada, true))
+	assert.Empty(t, mergefields.Compile("").Text(ada, true))
+}

@@ -1,6 +1,7 @@
 package phone
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -36,6 +37,27 @@ func TestNormalizeKeepsForeignNumbersWithCountryCode(t *testing.T) {
 	assert.Equal(t, "+442079460958", got)
 }
 
+// The E.164 shortcut answers as the full parse does, valid or not: every area code, with
+// exchanges and lines at the edges of the plan's rules.
+func TestNormalizeE164ShortcutAgreesWithParse(t *testing.T) {
+	t.Parallel()
+	for area := 200; area <= 999; area++ {
+		for _, rest := range []string{"5550143", "2000000", "0000000", "1234567", "9999999", "9110000"} {
+			s := fmt.Sprintf("+1%d%s", area, rest)
+			_, ok := nanpE164(s)
+			require.True(t, ok, s)
+			fast, fastErr := Normalize(s)
+			slow, slowErr := parse(s)
+			require.Equal(t, slow, fast, s)
+			require.Equal(t, slowErr, fastErr, s)
+		}
+	}
+	for _, s := range []string{"+11025550143", "+1202555014", "+120255501430", "+1202555O143", "+2202555014"} {
+		_, ok := nanpE164(s)
+		assert.False(t, ok, "%s takes the full parse", s)
+	}
+}
+
 func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{"(202) 555-0143", "+12025550143", "1-800-FLOWERS", "+", "٣٣٣", "+1 (202) 555-0143 ext. 12"} {
 		f.Add(s)
@@ -52,6 +74,9 @@ func FuzzNormalize(f *testing.F) {
 		again, err := Normalize(got)
 		if err != nil || again != got {
 			t.Fatalf("Normalize(%q) = %q, then %q, %v", s, got, again, err)
+		}
+		if slow, err := parse(got); err != nil || slow != got {
+			t.Fatalf("Normalize(%q) = %q, which the full parse reads as %q, %v", s, got, slow, err)
 		}
 	})
 }

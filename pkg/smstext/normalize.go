@@ -36,6 +36,9 @@ var replacements = map[rune]string{
 // The result is valid UTF-8 (invalid bytes become U+FFFD), and Normalize(Normalize(s)) ==
 // Normalize(s).
 func Normalize(s string) string {
+	if isASCII(s) {
+		return s // every step below leaves ASCII as it is; most texts are
+	}
 	runes := []rune(norm.NFC.String(strings.ToValidUTF8(s, "\uFFFD")))
 	var b strings.Builder
 	b.Grow(len(s))
@@ -112,4 +115,14 @@ func joinsPictures(last rune, next []rune) bool {
 func isLatinAccent(r rune) bool {
 	return (r >= 0x0300 && r <= 0x036F) || (r >= 0x1AB0 && r <= 0x1AFF) ||
 		(r >= 0x1DC0 && r <= 0x1DFF) || (r >= 0xFE20 && r <= 0xFE2F)
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

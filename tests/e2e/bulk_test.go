@@ -221,6 +221,7 @@ func TestBulkValidationRejectsTheWholeCall(t *testing.T) {
 		{"a reply is no bulk send", func(m *messagingv1.OutgoingMessage) { m.SourceKind = "reply" }, "messages[1].sourceKind"},
 		{"no source kind", func(m *messagingv1.OutgoingMessage) { m.SourceKind = "" }, "messages[1].sourceKind"},
 		{"unknown timezone", func(m *messagingv1.OutgoingMessage) { m.QuietHoursTimezone = "Mars/Olympus_Mons" }, "messages[1].quietHoursTimezone"},
+		{"unknown recipient timezone", func(m *messagingv1.OutgoingMessage) { m.RecipientTimezone = "Mars/Olympus_Mons" }, "messages[1].recipientTimezone"},
 		{"number id not a UUID", func(m *messagingv1.OutgoingMessage) { m.FromPhoneNumberId = "42" }, "messages[1].fromPhoneNumberId"},
 		{"hold id not a UUID", func(m *messagingv1.OutgoingMessage) { m.HoldId = "campaign-7" }, "messages[1].holdId"},
 	} {

@@ -137,7 +137,7 @@ func TestCampaignSurvivesKilledProcesses(t *testing.T) {
 		progress func() int
 	}{
 		{"storing recipients", count(`SELECT count(*) FROM campaigns.recipients WHERE campaign_id = $1`)},
-		{"queueing in messaging", count(`SELECT count(*) FROM campaigns.recipients WHERE campaign_id = $1 AND message_id IS NOT NULL`)},
+		{"queueing in messaging", count(`SELECT count(*) FROM messaging.messages WHERE source_kind = 'campaign' AND source_id = $1::text`)},
 		{"dispatching", func() int { return len(sentToCampaign()) }},
 	}
 

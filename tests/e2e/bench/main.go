@@ -4,7 +4,8 @@
 // the ratio gateway/raw for page 1, a deep cursor page, a tag AND filter and a 4-letter fuzzy
 // search. The seeded database is kept (chorus_bench) and reused unless -reseed is given.
 // Then messaging (messaging.go): reply latency through the gateway against the carrier call
-// alone, and the dispatch rate of queued messages against the per-number throttle.
+// alone, and the dispatch rate of queued messages against the per-number throttle. Then a
+// campaign's fan-out to 1,000,000 contacts against a raw COPY of its message rows (fanout.go).
 package main
 
 import (
@@ -56,7 +57,7 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, fanout or all")
 	conns := flag.Int("conns", 32, "connections of the concurrent case, on each side")
 	loadFor := flag.Duration("loadtime", 10*time.Second, "how long the concurrent case runs on each side")
 	dispatchCount := flag.Int("dispatch", 20_000, "queued messages in the dispatch case")
@@ -64,8 +65,10 @@ func main() {
 	rate := flag.Int("rate", 1000, "messages per second per sending number in the dispatch case (1000: the limits out of the way)")
 	paced := flag.String("paced", "1,10", "rates (messages per second per number) of the paced cases, run after the dispatch case; \"\" for none")
 	pacedFor := flag.Duration("pacedfor", 30*time.Second, "how long each paced case sends")
+	fanoutContacts := flag.Int("contacts", 1_000_000, "contacts the fan-out case sends one campaign to")
 	flag.Parse()
-	if *cpuProfile != "" {
+	// The fan-out case profiles its fan-out alone.
+	if *cpuProfile != "" && *suite != "fanout" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
@@ -96,6 +99,13 @@ func main() {
 				err = benchDispatch(ctx, *numbers*perNumber*int(pacedFor.Seconds()), *numbers, perNumber)
 			}
 		}
+	}
+	if err == nil && (*suite == "all" || *suite == "fanout") {
+		profile := ""
+		if *suite == "fanout" {
+			profile = *cpuProfile
+		}
+		err = benchFanout(ctx, *fanoutContacts, profile)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -38,6 +38,7 @@ type msgStack struct {
 	orgs      orgsv1.OrgsServiceClient
 	billing   billingv1.BillingServiceClient
 	messaging messagingv1.MessagingServiceClient
+	conns     []*grpc.ClientConn
 	close     func()
 }
 
@@ -51,13 +52,14 @@ func startMsgStack(ctx context.Context, dbName, carrierURL string, vars map[stri
 		return nil, err
 	}
 	all := map[string]string{
-		"CHORUS_DATABASE_URL": dsn, "CHORUS_HTTP_ADDR": "127.0.0.1:0", "CHORUS_ORGS_ADDR": "127.0.0.1:0",
-		"CHORUS_CONTACTS_ADDR": "127.0.0.1:0", "CHORUS_BILLING_ADDR": "127.0.0.1:0", "CHORUS_MESSAGING_ADDR": "127.0.0.1:0",
-		"CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0", "CHORUS_DEV_KEY": filepath.Join(keyDir, "key.pem"),
+		"CHORUS_DATABASE_URL": dsn, "CHORUS_DEV_JWKS_ADDR": "127.0.0.1:0", "CHORUS_DEV_KEY": filepath.Join(keyDir, "key.pem"),
 		"CHORUS_RATE_LIMIT": "1000000", "CHORUS_RATE_BURST": "1000000",
 		"CHORUS_SMS_PROVIDER": "twilio", "CHORUS_TWILIO_ACCOUNT_SID": "ACbench", "CHORUS_TWILIO_AUTH_TOKEN": "bench-token",
 		"CHORUS_TWILIO_API_URL": carrierURL, "CHORUS_CURSOR_SECRET": "bench-cursor-secret",
 		"CHORUS_SANDBOX_AUTH_TOKEN": "bench-sandbox-token",
+	}
+	for _, svc := range registry.All {
+		all[svc.AddrVar] = "127.0.0.1:0" // free ports: a dev stack or another bench may be running
 	}
 	for k, v := range vars {
 		all[k] = v
@@ -77,20 +79,12 @@ func startMsgStack(ctx context.Context, dbName, carrierURL string, vars map[stri
 		st.Close()
 		return nil, err
 	}
-	var conns []*grpc.ClientConn
-	dial := func(addr string) *grpc.ClientConn {
-		c, _ := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		conns = append(conns, c)
-		return c
-	}
-	ms := &msgStack{
-		st: st, pool: pool,
-		orgs:      orgsv1.NewOrgsServiceClient(dial(st.Addr(registry.Orgs))),
-		billing:   billingv1.NewBillingServiceClient(dial(st.Addr(registry.Billing))),
-		messaging: messagingv1.NewMessagingServiceClient(dial(st.Addr(registry.Messaging))),
-	}
+	ms := &msgStack{st: st, pool: pool}
+	ms.orgs = orgsv1.NewOrgsServiceClient(ms.dial(st.Addr(registry.Orgs)))
+	ms.billing = billingv1.NewBillingServiceClient(ms.dial(st.Addr(registry.Billing)))
+	ms.messaging = messagingv1.NewMessagingServiceClient(ms.dial(st.Addr(registry.Messaging)))
 	ms.close = func() {
-		for _, c := range conns {
+		for _, c := range ms.conns {
 			_ = c.Close()
 		}
 		pool.Close()
@@ -98,6 +92,28 @@ func startMsgStack(ctx context.Context, dbName, carrierURL string, vars map[stri
 		_ = os.RemoveAll(keyDir)
 	}
 	return ms, nil
+}
+
+// dial connects to one of the stack's services; close closes the connection.
+func (ms *msgStack) dial(addr string) *grpc.ClientConn {
+	c, _ := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	ms.conns = append(ms.conns, c)
+	return c
+}
+
+// payingOrg creates an organization with credits and returns its id and a context acting for
+// it with write access.
+func (ms *msgStack) payingOrg(ctx context.Context, name string, credits int) (string, context.Context, error) {
+	o, err := ms.orgs.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: name})
+	if err != nil {
+		return "", nil, err
+	}
+	org := o.GetOrganization().GetId()
+	if _, err := ms.billing.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: org, Amount: int32(credits), IdempotencyKey: "bench"}); err != nil {
+		return "", nil, err
+	}
+	octx := tenant.AppendToOutgoing(ctx, tenant.Principal{OrgID: uuid.MustParse(org), User: "bench", Access: tenant.AccessWrite})
+	return org, octx, nil
 }
 
 // fakeTwilio answers every send at once, as Twilio's Messages API does on success.
@@ -171,14 +187,17 @@ func (c *carrierLog) pace(rate int) pace {
 	return p
 }
 
-// seedTextable inserts n opted-in, textable contacts with valid, distinct phones.
-func seedTextable(ctx context.Context, pool *pgxpool.Pool, org string, n int) ([]string, error) {
+// seedTextable inserts n opted-in, textable contacts with valid, distinct phones, names from
+// the lists, and zone as their timezone ("" none).
+func seedTextable(ctx context.Context, pool *pgxpool.Pool, org string, n int, zone string) ([]string, error) {
 	rows, err := pool.Query(ctx, `
-		INSERT INTO contacts.contacts (id, organization_id, phone, first_name, last_name, is_textable, created_at, updated_at)
+		INSERT INTO contacts.contacts (id, organization_id, phone, first_name, last_name, is_textable, timezone, created_at, updated_at)
 		SELECT gen_random_uuid(), $1, '+1' || (ARRAY['202','212','312','415','617','713','305','206','404','503'])[1 + i % 10]
-		       || (200 + i / 100000)::text || lpad(((i / 10) % 10000)::text, 4, '0'), 'Bench', 'Contact', true, now(), now()
+		       || (200 + i / 100000)::text || lpad(((i / 10) % 10000)::text, 4, '0'),
+		       ($4::text[])[1 + i % cardinality($4::text[])], ($5::text[])[1 + i / 7 % cardinality($5::text[])],
+		       true, $3, now(), now()
 		FROM generate_series(0, $2 - 1) i
-		RETURNING phone`, org, n)
+		RETURNING phone`, org, n, zone, firstNames, lastNames)
 	if err != nil {
 		return nil, err
 	}
@@ -209,13 +228,8 @@ func benchDispatch(ctx context.Context, count, numbers, rate int) error {
 		return err
 	}
 	defer ms.close()
-	o, err := ms.orgs.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "bench-dispatch"})
+	org, octx, err := ms.payingOrg(ctx, "bench-dispatch", count)
 	if err != nil {
-		return err
-	}
-	org := o.GetOrganization().GetId()
-	octx := tenant.AppendToOutgoing(ctx, tenant.Principal{OrgID: uuid.MustParse(org), User: "bench", Access: tenant.AccessWrite})
-	if _, err := ms.billing.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: org, Amount: int32(count), IdempotencyKey: "bench"}); err != nil {
 		return err
 	}
 	hold := uuid.NewString()
@@ -231,7 +245,7 @@ func benchDispatch(ctx context.Context, count, numbers, rate int) error {
 		}
 		ids = append(ids, n.GetPhoneNumberId())
 	}
-	phones, err := seedTextable(ctx, ms.pool, org, count)
+	phones, err := seedTextable(ctx, ms.pool, org, count, "")
 	if err != nil {
 		return err
 	}
@@ -304,7 +318,7 @@ func benchReply(ctx context.Context, n int) error {
 	if _, err := ms.messaging.AddNumber(ctx, &messagingv1.AddNumberRequest{OrganizationId: org, Number: "+16465550999"}); err != nil {
 		return err
 	}
-	phones, err := seedTextable(ctx, ms.pool, org, 1)
+	phones, err := seedTextable(ctx, ms.pool, org, 1, "")
 	if err != nil {
 		return err
 	}

@@ -20,10 +20,13 @@ import (
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
 
-// Batch sizes: contacts per audience response, messages per SendMessages call (its maximum).
+// Batch sizes: contacts per audience response and messages per SendMessages call, the
+// maximum of each (fewer round trips and status checks per recipient).
 const (
-	audienceBatch = 500
+	audienceBatch = 1000
 	queueBatch    = 1000
+	// queueInFlight is how many SendMessages calls one queue keeps going at once.
+	queueInFlight = 2
 )
 
 // SourceKind is what messaging attributes a campaign's messages (and replies to them) to.
@@ -194,9 +197,9 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 	empty := func(body string) bool { return strings.TrimSpace(body) == "" && c.MediaURL == nil }
 	// Every text the campaign sends is rendered here: its message, or an A/B test's two
 	// variants (the rest gets the winner's, so both are kept).
-	msgs := []string{c.Message}
+	msgs := []*mergefields.Template{mergefields.Compile(c.Message)}
 	if c.IsAbTest {
-		msgs = []string{c.Variant(store.VariantA), c.Variant(store.VariantB)}
+		msgs = []*mergefields.Template{mergefields.Compile(c.Variant(store.VariantA)), mergefields.Compile(c.Variant(store.VariantB))}
 	}
 	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if err := r.still(ctx, c, store.StatusPending); err != nil {
@@ -205,7 +208,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 		texts := make([]string, 0, len(members)*len(msgs))
 		for _, m := range members {
 			for _, msg := range msgs {
-				texts = append(texts, mergefields.Text(msg, m, c.NormalizeText))
+				texts = append(texts, msg.Text(m, c.NormalizeText))
 			}
 		}
 		// The stored texts, and so their prices, carry the short links.
@@ -267,9 +270,10 @@ func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (s
 	}
 }
 
-// queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples) to
-// messaging, a batch at a time, while the campaign stays in stage; a batch that was queued
-// before the process died is queued again under the same dedupe keys, which messaging
+// queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples; else
+// the others) to messaging, a batch at a time by contact id, while the campaign stays in
+// stage, moving the campaign's queue cursor past each batch messaging stored; a batch that was
+// queued before the process died is queued again under the same dedupe keys, which messaging
 // answers with the messages it already has.
 func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage string, samplesOnly bool) error {
 	zone := orgZone
@@ -288,18 +292,24 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 	if c.MediaURL != nil {
 		media = *c.MediaURL
 	}
-	for {
-		if err := r.still(ctx, c, stage); err != nil {
-			return err
+	if err := r.still(ctx, c, stage); err != nil {
+		return err
+	}
+	// Up to queueInFlight batches are with messaging at once, so that its writes of one overlap
+	// the next's.
+	calls := &inOrder{limit: queueInFlight, settle: func(last uuid.UUID) error {
+		return r.store.MarkQueued(ctx, c.ID, samplesOnly, last)
+	}}
+	first := true
+	err := r.store.EachUnqueued(ctx, c.ID, samplesOnly, queueBatch, func(batch []store.Recipient) error {
+		if !first {
+			if err := r.still(ctx, c, stage); err != nil {
+				return err
+			}
 		}
-		batch, err := r.store.Unqueued(ctx, c.ID, queueBatch, samplesOnly)
-		if err != nil || len(batch) == 0 {
-			return err
-		}
+		first = false
 		msgs := make([]*messagingv1.OutgoingMessage, len(batch))
-		contactIDs := make([]uuid.UUID, len(batch))
 		for i, rc := range batch {
-			contactIDs[i] = rc.ContactID
 			msgs[i] = &messagingv1.OutgoingMessage{
 				DedupeKey: "campaign:" + c.ID.String() + ":" + rc.ContactID.String(),
 				To:        rc.Phone, Body: rc.Body, MediaUrl: media, FromPhoneNumberId: from,
@@ -307,24 +317,67 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 				RecipientTimezone: rc.Timezone,
 			}
 		}
-		ids, err := r.messaging.SendMessages(ctx, c.OrgID, msgs)
-		if reason := refusal(err); reason != "" {
-			r.log.WarnContext(ctx, "messaging refused a campaign's messages", "campaign", c.ID, "error", err)
-			return r.fail(ctx, c, reason) // suspended after the hold, number removed, ...: final
-		}
-		if err != nil {
-			return fmt.Errorf("queue messages: %w", err)
-		}
-		messageIDs := make([]uuid.UUID, len(ids))
-		for i, id := range ids {
-			if messageIDs[i], err = uuid.Parse(id); err != nil {
-				return fmt.Errorf("message id %q: %w", id, err)
+		return calls.start(batch[len(batch)-1].ContactID, func() error {
+			if _, err := r.messaging.SendMessages(ctx, c.OrgID, msgs); err != nil {
+				return fmt.Errorf("queue messages: %w", err)
 			}
-		}
-		if err := r.store.SetMessageIDs(ctx, c.ID, contactIDs, messageIDs); err != nil {
-			return err
-		}
+			return nil
+		})
+	})
+	err = calls.finish(err)
+	if reason := refusal(err); reason != "" {
+		r.log.WarnContext(ctx, "messaging refused a campaign's messages", "campaign", c.ID, "error", err)
+		return r.fail(ctx, c, reason) // suspended after the hold, number removed, ...: final
 	}
+	return err
+}
+
+// inOrder runs calls for batches of a walk by key, up to limit at once, and settles each
+// batch (moves a cursor to its last key) once it and every batch started before it are done;
+// after a failure nothing more is settled, since the failed batch would be skipped.
+type inOrder struct {
+	limit   int
+	settle  func(last uuid.UUID) error
+	pending []pendingCall
+}
+
+type pendingCall struct {
+	last uuid.UUID
+	done chan error
+}
+
+// start runs call for the batch ending at last; when limit calls are going, it waits for the
+// oldest and settles it, returning its error.
+func (o *inOrder) start(last uuid.UUID, call func() error) error {
+	p := pendingCall{last: last, done: make(chan error, 1)}
+	go func() { p.done <- call() }()
+	o.pending = append(o.pending, p)
+	if len(o.pending) < o.limit {
+		return nil
+	}
+	return o.settleOldest()
+}
+
+func (o *inOrder) settleOldest() error {
+	p := o.pending[0]
+	o.pending = o.pending[1:]
+	if err := <-p.done; err != nil {
+		return err
+	}
+	return o.settle(p.last)
+}
+
+// finish waits for every call still going, settling them in order unless err (the walk's)
+// or an earlier call failed, and returns the first error.
+func (o *inOrder) finish(err error) error {
+	for err == nil && len(o.pending) > 0 {
+		err = o.settleOldest()
+	}
+	for _, p := range o.pending {
+		<-p.done
+	}
+	o.pending = nil
+	return err
 }
 
 // refusal is the reason a campaign fails when messaging refused its messages for good

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,4 +87,61 @@ func TestGiveUpFailsTheCampaignAndReleasesItsHold(t *testing.T) {
 	var releases int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1`, releaseArgs{}.Kind()).Scan(&releases))
 	assert.Equal(t, 1, releases, "the hold's release is queued with the failure")
+}
+
+// Calls overlap, yet a batch is settled only once it and every batch before it are done; a
+// failed batch stops the settling, even of later batches that succeeded, so a resumed queue
+// starts again at the failed one.
+func TestInOrderSettlesOnlyUnbrokenPrefixes(t *testing.T) {
+	t.Parallel()
+	keys := []uuid.UUID{uuid.New(), uuid.New(), uuid.New(), uuid.New()}
+	run := func(failAt int) ([]uuid.UUID, error, int) {
+		var settled []uuid.UUID
+		o := &inOrder{limit: 2, settle: func(last uuid.UUID) error { settled = append(settled, last); return nil }}
+		firstIn, secondIn := make(chan struct{}), make(chan struct{})
+		concurrent, most := 0, 0
+		var mu sync.Mutex
+		var err error
+		for i, k := range keys {
+			if err = o.start(k, func() error {
+				if i == 1 {
+					<-firstIn
+				}
+				mu.Lock()
+				concurrent++
+				most = max(most, concurrent)
+				mu.Unlock()
+				switch i {
+				case 0:
+					close(firstIn)
+					<-secondIn // the first call lasts until the second is going
+				case 1:
+					close(secondIn)
+				}
+				mu.Lock()
+				concurrent--
+				mu.Unlock()
+				if i == failAt {
+					return errors.New("refused")
+				}
+				return nil
+			}); err != nil {
+				break
+			}
+		}
+		return settled, o.finish(err), most
+	}
+
+	settled, err, most := run(-1)
+	require.NoError(t, err)
+	assert.Equal(t, keys, settled, "every batch, in order")
+	assert.Equal(t, 2, most, "two calls at once")
+
+	settled, err, _ = run(2)
+	assert.EqualError(t, err, "refused")
+	assert.Equal(t, keys[:2], settled, "nothing from the failed batch on")
+
+	settled, err, _ = run(0)
+	assert.EqualError(t, err, "refused")
+	assert.Empty(t, settled, "the second batch succeeded but the first did not")
 }

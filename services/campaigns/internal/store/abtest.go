@@ -180,7 +180,7 @@ func (s *Store) Decide(ctx context.Context, org, campaign uuid.UUID, now time.Ti
 		if winner == VariantB {
 			_, err := tx.Exec(ctx, `
 				UPDATE recipients SET body = body_b, credits = credits_b
-				WHERE campaign_id = $1 AND variant IS NULL AND message_id IS NULL AND body_b IS NOT NULL`, campaign)
+				WHERE campaign_id = $1 AND variant IS NULL AND body_b IS NOT NULL`, campaign)
 			if err != nil {
 				return fmt.Errorf("price the rest at the winner: %w", err)
 			}

@@ -126,9 +126,7 @@ func TestDrawSamplesOnce(t *testing.T) {
 	assert.Equal(t, map[string]int{"A": 2, "B": 2, "": 36}, count, "the unsendable one is never drawn")
 	assert.Empty(t, drawn[fmt.Sprintf("+1202555%04d", len(phones))][0])
 
-	samples, err := st.Unqueued(ctx, c.ID, 100, true)
-	require.NoError(t, err)
-	assert.Len(t, samples, 4)
+	assert.Len(t, unqueued(t, st, c.ID, true), 4)
 	estimate, err := st.AbEstimate(ctx, c.ID)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2*1+2*2+35*2, estimate, "A's sample at 1, B's at 2, the rest at the dearer B")

@@ -132,34 +132,60 @@ func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason s
 	return tag.RowsAffected() == 1, nil
 }
 
-// Unqueued returns up to limit recipients of a campaign that messaging has not queued yet, by
-// contact id; with samplesOnly, only an A/B test's samples (its rest waits for the winner).
-func (s *Store) Unqueued(ctx context.Context, campaign uuid.UUID, limit int, samplesOnly bool) ([]Recipient, error) {
-	only := ""
+// EachUnqueued hands fn the recipients of a campaign that messaging has not queued yet, by
+// contact id after the campaign's queue cursor (MarkQueued), in batches of up to size; with
+// samplesOnly, only an A/B test's samples (its rest waits for the winner), else only the
+// recipients that are no sample (every one of a campaign that is no A/B test). It reads them
+// with one query, so the recipients are ordered once for the whole queue (a query per batch
+// found its place again each time, and the planner, never sure how many recipients a campaign
+// has, could sort the whole remainder for every batch). fn's error ends the walk.
+func (s *Store) EachUnqueued(ctx context.Context, campaign uuid.UUID, samplesOnly bool, size int, fn func([]Recipient) error) error {
+	cursor, variant := "queued_through", "variant IS NULL"
 	if samplesOnly {
-		only = "AND variant IS NOT NULL"
+		cursor, variant = "samples_queued_through", "variant IS NOT NULL"
 	}
-	rows, _ := s.pool.Query(ctx, `
+	rows, err := s.pool.Query(ctx, `
 		SELECT contact_id, phone, body, credits, timezone FROM recipients
-		WHERE campaign_id = $1 AND message_id IS NULL AND status = 'queued' `+only+` ORDER BY contact_id LIMIT $2`, campaign, limit)
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recipient, error) {
-		var r Recipient
-		return r, row.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits, &r.Timezone)
-	})
+		WHERE campaign_id = $1 AND status = 'queued' AND `+variant+`
+			AND contact_id > coalesce((SELECT `+cursor+` FROM campaigns WHERE id = $1), '00000000-0000-0000-0000-000000000000')
+		ORDER BY contact_id`, campaign)
 	if err != nil {
-		return nil, fmt.Errorf("unqueued recipients: %w", err)
+		return fmt.Errorf("unqueued recipients: %w", err)
 	}
-	return out, nil
+	defer rows.Close()
+	batch := make([]Recipient, 0, size)
+	for rows.Next() {
+		var r Recipient
+		if err := rows.Scan(&r.ContactID, &r.Phone, &r.Body, &r.Credits, &r.Timezone); err != nil {
+			return fmt.Errorf("unqueued recipients: %w", err)
+		}
+		if batch = append(batch, r); len(batch) == size {
+			if err := fn(batch); err != nil {
+				return err
+			}
+			batch = make([]Recipient, 0, size)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("unqueued recipients: %w", err)
+	}
+	if len(batch) > 0 {
+		return fn(batch)
+	}
+	return nil
 }
 
-// SetMessageIDs records the messages messaging queued for recipients (same order).
-func (s *Store) SetMessageIDs(ctx context.Context, campaign uuid.UUID, contacts, messages []uuid.UUID) error {
-	_, err := s.pool.Exec(ctx, `
-		UPDATE recipients r SET message_id = m.message_id
-		FROM unnest($2::uuid[], $3::uuid[]) AS m(contact_id, message_id)
-		WHERE r.campaign_id = $1 AND r.contact_id = m.contact_id`, campaign, contacts, messages)
+// MarkQueued moves the campaign's queue cursor (of its samples, with samples) to through, the
+// last contact id of a batch messaging has stored; it never moves back, so two runs at once
+// leave it at the furthest.
+func (s *Store) MarkQueued(ctx context.Context, campaign uuid.UUID, samples bool, through uuid.UUID) error {
+	cursor := "queued_through"
+	if samples {
+		cursor = "samples_queued_through"
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE campaigns SET `+cursor+` = greatest(`+cursor+`, $2) WHERE id = $1`, campaign, through)
 	if err != nil {
-		return fmt.Errorf("set message ids: %w", err)
+		return fmt.Errorf("mark recipients queued: %w", err)
 	}
 	return nil
 }

@@ -72,9 +72,11 @@ func (s *Server) StreamAudience(req *contactsv1.StreamAudienceRequest, stream co
 		}
 		resp := &contactsv1.StreamAudienceResponse{Members: make([]*contactsv1.AudienceMember, len(batch))}
 		for i, c := range batch {
-			fields, err := structpb.NewStruct(c.CustomFields)
-			if err != nil {
-				return fmt.Errorf("custom fields of contact %s: %w", c.ID, err)
+			var fields *structpb.Struct // none: most contacts have no custom fields
+			if len(c.CustomFields) > 0 {
+				if fields, err = structpb.NewStruct(c.CustomFields); err != nil {
+					return fmt.Errorf("custom fields of contact %s: %w", c.ID, err)
+				}
 			}
 			resp.Members[i] = &contactsv1.AudienceMember{
 				ContactId: c.ID.String(), Phone: *c.Phone, FirstName: c.FirstName, LastName: c.LastName,

@@ -47,7 +47,8 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	}
 	provider := s.cfg.Dispatch.ProviderFor(o.GetSandbox()).Name()
 	numbers := map[string]*store.Number{}
-	short := shortLinks{} // of auto-replies
+	zones := map[string]bool{} // zones this call found valid: a batch names few, loading one reads a file
+	short := shortLinks{}      // of auto-replies
 	msgs := make([]store.Message, len(req.GetMessages()))
 	now := time.Now()
 	for i, in := range req.GetMessages() {
@@ -76,13 +77,14 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			return nil, apierr.Field(field+".sourceKind", "must be campaign, poll, test or auto_reply")
 		}
 		test, autoReply := kind == store.SourceTest, kind == store.SourceAutoReply
-		for name, tz := range map[string]string{"quietHoursTimezone": in.GetQuietHoursTimezone(), "recipientTimezone": in.GetRecipientTimezone()} {
-			if tz == "" || test || autoReply {
+		for _, z := range [...]struct{ name, tz string }{{"quietHoursTimezone", in.GetQuietHoursTimezone()}, {"recipientTimezone", in.GetRecipientTimezone()}} {
+			if z.tz == "" || test || autoReply || zones[z.tz] {
 				continue
 			}
-			if _, err := time.LoadLocation(tz); err != nil {
-				return nil, apierr.Field(field+"."+name, "must be an IANA timezone")
+			if _, err := time.LoadLocation(z.tz); err != nil {
+				return nil, apierr.Field(field+"."+z.name, "must be an IANA timezone")
 			}
+			zones[z.tz] = true
 		}
 		from, ok := numbers[in.GetFromPhoneNumberId()]
 		if !ok {
