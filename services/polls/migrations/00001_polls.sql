@@ -103,7 +103,17 @@ CREATE TABLE responses (
 );
 CREATE INDEX responses_poll ON responses (poll_id, response_code);
 
+-- Inbound messages already read as a poll reply: an inbound whose event comes again (an outbox
+-- replayed under a new event id) is not read a second time as the answer to the next question.
+CREATE TABLE handled_inbound (
+    organization_id uuid NOT NULL,
+    message_id      uuid NOT NULL,
+    handled_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (organization_id, message_id)
+);
+
 -- +goose Down
+DROP TABLE handled_inbound;
 DROP TABLE responses;
 DROP TABLE participants;
 DROP TABLE polls;

@@ -87,7 +87,7 @@ func New(cfg Config) (*Runner, error) {
 		Workers:           workers,
 		PeriodicJobs:      []*river.PeriodicJob{jobs.Sweep(cmp.Or(cfg.SweepEvery, time.Minute), sweepArgs{})},
 		Logger:            r.log,
-		FetchPollInterval: 50 * time.Millisecond,
+		FetchPollInterval: 100 * time.Millisecond,
 	})
 	if err != nil {
 		return nil, err

@@ -119,6 +119,13 @@ func (r *Runner) replyTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID,
 	if p.SentStep < p.Step || p.Pending == nil {
 		return nil // its question has not left yet: nothing is asked
 	}
+	var msgID *uuid.UUID
+	if id, err := uuid.Parse(ev.GetMessageId()); err == nil {
+		msgID = &id
+		if first, err := r.store.FirstHandling(ctx, tx, org, id); err != nil || !first {
+			return err
+		}
+	}
 	poll, err := r.store.Get(ctx, org, p.PollID)
 	if err != nil {
 		return err
@@ -142,10 +149,6 @@ func (r *Runner) replyTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID,
 		}
 		p.Reasks++
 		return r.advanceTx(ctx, tx, &p, store.PendingReask, now)
-	}
-	var msgID *uuid.UUID
-	if id, err := uuid.Parse(ev.GetMessageId()); err == nil {
-		msgID = &id
 	}
 	added, err := r.store.AddResponse(ctx, tx, &p, store.Response{
 		QuestionNumber: int32(q.Number), ResponseCode: q.ResponseCode, Answer: reply, OptionCode: code,

@@ -178,18 +178,26 @@ func (r *Runner) resolve(ctx context.Context, p *store.Poll) error {
 	return err
 }
 
-// Estimate is what one participant can cost against the hold: the intro (MMS with media)
-// and the costliest path through the questions, rendered for m. Re-asks and the outro are
+// Estimate is what one participant can cost against the hold: the costliest path through the
+// questions, the first sent with the intro (MMS with media), rendered for m. Re-asks and the outro are
 // charged to the balance when sent (they are not on every path, and the outro may leave after
 // the hold is released).
 func Estimate(p *store.Poll, m *contactsv1.AudienceMember) int32 {
-	var total int32
-	if intro := render(p.IntroText, m); intro != "" {
-		total += credits.Credits(intro, p.IntroMediaURL != nil)
-	}
-	return total + questions.LongestPath(p.Questions, func(n int) int32 {
+	return questions.LongestPath(p.Questions, func(n int) int32 {
+		if n == 1 {
+			return credits.Credits(render(IntroText(p, &p.Questions[0]), m), p.IntroMediaURL != nil)
+		}
 		return credits.Credits(render(p.Questions[n-1].Text, m), false)
 	})
+}
+
+// IntroText is the first message's text: the introductory text, a blank line, question 1
+// (the question alone when there is no introductory text).
+func IntroText(p *store.Poll, first *questions.Question) string {
+	if strings.TrimSpace(p.IntroText) == "" {
+		return first.Text
+	}
+	return p.IntroText + "\n\n" + first.Text
 }
 
 func render(text string, m *contactsv1.AudienceMember) string {

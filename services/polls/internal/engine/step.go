@@ -60,7 +60,9 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 		if poll, err = r.store.Get(ctx, p.OrgID, p.PollID); err != nil {
 			return err
 		}
-		if poll.Status != store.StatusActive {
+		// A paused poll's steps wait for the resume; an outro still leaves once its poll
+		// completed (the last participant's completion completes the poll).
+		if poll.Status != store.StatusActive && (*p.Pending != store.PendingOutro || poll.Status != store.StatusCompleted) {
 			return errSkip
 		}
 		if p.SentStep < p.Step {
@@ -85,9 +87,10 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 }
 
 // Messages are what p's pending step sends, keyed "poll:<poll>:<contact>:<step>:<part>":
-// the intro (MMS with introMediaUrl) then the current question; a question; a re-ask (the
-// valid codes, then the question); or the outro (MMS with outroMediaUrl). Intro and questions
-// post against the poll's hold; re-asks and the outro are charged when sent.
+// the intro then question 1, as one message (MMS with introMediaUrl: carriers do not keep the
+// order of two messages, and a question must not arrive before its intro); a question; a
+// re-ask (the valid codes, then the question); or the outro (MMS with outroMediaUrl). Intro
+// and questions post against the poll's hold; re-asks and the outro are charged when sent.
 func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMessage, error) {
 	var m contactsv1.AudienceMember
 	if err := protojson.Unmarshal(p.Member, &m); err != nil {
@@ -118,11 +121,8 @@ func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMe
 	var out []*messagingv1.OutgoingMessage
 	switch *p.Pending {
 	case store.PendingIntro:
-		if render(poll.IntroText, &m) != "" {
-			out = append(out, msg("intro", poll.IntroText, poll.IntroMediaURL, true))
-		}
 		if q != nil {
-			out = append(out, msg("q"+strconv.Itoa(q.Number), q.Text, nil, true))
+			out = append(out, msg("intro", IntroText(poll, q), poll.IntroMediaURL, true))
 		}
 	case store.PendingQuestion:
 		if q != nil {

@@ -425,3 +425,13 @@ func (s *Store) Participants(ctx context.Context, org, poll uuid.UUID, f Partici
 	}
 	return ps, out, nil
 }
+
+// FirstHandling records that the inbound message was read as a poll reply; false when it was
+// already (its event delivered again).
+func (s *Store) FirstHandling(ctx context.Context, tx pgx.Tx, org, message uuid.UUID) (bool, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO handled_inbound (organization_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, org, message)
+	if err != nil {
+		return false, fmt.Errorf("record handled inbound: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
