@@ -353,10 +353,11 @@ func TestPollTargetTwoPollsSchedule(t *testing.T) {
 }
 
 // Validation names the field; another organization's poll is a missing one; a start outside
-// quiet hours is refused.
-func TestPollValidationTenancy(t *testing.T) {
+// quiet hours is refused; a participant silent for participantTimeoutHours is terminated
+// (an "hour" is 2 s here) and the poll, nobody left in it, completes.
+func TestPollValidationTenancyTimeout(t *testing.T) {
 	t.Parallel()
-	e := newMsgEnv(t, nil)
+	e := newMsgEnv(t, map[string]string{"CHORUS_POLL_HOUR": "2s", "CHORUS_POLL_SWEEP": "500ms"})
 	tn := e.newTenant("+13125550183", 10)
 	other := e.newTenant("+13125550184", 10)
 	cases := map[string]struct {
@@ -419,6 +420,20 @@ func TestPollValidationTenancy(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
 	assert.Equal(t, "QUIET_HOURS", res.ErrCode(t))
 	assert.Equal(t, "draft", tn.getPoll(id)["status"], "a refused start changes nothing")
+
+	silent := "+12025554031"
+	tn.contacts("silent", []string{silent})
+	body := pollBody("Silence")
+	body["participantTimeoutHours"] = 1
+	id = tn.createPoll(body)["id"].(string)
+	assert.EqualValues(t, 1, tn.getPoll(id)["participantTimeoutHours"])
+	tn.startPoll(id, "silent")
+	tn.awaitOutgoing(silent, 1)
+	done := tn.awaitPollStatus(id, "completed")
+	assert.EqualValues(t, 0, done["completedCount"])
+	_, ps := tn.participants(id, "")
+	assert.Equal(t, "terminated", ps[silent]["status"])
+	assert.Equal(t, "timed_out", ps[silent]["terminationReason"])
 }
 
 // q is question i of a poll body.

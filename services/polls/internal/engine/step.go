@@ -151,7 +151,7 @@ func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMe
 const sweepQueue = "polls_sweep"
 
 // sweepArgs is the periodic job terminating participants silent for longer than their poll's
-// participantTimeoutHours.
+// participantTimeoutHours, and beginning waiting participants whose contact is free.
 type sweepArgs struct{}
 
 func (sweepArgs) Kind() string { return "polls.sweep_silent" }
@@ -168,7 +168,8 @@ const sweepBatch = 500
 func (w *sweepWorker) Timeout(*river.Job[sweepArgs]) time.Duration { return 5 * time.Minute }
 
 // Work terminates silent participants a batch per transaction, each freed contact beginning
-// a poll it waits for.
+// a poll it waits for; then begins any waiting participation whose contact is free (a contact
+// freed while the poll it waits for was still storing its audience).
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 	for {
 		var n int
@@ -189,7 +190,14 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 			return fmt.Errorf("poll timeout sweep: %w", err)
 		}
 		if n < sweepBatch {
-			return nil
+			break
 		}
 	}
+	return w.r.store.InTx(ctx, func(tx pgx.Tx) error {
+		begun, err := w.r.store.BeginFree(ctx, tx, sweepBatch, w.r.now())
+		if err != nil {
+			return err
+		}
+		return w.r.stepsTx(ctx, tx, begun)
+	})
 }

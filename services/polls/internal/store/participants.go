@@ -175,6 +175,23 @@ func (s *Store) BeginWaiting(ctx context.Context, tx pgx.Tx, org, contact uuid.U
 		RETURNING p.id, p.poll_id, p.organization_id, p.contact_id, p.step`, org, contact, now))
 }
 
+// BeginFree begins, across organizations, up to limit waiting participations whose contact
+// is in no poll now (each contact's oldest poll first): the sweep's catch-up for a contact
+// freed while its next poll was still starting.
+func (s *Store) BeginFree(ctx context.Context, tx pgx.Tx, limit int, now time.Time) ([]Begun, error) {
+	return collectBegun(tx.Query(ctx, `
+		UPDATE participants p SET status = 'in_progress', step = 1, pending = 'intro', current_question = 1,
+			started_at = $1, last_activity_at = $1
+		WHERE p.id IN (
+			SELECT DISTINCT ON (w.organization_id, w.contact_id) w.id FROM participants w JOIN polls pl ON pl.id = w.poll_id
+			WHERE w.status = 'not_started' AND pl.status = 'active' AND pl.sending
+				AND NOT EXISTS (SELECT 1 FROM participants o WHERE o.organization_id = w.organization_id
+					AND o.contact_id = w.contact_id AND o.status = 'in_progress')
+			ORDER BY w.organization_id, w.contact_id, pl.started_at, pl.id LIMIT $2)
+			AND p.status = 'not_started'
+		RETURNING p.id, p.poll_id, p.organization_id, p.contact_id, p.step`, now, limit))
+}
+
 func collectBegun(rows pgx.Rows, err error) ([]Begun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin participants: %w", err)
@@ -311,9 +328,9 @@ func (s *Store) TerminateSilent(ctx context.Context, tx pgx.Tx, hour time.Durati
 		WHERE p.id IN (
 			SELECT w.id FROM participants w JOIN polls pl ON pl.id = w.poll_id
 			WHERE w.status = 'in_progress' AND pl.status = 'active'
-				AND w.last_activity_at < $1 - pl.participant_timeout_hours * $2::interval
+				AND w.last_activity_at < $1::timestamptz - make_interval(secs => pl.participant_timeout_hours * $2::float8)
 			ORDER BY w.last_activity_at LIMIT $3 FOR UPDATE OF w SKIP LOCKED)
-		RETURNING p.poll_id, p.contact_id, 'in_progress', p.organization_id`, now, hour, limit)
+		RETURNING p.poll_id, p.contact_id, 'in_progress', p.organization_id`, now, hour.Seconds(), limit)
 	if err != nil {
 		return nil, nil, fmt.Errorf("terminate silent participants: %w", err)
 	}
