@@ -48,4 +48,3 @@ func TestTerminateSilent(t *testing.T) {
 		return nil
 	}))
 }
-
