@@ -48,3 +48,45 @@ func TestTerminateSilent(t *testing.T) {
 		return nil
 	}))
 }
+
+// A contact waiting in a poll while in progress in another begins once free, oldest poll
+// first, and only in an active poll whose start placed its hold.
+func TestBeginFree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := store.New(testdb.Pool(t))
+	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
+	var polls []uuid.UUID
+	for i := range 3 {
+		p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
+			Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}},
+			CreatedAt: now, UpdatedAt: now, StartedAt: ptr(now.Add(time.Duration(i) * time.Second))}
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
+		require.NoError(t, st.AddParticipants(ctx, org, p.ID, []store.NewParticipant{{ContactID: contact, Phone: "+12025550100", Member: []byte(`{}`)}}))
+		if i < 2 { // the third is still storing its audience
+			require.NoError(t, st.StartSending(ctx, org, p.ID, "UTC"))
+		}
+		polls = append(polls, p.ID)
+	}
+	begin := func() []store.Begun {
+		var b []store.Begun
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) (err error) {
+			b, err = st.BeginFree(ctx, tx, 10, now)
+			return err
+		}))
+		return b
+	}
+	first := begin()
+	require.Len(t, first, 1)
+	require.Equal(t, polls[0], first[0].Poll, "the oldest poll first")
+	require.Empty(t, begin(), "in progress in the first: the others wait")
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := st.TerminatePoll(ctx, tx, org, polls[0], now)
+		return err
+	}))
+	second := begin()
+	require.Len(t, second, 1)
+	require.Equal(t, polls[1], second[0].Poll)
+}
+
+func ptr[T any](v T) *T { return &v }
