@@ -185,7 +185,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 	if c.SegmentID != nil {
 		req.SegmentId = c.SegmentID.String()
 	} else if cf := c.ContactFilter; cf != nil {
-		req.Filter = &contactsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
+		req.Filter = cf.Proto()
 	}
 	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
 	links := shortlinks.New(r.messaging, c.OrgID, SourceKind, c.ID)
@@ -256,15 +256,7 @@ func (r *Runner) fail(ctx context.Context, c *store.Campaign, reason string) err
 // hold places the campaign's hold for its estimate; a refusal (no credits, suspended) is
 // returned as its reason.
 func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (string, error) {
-	err := r.billing.PlaceHold(ctx, c.OrgID, c.ID.String(), estimate)
-	switch reason := clients.Reason(err); {
-	case err == nil:
-		return "", nil
-	case reason == apierr.ReasonInsufficientCredits || reason == apierr.ReasonBillingSuspended:
-		return reason, nil
-	default:
-		return "", fmt.Errorf("place hold: %w", err)
-	}
+	return r.billing.Hold(ctx, c.OrgID, c.ID.String(), estimate)
 }
 
 // queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples) to

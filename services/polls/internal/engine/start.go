@@ -149,7 +149,7 @@ func (r *Runner) resolve(ctx context.Context, p *store.Poll) error {
 	if p.SegmentID != nil {
 		req.SegmentId = p.SegmentID.String()
 	} else if cf := p.ContactFilter; cf != nil {
-		req.Filter = &contactsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
+		req.Filter = cf.Proto()
 	}
 	err = r.contacts.Audience(ctx, p.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if status, err := r.status(ctx, p); err != nil || status != store.StatusActive {
@@ -211,13 +211,12 @@ func (r *Runner) hold(ctx context.Context, p *store.Poll) error {
 	if err != nil || estimate == 0 {
 		return err
 	}
-	err = r.billing.PlaceHold(ctx, p.OrgID, p.ID.String(), estimate)
-	switch reason := clients.Reason(err); {
-	case err == nil:
-	case reason == apierr.ReasonInsufficientCredits || reason == apierr.ReasonBillingSuspended:
-		return r.fail(ctx, p.OrgID, p.ID, reason)
-	default:
-		return fmt.Errorf("place hold: %w", err)
+	refusal, err := r.billing.Hold(ctx, p.OrgID, p.ID.String(), estimate)
+	if err != nil {
+		return err
+	}
+	if refusal != "" {
+		return r.fail(ctx, p.OrgID, p.ID, refusal)
 	}
 	p.HeldCredits = estimate
 	return r.store.SetHeld(ctx, p.OrgID, p.ID, estimate)

@@ -2,14 +2,13 @@ package server
 
 import (
 	"fmt"
-	"time"
 
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/chorus-sms/chorus/pkg/nullable"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
 )
@@ -22,22 +21,22 @@ func toPoll(p *store.Poll) *pollsv1.Poll {
 		Status:                  p.Status,
 		IntroductoryText:        p.IntroText,
 		OutroText:               p.OutroText,
-		IntroMediaUrl:           str(p.IntroMediaURL),
-		OutroMediaUrl:           str(p.OutroMediaURL),
+		IntroMediaUrl:           nullable.String(p.IntroMediaURL),
+		OutroMediaUrl:           nullable.String(p.OutroMediaURL),
 		Questions:               make([]*pollsv1.Question, len(p.Questions)),
 		CompletionTargetEnabled: p.CompletionTargetEnabled,
-		ScheduledFor:            ts(p.ScheduledFor),
-		Timezone:                str(p.Timezone),
+		ScheduledFor:            nullable.Time(p.ScheduledFor),
+		Timezone:                nullable.String(p.Timezone),
 		CreatedAt:               timestamppb.New(p.CreatedAt),
 		UpdatedAt:               timestamppb.New(p.UpdatedAt),
 		MaxReasks:               p.MaxReasks,
 		ParticipantTimeoutHours: p.TimeoutHours,
-		SegmentId:               id(p.SegmentID),
-		StartedAt:               ts(p.StartedAt),
-		CompletedAt:             ts(p.CompletedAt),
+		SegmentId:               nullable.UUID(p.SegmentID),
+		StartedAt:               nullable.Time(p.StartedAt),
+		CompletedAt:             nullable.Time(p.CompletedAt),
 		ParticipantCount:        p.ParticipantCount,
 		CompletedCount:          p.CompletedCount,
-		FailureReason:           str(p.FailureReason),
+		FailureReason:           nullable.String(p.FailureReason),
 	}
 	if p.CompletionTarget != nil {
 		out.CompletionTarget = wrapperspb.Int32(*p.CompletionTarget)
@@ -70,10 +69,10 @@ func toParticipant(p *store.Participant, rs []store.Response) *pollsv1.Participa
 		Phone:                 p.Phone,
 		Status:                p.Status,
 		CurrentQuestionNumber: p.CurrentQuestion,
-		StartedAt:             ts(p.StartedAt),
-		CompletedAt:           ts(p.CompletedAt),
+		StartedAt:             nullable.Time(p.StartedAt),
+		CompletedAt:           nullable.Time(p.CompletedAt),
 		ResponseCount:         p.ResponseCount,
-		LastResponseAt:        ts(p.LastResponseAt),
+		LastResponseAt:        nullable.Time(p.LastResponseAt),
 		Responses:             make([]*pollsv1.Response, len(rs)),
 	}
 	if p.TerminationReason != nil {
@@ -100,25 +99,4 @@ func structOf(m *pollsv1.Poll) (*structpb.Struct, error) {
 		return nil, fmt.Errorf("poll as JSON: %w", err)
 	}
 	return &out, nil
-}
-
-func str(s *string) *wrapperspb.StringValue {
-	if s == nil {
-		return nil
-	}
-	return wrapperspb.String(*s)
-}
-
-func id(u *uuid.UUID) *wrapperspb.StringValue {
-	if u == nil {
-		return nil
-	}
-	return wrapperspb.String(u.String())
-}
-
-func ts(t *time.Time) *timestamppb.Timestamp {
-	if t == nil {
-		return nil
-	}
-	return timestamppb.New(*t)
 }

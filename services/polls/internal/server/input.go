@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
@@ -24,9 +25,6 @@ const (
 	maxMaxReasks        = 5
 	defaultTimeoutHours = 72
 	maxTimeoutHours     = 720
-	maxTags             = 50
-	tagsLogicOr         = "OR"
-	tagsLogicAnd        = "AND"
 )
 
 // apply replaces p's fields with in's (create and the full update), adding every problem to
@@ -130,7 +128,7 @@ func zone(f apierr.Fields, field, tz string, keep *string) *string {
 // start is a start request checked: its audience (segment XOR filter), when, and zone.
 type start struct {
 	segment *uuid.UUID
-	filter  *store.ContactFilter
+	filter  *audience.Filter
 	at      *time.Time
 	zone    *string
 }
@@ -152,7 +150,8 @@ func startInput(req *pollsv1.StartPollRequest, keepZone *string) (start, error) 
 		}
 		s.segment = &id
 	default:
-		s.filter = contactFilter(f, req.GetContactFilter())
+		cf := req.GetContactFilter()
+		s.filter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic())
 	}
 	if at := req.GetScheduledFor(); at != "" {
 		t, err := time.Parse(time.RFC3339Nano, at)
@@ -165,31 +164,4 @@ func startInput(req *pollsv1.StartPollRequest, keepZone *string) (start, error) 
 	}
 	s.zone = zone(f, "timezone", req.GetTimezone(), keepZone)
 	return s, f.Err()
-}
-
-func contactFilter(f apierr.Fields, in *pollsv1.ContactFilter) *store.ContactFilter {
-	out := &store.ContactFilter{Tags: []string{}, TagsLogic: tagsLogicOr}
-	switch l := strings.ToUpper(in.GetTagsLogic()); l {
-	case "":
-	case tagsLogicOr, tagsLogicAnd:
-		out.TagsLogic = l
-	default:
-		f.Add("contactFilter.tagsLogic", "must be AND or OR")
-	}
-	seen := map[string]bool{}
-	for _, t := range in.GetTags() {
-		t = strings.TrimSpace(t)
-		if t == "" || strings.Contains(t, ",") {
-			f.Add("contactFilter.tags", "tags must be non-empty and contain no commas")
-			continue
-		}
-		if !seen[t] {
-			seen[t] = true
-			out.Tags = append(out.Tags, t)
-		}
-	}
-	if len(out.Tags) > maxTags {
-		f.Add("contactFilter.tags", fmt.Sprintf("at most %d tags", maxTags))
-	}
-	return out
 }

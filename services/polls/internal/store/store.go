@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 )
 
@@ -28,12 +29,6 @@ const (
 
 // ErrNotFound is a poll missing from the organization (or another organization's).
 var ErrNotFound = errors.New("poll not found")
-
-// ContactFilter is a poll's ad-hoc audience.
-type ContactFilter struct {
-	Tags      []string `json:"tags"`
-	TagsLogic string   `json:"tagsLogic"`
-}
 
 // Poll is one row of polls.
 type Poll struct {
@@ -53,7 +48,7 @@ type Poll struct {
 	Timezone                *string
 	ScheduledFor            *time.Time
 	SegmentID               *uuid.UUID
-	ContactFilter           *ContactFilter
+	ContactFilter           *audience.Filter
 	FromPhoneNumberID       *uuid.UUID
 	Run                     int32
 	AudienceResolved        bool
@@ -107,7 +102,7 @@ func scanPoll(row pgx.Row) (Poll, error) {
 		return p, fmt.Errorf("poll %s questions: %w", p.ID, err)
 	}
 	if cf != nil {
-		p.ContactFilter = &ContactFilter{}
+		p.ContactFilter = &audience.Filter{}
 		if err := json.Unmarshal(cf, p.ContactFilter); err != nil {
 			return p, fmt.Errorf("poll %s contact filter: %w", p.ID, err)
 		}
