@@ -4,7 +4,8 @@
 // the ratio gateway/raw for page 1, a deep cursor page, a tag AND filter and a 4-letter fuzzy
 // search. The seeded database is kept (chorus_bench) and reused unless -reseed is given.
 // Then messaging (messaging.go): reply latency through the gateway against the carrier call
-// alone, and the dispatch rate of queued messages against the per-number throttle.
+// alone, and the dispatch rate of queued messages against the per-number throttle. Then polls
+// (polls.go): answers through the inbound webhook, webhook to next question at the carrier.
 package main
 
 import (
@@ -56,7 +57,10 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, polls or all")
+	pollParticipants := flag.Int("pollparticipants", 10_000, "participants of the polls case")
+	pollQuestions := flag.Int("pollquestions", 5, "questions of the polls case")
+	pollConc := flag.Int("pollconc", 32, "answer webhooks in flight at once in the polls case")
 	conns := flag.Int("conns", 32, "connections of the concurrent case, on each side")
 	loadFor := flag.Duration("loadtime", 10*time.Second, "how long the concurrent case runs on each side")
 	dispatchCount := flag.Int("dispatch", 20_000, "queued messages in the dispatch case")
@@ -96,6 +100,9 @@ func main() {
 				err = benchDispatch(ctx, *numbers*perNumber*int(pacedFor.Seconds()), *numbers, perNumber)
 			}
 		}
+	}
+	if err == nil && (*suite == "all" || *suite == "polls") {
+		err = benchPolls(ctx, *pollParticipants, *pollQuestions, *pollConc)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
