@@ -277,6 +277,15 @@ func TestPollPauseUpdateResumeStopClose(t *testing.T) {
 		assert.Equal(t, http.StatusConflict, res.Status, "%s: %s", move, res.Body)
 		assert.Equal(t, "INVALID_STATE", res.ErrCode(t))
 	}
+
+	// Deleting a contact removes its participation and responses.
+	_, ps = tn.participants(id, "")
+	res = tn.do("DELETE", "/api/contacts/"+ps[ada]["contactId"].(string), nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	eventually(t, 30*time.Second, "ada's participation removed", func() bool {
+		_, ps := tn.participants(id, "")
+		return ps[ada] == nil && len(ps) == 3
+	})
 }
 
 func keys(m map[string]map[string]any) []string {
