@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 )
@@ -54,6 +56,21 @@ func Parse(f apierr.Fields, field string, tags []string, logic string) *Filter {
 		f.Add(field+".tags", fmt.Sprintf("at most %d tags", MaxTags))
 	}
 	return out
+}
+
+// Request is the StreamAudience request of a send's audience (segment, else filter), in
+// batches of batch contacts, resuming after the contact after (uuid.Nil: from the start).
+func Request(segment *uuid.UUID, filter *Filter, after uuid.UUID, batch int32) *contactsv1.StreamAudienceRequest {
+	req := &contactsv1.StreamAudienceRequest{BatchSize: batch}
+	if after != uuid.Nil {
+		req.AfterContactId = after.String()
+	}
+	if segment != nil {
+		req.SegmentId = segment.String()
+	} else if filter != nil {
+		req.Filter = filter.Proto()
+	}
+	return req
 }
 
 // Proto is the filter as contacts' StreamAudience takes it.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
@@ -178,15 +179,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 	if err != nil {
 		return err
 	}
-	req := &contactsv1.StreamAudienceRequest{BatchSize: audienceBatch}
-	if after != uuid.Nil {
-		req.AfterContactId = after.String()
-	}
-	if c.SegmentID != nil {
-		req.SegmentId = c.SegmentID.String()
-	} else if cf := c.ContactFilter; cf != nil {
-		req.Filter = cf.Proto()
-	}
+	req := audience.Request(c.SegmentID, c.ContactFilter, after, audienceBatch)
 	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
 	links := shortlinks.New(r.messaging, c.OrgID, SourceKind, c.ID)
 	// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging would

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
@@ -142,15 +143,7 @@ func (r *Runner) resolve(ctx context.Context, p *store.Poll) error {
 	if err != nil {
 		return err
 	}
-	req := &contactsv1.StreamAudienceRequest{BatchSize: audienceBatch}
-	if after != uuid.Nil {
-		req.AfterContactId = after.String()
-	}
-	if p.SegmentID != nil {
-		req.SegmentId = p.SegmentID.String()
-	} else if cf := p.ContactFilter; cf != nil {
-		req.Filter = cf.Proto()
-	}
+	req := audience.Request(p.SegmentID, p.ContactFilter, after, audienceBatch)
 	err = r.contacts.Audience(ctx, p.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if status, err := r.status(ctx, p); err != nil || status != store.StatusActive {
 			return cmpErr(err, errSkip)
