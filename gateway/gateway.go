@@ -37,7 +37,10 @@ type Config struct {
 	// CampaignsAddr is the campaigns service's gRPC address (CHORUS_CAMPAIGNS_ADDR); empty
 	// leaves out the campaign routes.
 	CampaignsAddr string
-	RedisURL      string // CHORUS_REDIS_URL: rate-limit counters
+	// PollsAddr is the polls service's gRPC address (CHORUS_POLLS_ADDR); empty leaves out the
+	// poll routes.
+	PollsAddr string
+	RedisURL  string // CHORUS_REDIS_URL: rate-limit counters
 
 	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
 	Issuer      string        // CHORUS_JWT_ISSUER: required iss
@@ -71,6 +74,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		BillingAddr:    registry.Billing.AddrFrom(r),
 		MessagingAddr:  registry.Messaging.AddrFrom(r),
 		CampaignsAddr:  registry.Campaigns.AddrFrom(r),
+		PollsAddr:      registry.Polls.AddrFrom(r),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
@@ -196,6 +200,13 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		}
 	}
 
+	var pollsConn *clients.Conn
+	if cfg.PollsAddr != "" {
+		if pollsConn, err = g.dial("polls", cfg.PollsAddr); err != nil {
+			return nil, err
+		}
+	}
+
 	subOpts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: CHORUS_REDIS_URL: %w", err)
@@ -210,6 +221,7 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	api, err := newAPIMux(ctx, backendConns{
 		contacts: contactsConn.ClientConn(), billing: billingConn.ClientConn(),
 		messaging: messagingConn.ClientConn(), campaigns: campaignsConn.ClientConn(),
+		polls: pollsConn.ClientConn(),
 	}, g.log)
 	if err != nil {
 		return nil, err

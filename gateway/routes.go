@@ -19,6 +19,7 @@ import (
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 )
 
 // httpCodeHeader is the metadata key a service sets with grpc.SetHeader to choose the success
@@ -28,7 +29,7 @@ const httpCodeHeader = "x-http-code"
 // backendConns are the services whose REST routes the mux serves; a nil connection other than
 // contacts leaves that service's routes out.
 type backendConns struct {
-	contacts, billing, messaging, campaigns *grpc.ClientConn
+	contacts, billing, messaging, campaigns, polls *grpc.ClientConn
 }
 
 // newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules.
@@ -75,6 +76,11 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 	if b.campaigns != nil {
 		if err := campaignsv1.RegisterCampaignsServiceHandlerClient(ctx, mux, campaignsv1.NewCampaignsServiceClient(b.campaigns)); err != nil {
 			return nil, fmt.Errorf("gateway: register campaigns routes: %w", err)
+		}
+	}
+	if b.polls != nil {
+		if err := pollsv1.RegisterPollsServiceHandlerClient(ctx, mux, pollsv1.NewPollsServiceClient(b.polls)); err != nil {
+			return nil, fmt.Errorf("gateway: register polls routes: %w", err)
 		}
 	}
 	return mux, nil

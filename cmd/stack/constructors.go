@@ -12,6 +12,7 @@ import (
 	"github.com/chorus-sms/chorus/services/contacts"
 	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/orgs"
+	"github.com/chorus-sms/chorus/services/polls"
 )
 
 // constructor builds one registry service from the stack's configuration. peers holds, by
@@ -53,6 +54,15 @@ var constructors = map[string]constructor{
 		c.MessagingAddr = peers[registry.Messaging.Name]
 		return campaigns.New(ctx, c)
 	},
+	registry.Polls.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
+		c := cfg.Polls
+		c.Logger = log
+		c.OrgsAddr = peers[registry.Orgs.Name]
+		c.ContactsAddr = peers[registry.Contacts.Name]
+		c.BillingAddr = peers[registry.Billing.Name]
+		c.MessagingAddr = peers[registry.Messaging.Name]
+		return polls.New(ctx, c)
+	},
 	registry.Gateway.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
 		c := cfg.Gateway
 		c.Logger = log
@@ -61,6 +71,7 @@ var constructors = map[string]constructor{
 		c.BillingAddr = peers[registry.Billing.Name]
 		c.MessagingAddr = peers[registry.Messaging.Name]
 		c.CampaignsAddr = peers[registry.Campaigns.Name]
+		c.PollsAddr = peers[registry.Polls.Name]
 		return gateway.New(ctx, c)
 	},
 }

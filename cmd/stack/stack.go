@@ -24,6 +24,7 @@ import (
 	"github.com/chorus-sms/chorus/services/contacts"
 	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/orgs"
+	"github.com/chorus-sms/chorus/services/polls"
 )
 
 // Config is the whole stack's configuration, read from the same CHORUS_* variables the
@@ -34,6 +35,7 @@ type Config struct {
 	Billing   billing.Config
 	Messaging messaging.Config
 	Campaigns campaigns.Config
+	Polls     polls.Config
 	Gateway   gateway.Config
 	// Addrs is where each registry service listens, by name, from its AddrVar (port 0 picks a
 	// free port). The gateway's and messaging's addresses of their peers are set from the
@@ -66,6 +68,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		Billing:        billing.ConfigFromEnv(r),
 		Messaging:      messaging.ConfigFromEnv(r),
 		Campaigns:      campaigns.ConfigFromEnv(r),
+		Polls:          polls.ConfigFromEnv(r),
 		DevKeyPath:     r.String("CHORUS_DEV_KEY", ".run/dev-key.pem"),
 		JWKSAddr:       r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
 		DevIdentity:    r.String("CHORUS_JWT_JWKS_URL", "") == "",

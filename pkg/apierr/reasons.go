@@ -52,9 +52,12 @@ const (
 	ReasonSourceCanceled        = "SOURCE_CANCELED" // its campaign or poll was canceled first
 
 	// Campaigns.
-	ReasonInvalidState = "INVALID_STATE" // 409: a move the campaign's status does not allow
+	ReasonInvalidState = "INVALID_STATE" // 409: a move the campaign's or poll's status does not allow
 	ReasonQuietHours   = "QUIET_HOURS"   // 400: an immediate send outside 08:00-21:00 of its zone
 	// Why a campaign failed (its failureReason), besides INSUFFICIENT_CREDITS and
 	// BILLING_SUSPENDED: its segment was deleted before the send began.
 	ReasonSegmentNotFound = "SEGMENT_NOT_FOUND"
+
+	// Polls (INVALID_STATE and QUIET_HOURS as for campaigns).
+	ReasonPollNotFound = "POLL_NOT_FOUND" // 404: no such poll in the organization
 )

@@ -61,14 +61,18 @@ var (
 		Name: "campaigns", Protocol: GRPC, Addr: "127.0.0.1:9104", AddrVar: "CHORUS_CAMPAIGNS_ADDR", OpsPort: 9464,
 		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
 	}
+	Polls = Service{
+		Name: "polls", Protocol: GRPC, Addr: "127.0.0.1:9105", AddrVar: "CHORUS_POLLS_ADDR", OpsPort: 9464,
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
+	}
 	Gateway = Service{
 		Name: "gateway", Protocol: HTTP, Addr: "127.0.0.1:8080", AddrVar: "CHORUS_HTTP_ADDR",
-		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name},
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name, Polls.Name},
 	}
 )
 
 // All is every row in start order: each comes after the services it needs (TestStartOrder).
-var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Gateway}
+var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Gateway}
 
 // AddrFrom is where callers reach the service: AddrVar, else the default.
 func (s Service) AddrFrom(r *envconfig.Reader) string { return r.String(s.AddrVar, s.Addr) }

@@ -20,6 +20,7 @@ import (
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 )
 
 // gatewayServices are the services whose responses the gateway writes as JSON.
@@ -28,6 +29,7 @@ var gatewayServices = []protoreflect.FileDescriptor{
 	billingv1.File_billing_v1_billing_proto,
 	messagingv1.File_messaging_v1_messaging_proto,
 	campaignsv1.File_campaigns_v1_campaigns_proto,
+	pollsv1.File_polls_v1_polls_proto,
 }
 
 // Every service the HTTP rules route to is in gatewayServices, so a new service's responses

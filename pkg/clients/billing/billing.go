@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 )
@@ -62,6 +63,21 @@ func (c *Client) PlaceHold(ctx context.Context, org uuid.UUID, holdID string, cr
 		return c.stub.PlaceHold(c.conn.For(ctx, org), &billingv1.PlaceHoldRequest{HoldId: holdID, Credits: credits})
 	})
 	return err
+}
+
+// Hold places a bulk send's hold (a campaign's or a poll's) and tells a refusal, which ends
+// the send with its reason (INSUFFICIENT_CREDITS or BILLING_SUSPENDED as refusal), from a
+// failure worth retrying (err).
+func (c *Client) Hold(ctx context.Context, org uuid.UUID, holdID string, credits int32) (refusal string, err error) {
+	err = c.PlaceHold(ctx, org, holdID, credits)
+	switch reason := clients.Reason(err); {
+	case err == nil:
+		return "", nil
+	case reason == apierr.ReasonInsufficientCredits || reason == apierr.ReasonBillingSuspended:
+		return reason, nil
+	default:
+		return "", fmt.Errorf("place hold: %w", err)
+	}
 }
 
 // PostHold debits one message's credits against a hold, once per message.

@@ -6,6 +6,8 @@
 // Then messaging (messaging.go): reply latency through the gateway against the carrier call
 // alone, and the dispatch rate of queued messages against the per-number throttle. Then a
 // campaign's fan-out to 1,000,000 contacts against a raw COPY of its message rows (fanout.go).
+// Then polls (polls.go): answers through the inbound webhook, webhook to next question at the
+// carrier.
 package main
 
 import (
@@ -57,7 +59,10 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, fanout or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, fanout, polls or all")
+	pollParticipants := flag.Int("pollparticipants", 10_000, "participants of the polls case")
+	pollQuestions := flag.Int("pollquestions", 5, "questions of the polls case")
+	pollConc := flag.Int("pollconc", 32, "answer webhooks in flight at once in the polls case")
 	conns := flag.Int("conns", 32, "connections of the concurrent case, on each side")
 	loadFor := flag.Duration("loadtime", 10*time.Second, "how long the concurrent case runs on each side")
 	dispatchCount := flag.Int("dispatch", 20_000, "queued messages in the dispatch case")
@@ -106,6 +111,9 @@ func main() {
 			profile = *cpuProfile
 		}
 		err = benchFanout(ctx, *fanoutContacts, profile)
+	}
+	if err == nil && (*suite == "all" || *suite == "polls") {
+		err = benchPolls(ctx, *pollParticipants, *pollQuestions, *pollConc)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

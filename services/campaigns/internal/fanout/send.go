@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
@@ -181,15 +182,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 	if err != nil {
 		return err
 	}
-	req := &contactsv1.StreamAudienceRequest{BatchSize: audienceBatch}
-	if after != uuid.Nil {
-		req.AfterContactId = after.String()
-	}
-	if c.SegmentID != nil {
-		req.SegmentId = c.SegmentID.String()
-	} else if cf := c.ContactFilter; cf != nil {
-		req.Filter = &contactsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
-	}
+	req := audience.Request(c.SegmentID, c.ContactFilter, after, audienceBatch)
 	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
 	links := shortlinks.New(r.messaging, c.OrgID, SourceKind, c.ID)
 	// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging would
@@ -259,15 +252,7 @@ func (r *Runner) fail(ctx context.Context, c *store.Campaign, reason string) err
 // hold places the campaign's hold for its estimate; a refusal (no credits, suspended) is
 // returned as its reason.
 func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (string, error) {
-	err := r.billing.PlaceHold(ctx, c.OrgID, c.ID.String(), estimate)
-	switch reason := clients.Reason(err); {
-	case err == nil:
-		return "", nil
-	case reason == apierr.ReasonInsufficientCredits || reason == apierr.ReasonBillingSuspended:
-		return reason, nil
-	default:
-		return "", fmt.Errorf("place hold: %w", err)
-	}
+	return r.billing.Hold(ctx, c.OrgID, c.ID.String(), estimate)
 }
 
 // queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples; else

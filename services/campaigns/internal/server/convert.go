@@ -1,12 +1,10 @@
 package server
 
 import (
-	"time"
-
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/chorus-sms/chorus/pkg/nullable"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
@@ -18,11 +16,11 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 		Status:                     c.Status,
 		Channel:                    c.Channel,
 		Message:                    c.Message,
-		MediaUrl:                   str(c.MediaURL),
-		SegmentId:                  id(c.SegmentID),
+		MediaUrl:                   nullable.String(c.MediaURL),
+		SegmentId:                  nullable.UUID(c.SegmentID),
 		FromPhoneNumberId:          idOrEmpty(c.FromPhoneNumberID),
-		ScheduledFor:               ts(c.ScheduledFor),
-		Timezone:                   str(c.Timezone),
+		ScheduledFor:               nullable.Time(c.ScheduledFor),
+		Timezone:                   nullable.String(c.Timezone),
 		TotalCount:                 c.TotalCount,
 		SentCount:                  c.SentCount,
 		FailedCount:                c.FailedCount,
@@ -41,9 +39,9 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 		FaqReplies:                 make([]*campaignsv1.FaqReply, len(c.FaqReplies)),
 		CreatedAt:                  timestamppb.New(c.CreatedAt),
 		UpdatedAt:                  timestamppb.New(c.UpdatedAt),
-		CompletedAt:                ts(c.CompletedAt),
-		CanceledAt:                 ts(c.CanceledAt),
-		FailureReason:              str(c.FailureReason),
+		CompletedAt:                nullable.Time(c.CompletedAt),
+		CanceledAt:                 nullable.Time(c.CanceledAt),
+		FailureReason:              nullable.String(c.FailureReason),
 		DisplayMetrics: &campaignsv1.DisplayMetrics{
 			AudienceSize: c.TotalCount, Sent: c.SentCount, Failed: c.FailedCount, Queued: c.QueuedCount(),
 			Delivered: c.DeliveredCount, DeliveryRate: c.DeliveryRate(), Replies: c.ReplyCount, ClickCount: c.ClickCount,
@@ -63,7 +61,7 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 func setVariantMetrics(m *campaignsv1.DisplayMetrics, t *store.AbTest) {
 	m.VariantA = &campaignsv1.VariantMetrics{Recipients: t.ARecipients, Sent: t.ASent, Replies: t.AReplies, ReplyRate: store.ReplyRate(t.AReplies, t.ASent)}
 	m.VariantB = &campaignsv1.VariantMetrics{Recipients: t.BRecipients, Sent: t.BSent, Replies: t.BReplies, ReplyRate: store.ReplyRate(t.BReplies, t.BSent)}
-	m.Winner = str(t.Winner)
+	m.Winner = nullable.String(t.Winner)
 }
 
 func toListItem(c *store.Campaign) *campaignsv1.CampaignListItem {
@@ -72,8 +70,8 @@ func toListItem(c *store.Campaign) *campaignsv1.CampaignListItem {
 		Name:                       c.Name,
 		Status:                     c.Status,
 		Channel:                    c.Channel,
-		ScheduledFor:               ts(c.ScheduledFor),
-		Timezone:                   str(c.Timezone),
+		ScheduledFor:               nullable.Time(c.ScheduledFor),
+		Timezone:                   nullable.String(c.Timezone),
 		TotalCount:                 c.TotalCount,
 		SentCount:                  c.SentCount,
 		FailedCount:                c.FailedCount,
@@ -81,25 +79,11 @@ func toListItem(c *store.Campaign) *campaignsv1.CampaignListItem {
 		DeliveryRate:               c.DeliveryRate(),
 		ReplyCountExcludingOptouts: c.ReplyCount,
 		Message:                    c.Message,
-		MediaUrl:                   str(c.MediaURL),
+		MediaUrl:                   nullable.String(c.MediaURL),
 		CreatedAt:                  timestamppb.New(c.CreatedAt),
 		UpdatedAt:                  timestamppb.New(c.UpdatedAt),
-		CompletedAt:                ts(c.CompletedAt),
+		CompletedAt:                nullable.Time(c.CompletedAt),
 	}
-}
-
-func str(s *string) *wrapperspb.StringValue {
-	if s == nil {
-		return nil
-	}
-	return wrapperspb.String(*s)
-}
-
-func id(u *uuid.UUID) *wrapperspb.StringValue {
-	if u == nil {
-		return nil
-	}
-	return wrapperspb.String(u.String())
 }
 
 // deref and idOrEmpty give "" for an unset value: fields the spec types as strings are never
@@ -116,11 +100,4 @@ func idOrEmpty(u *uuid.UUID) string {
 		return ""
 	}
 	return u.String()
-}
-
-func ts(t *time.Time) *timestamppb.Timestamp {
-	if t == nil {
-		return nil
-	}
-	return timestamppb.New(*t)
 }

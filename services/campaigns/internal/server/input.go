@@ -10,7 +10,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/mediaurl"
+	"github.com/chorus-sms/chorus/pkg/quiethours"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
@@ -20,15 +22,12 @@ const (
 	maxName        = 200
 	maxMessage     = 1600 // what messaging sends in one message
 	maxFaqReplies  = 5
-	maxTags        = 50
 	maxAbTestWait  = 1440
 	defaultAbWait  = 60
 	channelText    = "text"
 	routeAuto      = "AUTO"
 	routeSMS       = "SMS"
 	routeMMS       = "MMS"
-	tagsLogicOr    = "OR"
-	tagsLogicAnd   = "AND"
 	faqRepliesName = "faqReplies"
 )
 
@@ -86,7 +85,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		}
 	}
 	if cf := in.GetContactFilter(); cf != nil {
-		c.ContactFilter = contactFilter(f, cf)
+		c.ContactFilter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic())
 		if !hasSegment {
 			c.SegmentID = nil
 		}
@@ -109,7 +108,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 	if in.Timezone != nil {
 		c.Timezone = nil
 		if tz := in.GetTimezone(); tz != "" {
-			if !validZone(tz) {
+			if !quiethours.ValidZone(tz) {
 				f.Add("timezone", "must be an IANA timezone, e.g. America/Chicago")
 			}
 			c.Timezone = &tz
@@ -216,33 +215,6 @@ func optionalText(f apierr.Fields, field, s string) *string {
 	return &s
 }
 
-func contactFilter(f apierr.Fields, in *campaignsv1.ContactFilter) *store.ContactFilter {
-	out := &store.ContactFilter{Tags: []string{}, TagsLogic: tagsLogicOr}
-	switch l := strings.ToUpper(in.GetTagsLogic()); l {
-	case "":
-	case tagsLogicOr, tagsLogicAnd:
-		out.TagsLogic = l
-	default:
-		f.Add("contactFilter.tagsLogic", "must be AND or OR")
-	}
-	seen := map[string]bool{}
-	for _, t := range in.GetTags() {
-		t = strings.TrimSpace(t)
-		if t == "" || strings.Contains(t, ",") {
-			f.Add("contactFilter.tags", "tags must be non-empty and contain no commas")
-			continue
-		}
-		if !seen[t] {
-			seen[t] = true
-			out.Tags = append(out.Tags, t)
-		}
-	}
-	if len(out.Tags) > maxTags {
-		f.Add("contactFilter.tags", fmt.Sprintf("at most %d tags", maxTags))
-	}
-	return out
-}
-
 func faqReplies(f apierr.Fields, list *structpb.ListValue) []store.FaqReply {
 	items := list.GetValues()
 	if len(items) > maxFaqReplies {
@@ -280,13 +252,4 @@ func faqReplies(f apierr.Fields, list *structpb.ListValue) []store.FaqReply {
 		out = append(out, r)
 	}
 	return out
-}
-
-// validZone accepts IANA names only ("Local" is the server's zone, not the customer's).
-func validZone(tz string) bool {
-	if tz == "Local" {
-		return false
-	}
-	_, err := time.LoadLocation(tz)
-	return err == nil
 }

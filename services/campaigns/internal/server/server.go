@@ -20,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/nullable"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
@@ -121,7 +122,7 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rate int32, from time.Time) (*timestamppb.Timestamp, error) {
 	switch {
 	case c.Status == store.StatusCompleted:
-		return ts(c.CompletedAt), nil
+		return nullable.Time(c.CompletedAt), nil
 	case c.Status != store.StatusPending && c.Status != store.StatusQueued && c.Status != store.StatusSending,
 		!c.AudienceResolved, rate <= 0:
 		return nil, nil
@@ -328,17 +329,7 @@ func (s *Server) checkQuietHours(ctx context.Context, c *store.Campaign, now tim
 		}
 		tz = o.GetTimezone()
 	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil || tz == "" {
-		loc, tz = time.UTC, "UTC"
-	}
-	if quiethours.Open(loc, now) {
-		return nil
-	}
-	next := quiethours.NextOpen(loc, now)
-	return apierr.New(codes.InvalidArgument, apierr.ReasonQuietHours, fmt.Sprintf(
-		"campaigns send from %02d:00 to %02d:00 in %s; the next window starts at %s (%s); schedule it with scheduledFor",
-		quiethours.Start, quiethours.End, tz, next.UTC().Format(time.RFC3339), next.Format(time.RFC3339)))
+	return quiethours.Refuse("campaigns", tz, now)
 }
 
 // checkReferences checks that the segment and sending number c names belong to the

@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/chorus-sms/chorus/pkg/audience"
 )
 
 // Campaign statuses (spec section 3).
@@ -33,10 +35,7 @@ var ErrNotFound = errors.New("campaign not found")
 var ErrInvalidState = errors.New("invalid state")
 
 // ContactFilter is a campaign's ad-hoc audience, stored as JSON.
-type ContactFilter struct {
-	Tags      []string `json:"tags"`
-	TagsLogic string   `json:"tagsLogic"`
-}
+type ContactFilter = audience.Filter
 
 // FaqReply is one question and its auto-reply.
 type FaqReply struct {

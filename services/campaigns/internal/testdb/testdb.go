@@ -3,13 +3,10 @@
 package testdb
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/migrations"
 )
@@ -21,10 +18,5 @@ const Schema = "campaigns"
 // Pool opens a pool on a new database with the campaigns schema, closed when tb ends.
 func Pool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(tb), Schema)
-	require.NoError(tb, err)
-	tb.Cleanup(pool.Close)
-	require.NoError(tb, pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...))
-	return pool
+	return pgtest.SchemaPool(tb, Schema, migrations.FS, migrations.With...)
 }

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/chorus-sms/chorus/pkg/jobs"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	"github.com/chorus-sms/chorus/services/polls/internal/questions"
+	"github.com/chorus-sms/chorus/services/polls/internal/store"
+)
+
+// stepArgs is the job of sending one participant's step. Not unique: a step is sent under
+// its dedupe keys, so a duplicate job queues nothing twice, and a resume must be able to queue
+// a step whose earlier job ran while the poll was paused.
+type stepArgs struct {
+	ParticipantID uuid.UUID `json:"participant_id"`
+	OrgID         uuid.UUID `json:"organization_id"`
+	Step          int32     `json:"step"`
+}
+
+func (stepArgs) Kind() string { return "polls.step" }
+
+type stepWorker struct {
+	river.WorkerDefaults[stepArgs]
+	r *Runner
+}
+
+func (w *stepWorker) Work(ctx context.Context, job *river.Job[stepArgs]) error {
+	if err := w.r.step(ctx, job.Args); err != nil && !errors.Is(err, errSkip) {
+		return fmt.Errorf("poll participant %s step %d: %w", job.Args.ParticipantID, job.Args.Step, err)
+	}
+	return nil
+}
+
+// step sends the participant's step a.Step while it is still the participant's step and the
+// poll is active (a paused poll's steps wait for the resume, which queues them again). The
+// step is marked sent before messaging is called, so a reply to a question that just left
+// counts; if the call fails, the job's retry sends it under the same keys.
+func (r *Runner) step(ctx context.Context, a stepArgs) error {
+	var p store.Participant
+	var poll store.Poll
+	err := r.store.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if p, err = r.store.LockParticipant(ctx, tx, a.OrgID, a.ParticipantID); err != nil {
+			return err
+		}
+		if p.Step != a.Step || p.Pending == nil || (p.Status != store.InProgress && p.Status != store.Completed) {
+			return errSkip
+		}
+		if poll, err = r.store.Get(ctx, p.OrgID, p.PollID); err != nil {
+			return err
+		}
+		// A paused poll's steps wait for the resume; an outro still leaves once its poll
+		// completed (the last participant's completion completes the poll).
+		if poll.Status != store.StatusActive && (*p.Pending != store.PendingOutro || poll.Status != store.StatusCompleted) {
+			return errSkip
+		}
+		if p.SentStep < p.Step {
+			return r.store.MarkSent(ctx, tx, &p, r.now())
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return errSkip // the contact was deleted
+	}
+	if err != nil {
+		return err
+	}
+	msgs, err := Messages(&poll, &p)
+	if err != nil || len(msgs) == 0 {
+		return err
+	}
+	if _, err := r.messaging.SendMessages(ctx, p.OrgID, msgs); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	return nil
+}
+
+// Messages are what p's pending step sends, keyed "poll:<poll>:<contact>:<step>:<part>":
+// the intro then question 1, as one message (MMS with introMediaUrl: carriers do not keep the
+// order of two messages, and a question must not arrive before its intro); a question; a
+// re-ask (the valid codes, then the question); or the outro (MMS with outroMediaUrl). Intro
+// and questions post against the poll's hold; re-asks and the outro are charged when sent.
+func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMessage, error) {
+	var m contactsv1.AudienceMember
+	if err := protojson.Unmarshal(p.Member, &m); err != nil {
+		return nil, fmt.Errorf("participant %s merge data: %w", p.ID, err)
+	}
+	key := "poll:" + poll.ID.String() + ":" + p.ContactID.String() + ":" + strconv.Itoa(int(p.Step)) + ":"
+	hold := ""
+	if poll.HeldCredits > 0 {
+		hold = poll.ID.String()
+	}
+	msg := func(part, text string, media *string, held bool) *messagingv1.OutgoingMessage {
+		out := &messagingv1.OutgoingMessage{
+			DedupeKey: key + part, To: p.Phone, Body: render(text, &m), SourceKind: SourceKind, SourceId: poll.ID.String(),
+			QuietHoursTimezone: poll.QuietZone, RecipientTimezone: p.RecipientTimezone,
+		}
+		if poll.FromPhoneNumberID != nil {
+			out.FromPhoneNumberId = poll.FromPhoneNumberID.String()
+		}
+		if media != nil {
+			out.MediaUrl = *media
+		}
+		if held {
+			out.HoldId = hold
+		}
+		return out
+	}
+	q := questions.ByNumber(poll.Questions, int(p.CurrentQuestion))
+	var out []*messagingv1.OutgoingMessage
+	switch *p.Pending {
+	case store.PendingIntro:
+		if q != nil {
+			out = append(out, msg("intro", IntroText(poll, q), poll.IntroMediaURL, true))
+		}
+	case store.PendingQuestion:
+		if q != nil {
+			out = append(out, msg("q"+strconv.Itoa(q.Number), q.Text, nil, true))
+		}
+	case store.PendingReask:
+		if q != nil {
+			out = append(out, msg("reask", q.ReaskText(), nil, false))
+		}
+	case store.PendingOutro:
+		if render(poll.OutroText, &m) != "" {
+			out = append(out, msg("outro", poll.OutroText, poll.OutroMediaURL, false))
+		}
+	}
+	// A text merged to nothing is not sent (messaging refuses an empty body).
+	kept := out[:0]
+	for _, o := range out {
+		if o.Body != "" {
+			kept = append(kept, o)
+		}
+	}
+	return kept, nil
+}
+
+// sweepQueue is the silent-participant sweep's own queue.
+const sweepQueue = "polls_sweep"
+
+// sweepArgs is the periodic job terminating participants silent for longer than their poll's
+// participantTimeoutHours, and beginning waiting participants whose contact is free.
+type sweepArgs struct{}
+
+func (sweepArgs) Kind() string { return "polls.sweep_silent" }
+
+func (sweepArgs) InsertOpts() river.InsertOpts { return jobs.SweepInsertOpts(sweepQueue) }
+
+type sweepWorker struct {
+	river.WorkerDefaults[sweepArgs]
+	r *Runner
+}
+
+const sweepBatch = 500
+
+func (w *sweepWorker) Timeout(*river.Job[sweepArgs]) time.Duration { return 5 * time.Minute }
+
+// Work terminates silent participants a batch per transaction, each freed contact beginning
+// a poll it waits for; then begins any waiting participation whose contact is free (a contact
+// freed while the poll it waits for was still storing its audience).
+func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
+	for {
+		var n int
+		err := w.r.store.InTx(ctx, func(tx pgx.Tx) error {
+			ended, orgs, err := w.r.store.TerminateSilent(ctx, tx, w.r.hour, w.r.now(), sweepBatch)
+			if err != nil {
+				return err
+			}
+			n = len(ended)
+			for i, e := range ended {
+				if err := w.r.freedTx(ctx, tx, orgs[i], []store.Ended{e}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("poll timeout sweep: %w", err)
+		}
+		if n < sweepBatch {
+			break
+		}
+	}
+	return w.r.store.InTx(ctx, func(tx pgx.Tx) error {
+		begun, err := w.r.store.BeginFree(ctx, tx, sweepBatch, w.r.now())
+		if err != nil {
+			return err
+		}
+		return w.r.stepsTx(ctx, tx, begun)
+	})
+}

@@ -1,0 +1,434 @@
+// Package server implements chorus.polls.v1.PollsService: validation, tenancy, the poll state
+// moves, and the mapping of store results to API errors.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/messaging"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/quiethours"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
+	"github.com/chorus-sms/chorus/services/polls/internal/engine"
+	"github.com/chorus-sms/chorus/services/polls/internal/store"
+)
+
+// Jobs queues a poll's background work inside the transaction that moves its state.
+type Jobs interface {
+	// StartTx runs (or catches up) the poll's start at at.
+	StartTx(ctx context.Context, tx pgx.Tx, p *store.Poll, at time.Time) error
+	// CloseTx completes the poll, terminating its participants in progress.
+	CloseTx(ctx context.Context, tx pgx.Tx, org, poll uuid.UUID, cancel bool) error
+}
+
+// Config holds what the server needs.
+type Config struct {
+	Store     *store.Store
+	Orgs      *orgs.Client
+	Contacts  *contacts.Client
+	Messaging *messaging.Client
+	Jobs      Jobs
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Server answers the PollsService RPCs.
+type Server struct {
+	pollsv1.UnimplementedPollsServiceServer
+	cfg Config
+}
+
+// New returns a Server.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Server{cfg: cfg}
+}
+
+// immediateWindow: a scheduledFor at most this far ahead starts at once (spec section 8).
+const immediateWindow = 30 * time.Second
+
+// Participants page (spec section 8).
+const (
+	defaultParticipants = 100
+	maxParticipants     = 500
+)
+
+// ListPolls lists the organization's polls, newest first.
+func (s *Server) ListPolls(ctx context.Context, _ *pollsv1.ListPollsRequest) (*pollsv1.ListPollsResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.cfg.Store.List(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*pollsv1.Poll, len(list))
+	for i := range list {
+		out[i] = toPoll(&list[i])
+	}
+	return &pollsv1.ListPollsResponse{Polls: out}, nil
+}
+
+// GetPoll returns one poll with its questions and status.
+func (s *Server) GetPoll(ctx context.Context, req *pollsv1.GetPollRequest) (*pollsv1.GetPollResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := pathID(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.cfg.Store.Get(ctx, org, id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return &pollsv1.GetPollResponse{Poll: toPoll(&p)}, nil
+}
+
+// CreatePoll validates and stores a poll in draft (201).
+func (s *Server) CreatePoll(ctx context.Context, req *pollsv1.CreatePollRequest) (*pollsv1.CreatePollResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now().UTC()
+	p := store.Poll{ID: uuid.Must(uuid.NewV7()), OrgID: org, Status: store.StatusDraft, CreatedAt: now, UpdatedAt: now}
+	f := apierr.Fields{}
+	apply(&p, req.GetPoll(), f)
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error { return s.cfg.Store.Insert(ctx, tx, &p) }); err != nil {
+		return nil, err
+	}
+	setHTTPCode(ctx, "201")
+	return &pollsv1.CreatePollResponse{Poll: toPoll(&p)}, nil
+}
+
+// UpdatePoll replaces every field of a draft or paused poll (same validation as create); a
+// paused poll's participants continue with the new questions, matched by questionNumber.
+func (s *Server) UpdatePoll(ctx context.Context, req *pollsv1.UpdatePollRequest) (*pollsv1.UpdatePollResponse, error) {
+	org, id, err := s.target(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	f := apierr.Fields{}
+	apply(&store.Poll{}, req.GetPoll(), f) // the body's own problems, before anything is read
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	var p store.Poll
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		if p, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
+			return err
+		}
+		if p.Status != store.StatusDraft && p.Status != store.StatusPaused {
+			return invalidMove("be updated", p.Status)
+		}
+		apply(&p, req.GetPoll(), apierr.Fields{})
+		return s.cfg.Store.Save(ctx, tx, &p)
+	})
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return &pollsv1.UpdatePollResponse{Poll: toPoll(&p)}, nil
+}
+
+// StartPoll starts a draft: scheduledFor omitted or within 30 s starts at once (202 {id,
+// status, message}; refused with QUIET_HOURS outside 08:00-21:00 of the poll's zone, else the
+// organization's); later schedules it (200 with the poll, scheduled).
+func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (*pollsv1.StartPollResponse, error) {
+	org, id, err := s.target(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.cfg.Store.Get(ctx, org, id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	in, err := startInput(req, cur.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	if in.segment != nil {
+		if _, err := s.cfg.Contacts.Segment(ctx, org, in.segment.String()); errors.Is(err, clients.ErrNotFound) {
+			return nil, apierr.Field("segmentId", "no such segment")
+		} else if err != nil {
+			return nil, fmt.Errorf("segment: %w", err)
+		}
+	}
+	n, err := s.cfg.Messaging.PhoneNumber(ctx, org, "")
+	if errors.Is(err, clients.ErrNotFound) {
+		return nil, apierr.New(codes.InvalidArgument, apierr.ReasonNoFromNumber, "the organization has no default phone number to send the poll from")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("default number: %w", err)
+	}
+	from := uuid.MustParse(n.GetPhoneNumberId())
+	now := s.cfg.Now().UTC()
+	immediate := in.at == nil || !in.at.After(now.Add(immediateWindow))
+	if immediate {
+		tz := ""
+		if in.zone != nil {
+			tz = *in.zone
+		} else if o, err := s.cfg.Orgs.Organization(ctx, org); err != nil {
+			return nil, fmt.Errorf("organization timezone: %w", err)
+		} else {
+			tz = o.GetTimezone()
+		}
+		if err := quiethours.Refuse("polls", tz, now); err != nil {
+			return nil, err
+		}
+	}
+	var p store.Poll
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		if p, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
+			return err
+		}
+		if p.Status != store.StatusDraft {
+			return invalidMove("start", p.Status)
+		}
+		p.SegmentID, p.ContactFilter, p.Timezone, p.FromPhoneNumberID = in.segment, in.filter, in.zone, &from
+		p.ScheduledFor, p.Run = in.at, p.Run+1
+		at := now
+		if immediate {
+			p.Status, p.StartedAt = store.StatusActive, &now
+		} else {
+			p.Status, at = store.StatusScheduled, *in.at
+		}
+		if err := s.cfg.Store.Save(ctx, tx, &p); err != nil {
+			return err
+		}
+		return s.cfg.Jobs.StartTx(ctx, tx, &p, at)
+	})
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if !immediate {
+		body, err := structOf(toPoll(&p))
+		if err != nil {
+			return nil, err
+		}
+		return &pollsv1.StartPollResponse{Body: body}, nil
+	}
+	setHTTPCode(ctx, "202")
+	return &pollsv1.StartPollResponse{Body: &structpb.Struct{Fields: map[string]*structpb.Value{
+		"id":      structpb.NewStringValue(p.ID.String()),
+		"status":  structpb.NewStringValue(p.Status),
+		"message": structpb.NewStringValue("The poll started: the intro and first question are being sent to its audience."),
+	}}}, nil
+}
+
+// PausePoll: active → paused. Messaging holds the poll's queued messages before the answer;
+// replies are still recorded and participants keep their progress.
+func (s *Server) PausePoll(ctx context.Context, req *pollsv1.PausePollRequest) (*pollsv1.PausePollResponse, error) {
+	p, err := s.move(ctx, req.GetId(), "pause", []string{store.StatusActive}, messaging.SourcePaused,
+		func(tx pgx.Tx, p *store.Poll) error {
+			p.Status = store.StatusPaused
+			return s.cfg.Store.Save(ctx, tx, p)
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &pollsv1.PausePollResponse{Poll: p}, nil
+}
+
+// ResumePoll: paused → active; messaging releases the held messages and each participant who
+// answered meanwhile gets the next question (the start's catch-up job).
+func (s *Server) ResumePoll(ctx context.Context, req *pollsv1.ResumePollRequest) (*pollsv1.ResumePollResponse, error) {
+	p, err := s.move(ctx, req.GetId(), "resume", []string{store.StatusPaused}, messaging.SourceActive,
+		func(tx pgx.Tx, p *store.Poll) error {
+			p.Status = store.StatusActive
+			if err := s.cfg.Store.Save(ctx, tx, p); err != nil {
+				return err
+			}
+			return s.cfg.Jobs.StartTx(ctx, tx, p, s.cfg.Now())
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &pollsv1.ResumePollResponse{Poll: p}, nil
+}
+
+// ClosePoll: active, paused or scheduled → completed. The poll's queued messages are withdrawn
+// before the answer, participants in progress are terminated, the hold's rest is released.
+func (s *Server) ClosePoll(ctx context.Context, req *pollsv1.ClosePollRequest) (*pollsv1.ClosePollResponse, error) {
+	p, err := s.move(ctx, req.GetId(), "close", []string{store.StatusActive, store.StatusPaused, store.StatusScheduled}, messaging.SourceCanceled,
+		func(tx pgx.Tx, p *store.Poll) error {
+			if err := s.cfg.Jobs.CloseTx(ctx, tx, p.OrgID, p.ID, true); err != nil {
+				return err
+			}
+			now, err := s.cfg.Store.Lock(ctx, tx, p.OrgID, p.ID)
+			*p = now
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &pollsv1.ClosePollResponse{Poll: p}, nil
+}
+
+// move applies a state move under the poll's row lock when its status is one of from, telling
+// messaging the poll's source state first (before the commit, so nothing more is sent once a
+// pause or close answers). A move that fails after messaging was told puts messaging back to
+// the committed status's state.
+func (s *Server) move(ctx context.Context, rawID, verb string, from []string, state string, apply func(pgx.Tx, *store.Poll) error) (*pollsv1.Poll, error) {
+	org, id, err := s.target(ctx, rawID)
+	if err != nil {
+		return nil, err
+	}
+	var p store.Poll
+	told := false
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		if p, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
+			return err
+		}
+		if !contains(from, p.Status) {
+			return invalidMove(verb, p.Status)
+		}
+		told = true
+		if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
+			return fmt.Errorf("messaging source state: %w", err)
+		}
+		return apply(tx, &p)
+	})
+	if err != nil {
+		if told {
+			if serr := s.syncSource(context.WithoutCancel(ctx), org, id); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}
+		return nil, storeError(err)
+	}
+	return toPoll(&p), nil
+}
+
+// syncSource tells messaging the source state of the poll's committed status.
+func (s *Server) syncSource(ctx context.Context, org, id uuid.UUID) error {
+	return s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		p, err := s.cfg.Store.Lock(ctx, tx, org, id)
+		if err != nil {
+			return err
+		}
+		state := messaging.SourceActive
+		switch p.Status {
+		case store.StatusPaused:
+			state = messaging.SourcePaused
+		case store.StatusCompleted:
+			state = messaging.SourceCanceled
+		}
+		if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
+			return fmt.Errorf("resync messaging source state: %w", err)
+		}
+		return nil
+	})
+}
+
+// ListParticipants lists a poll's participants (status filter, search on first name, last
+// name or phone, limit default 100, max 500), oldest first.
+func (s *Server) ListParticipants(ctx context.Context, req *pollsv1.ListParticipantsRequest) (*pollsv1.ListParticipantsResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := pathID(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	f := apierr.Fields{}
+	filter := store.ParticipantFilter{Status: req.GetStatus(), Search: req.GetSearch(), Limit: defaultParticipants}
+	switch filter.Status {
+	case "", store.NotStarted, store.InProgress, store.Completed, store.Terminated:
+	default:
+		f.Add("status", "must be not_started, in_progress, completed or terminated")
+	}
+	if req.Limit != nil {
+		if l := req.GetLimit(); l < 1 || l > maxParticipants {
+			f.Add("limit", fmt.Sprintf("must be between 1 and %d", maxParticipants))
+		} else {
+			filter.Limit = int(l)
+		}
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	p, err := s.cfg.Store.Get(ctx, org, id)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	ps, responses, err := s.cfg.Store.Participants(ctx, org, id, filter)
+	if err != nil {
+		return nil, err
+	}
+	out := &pollsv1.ListParticipantsResponse{
+		Poll:         &pollsv1.PollSummary{Id: p.ID.String(), Name: p.Name, Status: p.Status, QuestionCount: int32(len(p.Questions))},
+		Participants: make([]*pollsv1.Participant, len(ps)),
+	}
+	for i := range ps {
+		out.Participants[i] = toParticipant(&ps[i], responses[ps[i].ID])
+	}
+	return out, nil
+}
+
+// target is the organization (write access required) and the poll id of a write.
+func (s *Server) target(ctx context.Context, rawID string) (uuid.UUID, uuid.UUID, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	id, err := pathID(rawID)
+	return org, id, err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func invalidMove(verb, status string) error {
+	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "a "+status+" poll cannot "+verb)
+}
+
+// pathID parses the poll id of a path; a malformed one is a missing poll.
+func pathID(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, apierr.New(codes.NotFound, apierr.ReasonPollNotFound, "poll not found")
+	}
+	return id, nil
+}
+
+// storeError maps the store's sentinels to API errors; others pass through to be masked.
+func storeError(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return apierr.New(codes.NotFound, apierr.ReasonPollNotFound, "poll not found")
+	}
+	return err
+}
+
+// setHTTPCode tells the gateway which success status to answer.
+func setHTTPCode(ctx context.Context, code string) {
+	_ = grpc.SetHeader(ctx, metadata.Pairs("x-http-code", code))
+}

@@ -1,0 +1,92 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/services/polls/internal/questions"
+	"github.com/chorus-sms/chorus/services/polls/internal/store"
+	"github.com/chorus-sms/chorus/services/polls/internal/testdb"
+)
+
+// A participant silent for longer than its poll's participantTimeoutHours is terminated; one
+// heard from within it is not.
+func TestTerminateSilent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := store.New(testdb.Pool(t))
+	org, now := uuid.New(), time.Now().UTC()
+	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
+		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
+	require.NoError(t, st.AddParticipants(ctx, org, p.ID, []store.NewParticipant{
+		{ContactID: uuid.New(), Phone: "+12025550100", Member: []byte(`{}`)},
+		{ContactID: uuid.New(), Phone: "+12025550101", Member: []byte(`{}`)},
+	}))
+	var silent uuid.UUID
+	for _, at := range []time.Time{now.Add(-3 * time.Second), now.Add(-time.Second)} {
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+			b, err := st.BeginBatch(ctx, tx, org, p.ID, 1, at)
+			require.Len(t, b, 1)
+			if silent == uuid.Nil {
+				silent = b[0].Contact
+			}
+			return err
+		}))
+	}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		ended, orgs, err := st.TerminateSilent(ctx, tx, 2*time.Second, now, 10)
+		require.NoError(t, err)
+		require.Len(t, ended, 1)
+		require.Equal(t, silent, ended[0].Contact)
+		require.Equal(t, []uuid.UUID{org}, orgs)
+		return nil
+	}))
+}
+
+// A contact waiting in a poll while in progress in another begins once free, oldest poll
+// first, and only in an active poll whose start placed its hold.
+func TestBeginFree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := store.New(testdb.Pool(t))
+	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
+	var polls []uuid.UUID
+	for i := range 3 {
+		p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
+			Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}},
+			CreatedAt: now, UpdatedAt: now, StartedAt: ptr(now.Add(time.Duration(i) * time.Second))}
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
+		require.NoError(t, st.AddParticipants(ctx, org, p.ID, []store.NewParticipant{{ContactID: contact, Phone: "+12025550100", Member: []byte(`{}`)}}))
+		if i < 2 { // the third is still storing its audience
+			require.NoError(t, st.StartSending(ctx, org, p.ID, "UTC"))
+		}
+		polls = append(polls, p.ID)
+	}
+	begin := func() []store.Begun {
+		var b []store.Begun
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) (err error) {
+			b, err = st.BeginFree(ctx, tx, 10, now)
+			return err
+		}))
+		return b
+	}
+	first := begin()
+	require.Len(t, first, 1)
+	require.Equal(t, polls[0], first[0].Poll, "the oldest poll first")
+	require.Empty(t, begin(), "in progress in the first: the others wait")
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := st.TerminatePoll(ctx, tx, org, polls[0], now)
+		return err
+	}))
+	second := begin()
+	require.Len(t, second, 1)
+	require.Equal(t, polls[1], second[0].Poll)
+}
+
+func ptr[T any](v T) *T { return &v }

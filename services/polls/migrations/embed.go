@@ -1,0 +1,17 @@
+// Package migrations holds the polls schema migrations, applied at start by pgdb.Migrate.
+package migrations
+
+import (
+	"embed"
+
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+)
+
+// FS holds the numbered goose migrations.
+//
+//go:embed *.sql
+var FS embed.FS
+
+// With is what the polls schema holds besides its own tables: River's (start, step, finish and
+// timeout jobs) and processed_events (the messaging and contacts events it consumes).
+var With = []pgdb.MigrateOption{pgdb.WithRiver(), pgdb.WithProcessedEvents()}
