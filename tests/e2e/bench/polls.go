@@ -113,7 +113,7 @@ func benchPolls(ctx context.Context, participants, questions, conc int) error {
 		return err
 	}
 	baseline := min(participants, 1000)
-	phones, err := seedTextable(ctx, ms.pool, org, participants+baseline)
+	phones, err := seedTextable(ctx, ms.pool, org, participants+baseline, "")
 	if err != nil {
 		return err
 	}

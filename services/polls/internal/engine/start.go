@@ -16,6 +16,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/credits"
+	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -52,10 +53,9 @@ type startWorker struct {
 	r *Runner
 }
 
-func (w *startWorker) Timeout(*river.Job[startArgs]) time.Duration { return 10 * time.Minute }
-
 func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error {
-	err := w.r.start(ctx, job.Args)
+	// A large audience takes longer than one run: the start resumes from what it stored.
+	err := jobs.Resumable(ctx, func(ctx context.Context) error { return w.r.start(ctx, job.Args) })
 	if errors.Is(err, errSkip) {
 		return nil
 	}
