@@ -59,24 +59,26 @@ type Outcome struct {
 // longer be texted once the throttle lets the message go (a STOP came while it waited) fails
 // it, with nothing charged, and Outcome.Refused says why.
 func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, error) {
-	slot, rate, err := d.reserveFor(ctx, m.OurNumber)
+	tok, err := d.tokenFor(ctx, m.OurNumber)
 	if err != nil {
 		return d.fail(ctx, m, CodeUnavailable, err)
 	}
-	m.DispatchedAt = &slot
+	m.DispatchedAt = &tok.start
 	refused, err := d.refusal(ctx, m)
+	if err == nil && refused == contactsv1.SendableReason_SENDABLE_REASON_OK && !d.throttle.ready(ctx, tok) {
+		err = ctx.Err()
+	}
 	if err != nil {
+		d.throttle.release(ctx, tok)
 		return d.fail(ctx, m, CodeUnavailable, err) // nothing sent; the caller may retry
 	}
 	if refused != contactsv1.SendableReason_SENDABLE_REASON_OK {
+		d.throttle.release(ctx, tok)
 		o, err := d.fail(ctx, m, CodeNotSendable, nil)
 		o.Refused = refused
 		return o, err
 	}
-	if !d.throttle.await(ctx, m.OurNumber, slot, rate) {
-		return d.fail(ctx, m, CodeUnavailable, ctx.Err()) // nothing sent; the caller may retry
-	}
-	o, err := d.transmit(ctx, m)
+	o, err := d.transmitWith(ctx, m, tok)
 	if err != nil {
 		return o, err
 	}
@@ -86,15 +88,21 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 	return o, nil
 }
 
-// reserveFor is the throttle's slot for a message of one of our numbers, at its own rate.
-func (d *Dispatcher) reserveFor(ctx context.Context, number string) (slot time.Time, rate int, err error) {
+// tokenFor is a send token of one of our numbers, at its own rate.
+func (d *Dispatcher) tokenFor(ctx context.Context, number string) (token, error) {
 	n, err := d.store.NumberByE164(ctx, number)
 	if err != nil && !errors.Is(err, store.ErrNotFound) { // a number removed since: the default
-		return time.Time{}, 0, err
+		return token{}, err
 	}
-	rate = d.RateOf(n.MPS)
-	slot, err = d.throttle.reserve(ctx, number, rate)
-	return slot, rate, err
+	return d.throttle.acquire(ctx, number, d.RateOf(n.MPS))
+}
+
+// transmitWith is transmit for a message holding tok, which it gives back once the carrier
+// answered (a second later it is free again).
+func (d *Dispatcher) transmitWith(ctx context.Context, m store.Message, tok token) (Outcome, error) {
+	tok.sent = true
+	defer d.throttle.release(context.WithoutCancel(ctx), tok)
+	return d.transmit(ctx, m)
 }
 
 // dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
@@ -141,30 +149,32 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 			return 0, err
 		}
 	}
-	rate := d.RateOf(l.q.NumberMPS)
-	slot, err := d.throttle.reserve(ctx, m.OurNumber, rate)
+	tok, err := d.throttle.acquire(ctx, m.OurNumber, d.RateOf(l.q.NumberMPS))
 	if err != nil {
 		return 0, err
 	}
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
+		d.throttle.release(ctx, tok)
 		return 0, err
 	}
-	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: slot})
-	if err != nil {
-		return 0, err
-	}
-	if !claimed { // taken, or its source paused or canceled while it waited
+	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: tok.start})
+	if err != nil || !claimed { // not claimed: taken, or its source paused or canceled while it waited
+		d.throttle.release(ctx, tok)
+		if err != nil {
+			return 0, err
+		}
 		wait, _, err := d.heldBack(ctx, m, run.snoozes)
 		return wait, err
 	}
-	m.Status, m.DispatchedAt = store.StatusSending, &slot
-	if !d.throttle.await(ctx, m.OurNumber, slot, rate) { // stopping: nothing went out
+	m.Status, m.DispatchedAt = store.StatusSending, &tok.start
+	if !d.throttle.ready(ctx, tok) { // stopping: nothing went out
+		d.throttle.release(context.WithoutCancel(ctx), tok)
 		if err := d.store.Unclaim(context.WithoutCancel(ctx), m.ID); err != nil {
 			return 0, err
 		}
 		return 0, ctx.Err()
 	}
-	o, err := d.transmit(ctx, m)
+	o, err := d.transmitWith(ctx, m, tok)
 	if err != nil {
 		return 0, err
 	}
