@@ -147,7 +147,8 @@ type tokenOrErr struct {
 	err error
 }
 
-func (t *throttle) key(number string) string { return "chorus:messaging:pace:" + number }
+// key is a number's tokens; the slot pacing before tokens kept a string under ":pace:".
+func (t *throttle) key(number string) string { return "chorus:messaging:tokens:" + number }
 
 // acquire blocks until a token of number (sending rate messages per second) is granted, or ctx
 // ends. The caller waits for its start (ready) before the send leaves and gives it back
