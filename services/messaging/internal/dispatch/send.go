@@ -64,9 +64,12 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 		return d.fail(ctx, m, CodeUnavailable, err)
 	}
 	m.DispatchedAt = &tok.start
-	refused, err := d.refusal(ctx, m)
-	if err == nil && refused == contactsv1.SendableReason_SENDABLE_REASON_OK && !d.throttle.ready(ctx, tok) {
-		err = ctx.Err()
+	// Consent is checked once the token's start has come, the moment before the carrier: a
+	// reply has no claim to make meanwhile.
+	var refused contactsv1.SendableReason
+	err = ctx.Err()
+	if d.throttle.ready(ctx, tok) {
+		refused, err = d.refusal(ctx, m)
 	}
 	if err != nil {
 		d.throttle.release(ctx, tok)

@@ -76,9 +76,11 @@ func TestThrottleHoldsTheRateAtTheCarrierAcrossReplicas(t *testing.T) {
 	}
 	mean := rounds / time.Duration(len(at)-rate)
 	t.Logf("%d sends, a token's round %s on average (%.3fx of the rate)", len(at), mean, float64(time.Second)/float64(mean))
-	// A round is a second plus the send's answer (2 ms on average here) and the give-back;
-	// the bench measures the pace on a quiet machine (README), this bounds it on a busy one.
-	assert.Less(t, mean, 1050*time.Millisecond, "the number keeps its pace")
+	// A round is a second plus the send's answer (2 ms on average here), the give-back and
+	// the wake-ups: about 1.008 s on a quiet machine, 1.08 s seen with the 2 cores loaded 20
+	// deep. The bench measures the pace (README); this catches a token that comes back late
+	// (a poll's wait per round, say, or the lease).
+	assert.Less(t, mean, 1200*time.Millisecond, "the number keeps its pace")
 }
 
 // A token given back unused (the message was refused, or its dispatch stopped) is free again
