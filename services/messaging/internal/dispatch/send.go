@@ -81,7 +81,7 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 		o.Refused = refused
 		return o, err
 	}
-	o, err := d.transmitWith(ctx, m, tok)
+	o, err := d.transmit(ctx, m, tok)
 	if err != nil {
 		return o, err
 	}
@@ -100,13 +100,6 @@ func (d *Dispatcher) tokenFor(ctx context.Context, number string) (token, error)
 	return d.throttle.acquire(ctx, number, d.RateOf(n.MPS))
 }
 
-// transmitWith is transmit for a message holding tok, which it gives back once the carrier
-// answered (a second later it is free again).
-func (d *Dispatcher) transmitWith(ctx context.Context, m store.Message, tok token) (Outcome, error) {
-	tok.sent = true
-	defer d.throttle.release(context.WithoutCancel(ctx), tok)
-	return d.transmit(ctx, m)
-}
 
 // dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
 // it is taken off the queue (a refused message touches no credits), and consent again when its
@@ -177,7 +170,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 		}
 		return 0, ctx.Err()
 	}
-	o, err := d.transmitWith(ctx, m, tok)
+	o, err := d.transmit(ctx, m, tok)
 	if err != nil {
 		return 0, err
 	}
@@ -322,11 +315,14 @@ func PlaceHold(ctx context.Context, b *billing.Client, org, message uuid.UUID, c
 	}
 }
 
-// transmit hands a "sending" message to its carrier and records the outcome. Only an error
-// of our own (database, billing) is returned as err; carrier errors are in the Outcome.
-func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, error) {
+// transmit hands a "sending" message holding tok to its carrier and records the outcome. It
+// gives tok back as soon as the carrier answered (a second later it is free again), before
+// recording anything, so the number's pace does not wait for the database. Only an error of
+// our own (database, billing) is returned as err; carrier errors are in the Outcome.
+func (d *Dispatcher) transmit(ctx context.Context, m store.Message, tok token) (Outcome, error) {
 	p, err := d.provider(m.Provider)
 	if err != nil {
+		d.throttle.release(ctx, tok) // unused: nothing reached a carrier
 		return d.fail(ctx, m, CodeMisconfigured, err)
 	}
 	var media []string
@@ -346,6 +342,8 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 		}
 	}
 	acc, sendErr := p.Send(ctx, out)
+	tok.sent = true // whatever the answer, the send may have reached the carrier
+	d.throttle.release(context.WithoutCancel(ctx), tok)
 	var rejected *carrier.RejectedError
 	switch {
 	case sendErr == nil:
