@@ -100,7 +100,6 @@ func (d *Dispatcher) tokenFor(ctx context.Context, number string) (token, error)
 	return d.throttle.acquire(ctx, number, d.RateOf(n.MPS))
 }
 
-
 // dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
 // it is taken off the queue (a refused message touches no credits), and consent again when its
 // number's throttle lets it go. A positive wait asks to be called again after it. Each step
