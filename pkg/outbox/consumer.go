@@ -20,12 +20,14 @@ import (
 // (go-redis does not interrupt a blocked read).
 const maxBlock = time.Second
 
-// Handler applies one event inside tx, the transaction that also records the event as
-// processed by the group. Returning an error rolls both back and leaves the entry pending to
-// be retried with backoff.
+// Handler applies one event inside tx, the transaction (a savepoint of the consumer's batch
+// transaction) that also records the event as processed by the group. Returning an error rolls
+// both back and leaves the entry pending to be retried with backoff; the batch's other events
+// are applied.
 type Handler func(ctx context.Context, tx pgx.Tx, m Message) error
 
-// Consumer handles a stream's entries as one member of a consumer group, one entry at a time.
+// Consumer handles a stream's entries as one member of a consumer group, a read's worth at a
+// time in one transaction.
 // Run more members (in this process or others) to share the work.
 type Consumer struct {
 	pool   *pgxpool.Pool
@@ -156,10 +158,8 @@ func (c *Consumer) retryAndRead(ctx context.Context) error {
 		return fmt.Errorf("outbox: read %s: %w", c.stream, err)
 	}
 	for _, s := range res {
-		for _, e := range s.Messages {
-			if err := c.process(ctx, e, 1); err != nil {
-				return err
-			}
+		if err := c.process(ctx, s.Messages, 1); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -192,10 +192,8 @@ func (c *Consumer) retryPending(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("outbox: claim %s: %w", p.ID, err)
 			}
-			for _, e := range claimed {
-				if err := c.process(ctx, e, p.RetryCount+1); err != nil {
-					return err
-				}
+			if err := c.process(ctx, claimed, p.RetryCount+1); err != nil {
+				return err
 			}
 		}
 		if len(pending) < c.cfg.batchSize {
@@ -205,67 +203,103 @@ func (c *Consumer) retryPending(ctx context.Context) error {
 	}
 }
 
-// process handles one delivered entry and acknowledges it once its effect committed. A handler
-// failure leaves the entry pending for a retry, or dead-letters it on its last delivery; only
-// failures of PostgreSQL or Redis, which say nothing about the entry, are returned.
-func (c *Consumer) process(ctx context.Context, e redis.XMessage, deliveries int64) error {
-	m, err := parseEntry(e.Values)
-	if err != nil {
-		return c.deadLetter(ctx, e, deliveries, fmt.Errorf("malformed entry: %w", err))
-	}
-	err = c.apply(ctx, m)
-	var failed handlerError
-	switch {
-	case err == nil:
-		if err := c.rdb.XAck(ctx, c.stream, c.group, e.ID).Err(); err != nil {
-			// Still pending: it is redelivered and then skipped as already processed.
-			return fmt.Errorf("outbox: ack %s: %w", e.ID, err)
+// process handles delivered entries, each delivered that many times, and acknowledges those
+// whose effect committed. A handler failure leaves its entry pending for a retry, or
+// dead-letters it on its last delivery; only failures of PostgreSQL or Redis, which say
+// nothing about an entry, are returned.
+func (c *Consumer) process(ctx context.Context, entries []redis.XMessage, deliveries int64) error {
+	msgs := make([]Message, 0, len(entries))
+	parsed := make([]redis.XMessage, 0, len(entries))
+	for _, e := range entries {
+		m, err := parseEntry(e.Values)
+		if err != nil {
+			if err := c.deadLetter(ctx, e, deliveries, fmt.Errorf("malformed entry: %w", err)); err != nil {
+				return err
+			}
+			continue
 		}
+		msgs, parsed = append(msgs, m), append(parsed, e)
+	}
+	if len(msgs) == 0 {
 		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case !errors.As(err, &failed):
+	}
+	failed, err := c.apply(ctx, msgs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return err
-	case deliveries >= c.cfg.maxDeliveries:
-		return c.deadLetter(ctx, e, deliveries, failed.err)
-	default:
-		c.log.WarnContext(ctx, "outbox: handler failed; will retry", "entry_id", e.ID, "event_id", m.EventID,
-			"type", m.Type, "deliveries", deliveries, "err", failed.err)
-		return nil
 	}
-}
-
-// handlerError is a failure of the handler or of committing its work, as opposed to one of
-// the consumer's own statements.
-type handlerError struct{ err error }
-
-func (e handlerError) Error() string { return e.err.Error() }
-func (e handlerError) Unwrap() error { return e.err }
-
-// apply records m as processed by the group and runs the handler in the same transaction. An
-// event the group already processed skips the handler and commits nothing; if another member
-// is processing it right now, the insert waits for that transaction and then sees its row.
-func (c *Consumer) apply(ctx context.Context, m Message) error {
-	tx, err := c.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("outbox: begin: %w", err)
+	acks := make([]string, 0, len(parsed))
+	for i, e := range parsed {
+		switch {
+		case failed[i] == nil:
+			acks = append(acks, e.ID)
+		case deliveries >= c.cfg.maxDeliveries:
+			if err := c.deadLetter(ctx, e, deliveries, failed[i]); err != nil {
+				return err
+			}
+		default:
+			c.log.WarnContext(ctx, "outbox: handler failed; will retry", "entry_id", e.ID, "event_id", msgs[i].EventID,
+				"type", msgs[i].Type, "deliveries", deliveries, "err", failed[i])
+		}
 	}
-	defer tx.Rollback(ctx) // a no-op once committed
-	tag, err := tx.Exec(ctx, `INSERT INTO processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-		c.group, m.EventID)
-	if err != nil {
-		return fmt.Errorf("outbox: record %s as processed: %w", m.EventID, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil
-	}
-	if err := c.runHandler(ctx, tx, m); err != nil {
-		return handlerError{err}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return handlerError{fmt.Errorf("commit: %w", err)}
+	if len(acks) > 0 {
+		if err := c.rdb.XAck(ctx, c.stream, c.group, acks...).Err(); err != nil {
+			// Still pending: they are redelivered and then skipped as already processed.
+			return fmt.Errorf("outbox: ack %d entries: %w", len(acks), err)
+		}
 	}
 	return nil
+}
+
+// apply records each of msgs as processed by the group and runs the handler for it, all in
+// one transaction (one commit for a read's worth of events, not one each), each event under a
+// savepoint of its own: a failing handler rolls back its own event only, answered in failed
+// (nil for an event applied or already processed). An event the group already processed skips
+// the handler; if another member is processing it right now, the insert waits for that
+// transaction and then sees its row. An error of the consumer's own statements, or of a
+// batch's commit, is returned and nothing of the batch is applied: its entries stay pending.
+func (c *Consumer) apply(ctx context.Context, msgs []Message) (failed []error, err error) {
+	tx, err := c.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+	failed = make([]error, len(msgs))
+	for i, m := range msgs {
+		sp, err := tx.Begin(ctx) // a savepoint
+		if err != nil {
+			return nil, fmt.Errorf("outbox: savepoint: %w", err)
+		}
+		tag, err := sp.Exec(ctx, `INSERT INTO processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+			c.group, m.EventID)
+		if err != nil {
+			return nil, fmt.Errorf("outbox: record %s as processed: %w", m.EventID, err)
+		}
+		if tag.RowsAffected() > 0 {
+			failed[i] = c.runHandler(ctx, sp, m)
+		}
+		if failed[i] != nil {
+			err = sp.Rollback(ctx)
+		} else {
+			err = sp.Commit(ctx) // releases the savepoint
+		}
+		if err != nil {
+			return nil, fmt.Errorf("outbox: end savepoint of %s: %w", m.EventID, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		if len(msgs) == 1 && failed[0] == nil {
+			// The handler's work did not commit (a deferred constraint, say): its failure,
+			// retried and in the end dead-lettered. A batch's entries are retried one by one,
+			// so a poison entry comes here alone.
+			failed[0] = fmt.Errorf("commit: %w", err)
+			return failed, nil
+		}
+		return nil, fmt.Errorf("outbox: commit %d events: %w", len(msgs), err)
+	}
+	return failed, nil
 }
 
 // runHandler turns a handler panic into an error, so a bad event is retried and dead-lettered

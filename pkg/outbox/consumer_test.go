@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -259,4 +260,47 @@ func TestConsumerPruneDeletesOnlyItsOldRows(t *testing.T) {
 	require.EqualValues(t, 1, n)
 	require.Zero(t, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, oldID))
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM processed_events`))
+}
+
+// The entries of one read share a transaction, each under a savepoint: a handler that fails
+// after writing rolls back its own event only, the others are applied and acknowledged, and
+// the failed one is retried and applied once.
+func TestFailedHandlerInABatchRollsBackOnlyItsEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	org := uuid.New()
+	var ids []uuid.UUID
+	for i := range 5 {
+		ids = append(ids, e.enqueue("contact.deleted", org, fmt.Sprint(i)))
+	}
+	bad := ids[2]
+	e.startRelay()
+	e.waitPublished(5) // before the consumer starts: one read takes them all
+	var mu sync.Mutex
+	calls := map[uuid.UUID]int{}
+	e.startConsumer("g", "m1", func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
+		mu.Lock()
+		calls[m.EventID]++
+		call := calls[m.EventID]
+		mu.Unlock()
+		if _, err := tx.Exec(ctx, `INSERT INTO handled (event_id, member, type) VALUES ($1, 'm1', $2)`, m.EventID, m.Type); err != nil {
+			return err
+		}
+		if m.EventID == bad && call == 1 {
+			return errors.New("downstream unavailable")
+		}
+		return nil
+	}, outbox.WithRetryBackoff(50*time.Millisecond, time.Second))
+
+	e.waitDrained("g")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		want := 1
+		if id == bad {
+			want = 2
+		}
+		require.Equal(t, want, calls[id], "handler calls of %s", id)
+		require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, id), "applied once: %s", id)
+	}
 }

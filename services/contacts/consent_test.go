@@ -277,7 +277,9 @@ func TestCheckSendableAnswersEachPhoneInOrder(t *testing.T) {
 		return true
 	})
 
-	req := []string{"(202) 555-0143", "2025550002", "2025550003", "2025550144", "2025550145", "2025550146", "555", "+12025550143"}
+	// Stored (E.164) phones are looked up as given, the others normalized first; a phone in
+	// E.164 form that no contact has is still checked for validity.
+	req := []string{"(202) 555-0143", "2025550002", "2025550003", "2025550144", "2025550145", "2025550146", "555", "+12025550143", "+10005550143", "+1 202 555 0144"}
 	want := []*contactsv1.Sendability{
 		{Phone: "+12025550143", ContactId: ok.GetId(), Sendable: true, Reason: contactsv1.SendableReason_SENDABLE_REASON_OK},
 		{Phone: "+12025550002", ContactId: landline.GetId(), Reason: contactsv1.SendableReason_SENDABLE_REASON_NOT_TEXTABLE},
@@ -287,6 +289,8 @@ func TestCheckSendableAnswersEachPhoneInOrder(t *testing.T) {
 		{Phone: "+12025550146", Reason: contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT},
 		{Phone: "555", Reason: contactsv1.SendableReason_SENDABLE_REASON_INVALID_PHONE},
 		{Phone: "+12025550143", ContactId: ok.GetId(), Sendable: true, Reason: contactsv1.SendableReason_SENDABLE_REASON_OK},
+		{Phone: "+10005550143", Reason: contactsv1.SendableReason_SENDABLE_REASON_INVALID_PHONE},
+		{Phone: "+12025550144", ContactId: stopped.GetId(), Reason: contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT},
 	}
 	res, err := e.c.CheckSendable(asOrg(orgOf(a), tenant.AccessRead), &contactsv1.CheckSendableRequest{Phones: req})
 	require.NoError(t, err, "read access is enough")

@@ -164,18 +164,21 @@ type PostResult struct {
 	Err     error
 }
 
-// PostHolds applies posts as PostHold does, each once per message, in one transaction sent in
-// one round trip (a dispatched batch of a campaign's messages all post to its hold, whose row
-// each post locks: one commit for the batch instead of one each). Posts that post nothing are
-// then explained one by one, as PostHold explains them. An error of the database (a post of
-// the same message made at the same moment by another caller included) fails the whole call,
-// changing nothing; a retry then answers each post as it was made.
+// PostHolds applies posts as PostHold does, each once per message, in one transaction of four
+// statements whatever the batch's size: the holds' rows are locked (in hold order, whatever
+// order the posts came in: two batches posting to the same two holds, two campaigns of one
+// organization, would otherwise each hold one lock and wait for the other's), the messages
+// already debited read, each hold updated once with its posts' total and the debits inserted
+// together. Posts are decided in order per hold, as one statement each would (a post the hold
+// cannot pay for fails and a later, smaller one may pass); one statement per post updated the
+// hold's row once per post, each update walking the row versions the transaction's previous
+// ones left (a millisecond a post at 500). Posts that post nothing are then explained one by
+// one, as PostHold explains them. An error of the database (a post of the same message made at
+// the same moment by another caller included) fails the whole call, changing nothing; a retry
+// then answers each post as it was made.
 func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]PostResult, error) {
 	results := make([]PostResult, len(posts))
 	posted := make([]bool, len(posts))
-	// Posts take their holds' row locks in hold order, whatever order they came in (two
-	// batches posting to the same two holds, two campaigns of one organization, would otherwise
-	// each hold one lock and wait for the other's); one hold's posts keep their order.
 	var queued []int
 	for i, p := range posts {
 		if p.Credits > 0 {
@@ -187,29 +190,39 @@ func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]P
 		if len(queued) == 0 {
 			return nil
 		}
-		batch := &pgx.Batch{}
-		for _, i := range queued {
-			p := posts[i]
+		balances, err := lockPostableHolds(ctx, tx, org, posts, queued)
+		if err != nil {
+			return err
+		}
+		keys := make([]string, len(queued))
+		for j, i := range queued {
+			keys[j] = posts[i].Message.String()
+		}
+		debited, err := debitedKeys(ctx, tx, org, keys)
+		if err != nil {
+			return err
+		}
+		var d postDeltas
+		for j, i := range queued {
+			p, b := posts[i], balances[posts[i].Hold]
+			if b == nil || debited[keys[j]] {
+				continue // explained below
+			}
+			fromIncluded := min(b.included, p.Credits)
+			if b.available < p.Credits-fromIncluded {
+				continue // the hold cannot pay for it: explained below
+			}
+			b.included, b.spentIncluded = b.included-fromIncluded, b.spentIncluded+fromIncluded
+			b.available, b.spentAvailable = b.available-(p.Credits-fromIncluded), b.spentAvailable+(p.Credits-fromIncluded)
 			entryID, err := newID()
 			if err != nil {
 				return err
 			}
-			batch.Queue(postHoldSQL, org, p.Hold, p.Message.String(), p.Credits, entryID)
+			d.add(p, keys[j], entryID)
+			debited[keys[j]] = true // the same message twice in the batch posts once
+			posted[i], results[i].Charged = true, p.Credits
 		}
-		br := tx.SendBatch(ctx, batch)
-		for _, i := range queued {
-			var credits, remaining int32
-			err := br.QueryRow().Scan(&credits, &remaining)
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue
-			}
-			if err != nil {
-				_ = br.Close()
-				return fmt.Errorf("post message %s to hold: %w", posts[i].Message, err)
-			}
-			posted[i], results[i].Charged = true, posts[i].Credits
-		}
-		return br.Close()
+		return d.apply(ctx, tx, org, balances)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("post to holds: %w", err)
@@ -220,6 +233,107 @@ func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]P
 		}
 	}
 	return results, nil
+}
+
+// holdBalance is a locked hold's remaining credits as a batch of posts spends them, and what
+// the batch spent of each.
+type holdBalance struct {
+	included, available           int32
+	spentIncluded, spentAvailable int32
+}
+
+// lockPostableHolds locks, in hold order, the holds of posts[queued] that can be posted to
+// (metered, not released, the account neither suspended nor archived) and returns their
+// balances; a hold that cannot is absent.
+func lockPostableHolds(ctx context.Context, tx pgx.Tx, org uuid.UUID, posts []Post, queued []int) (map[uuid.UUID]*holdBalance, error) {
+	var ids []uuid.UUID
+	for _, i := range queued {
+		if len(ids) == 0 || ids[len(ids)-1] != posts[i].Hold {
+			ids = append(ids, posts[i].Hold)
+		}
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT h.id, h.included_remaining, h.available_remaining
+		FROM holds h JOIN accounts a ON a.organization_id = h.organization_id
+		WHERE h.organization_id = $1 AND h.id = ANY($2) AND h.metered AND h.released_at IS NULL
+			AND a.billing_status NOT IN ('suspended', 'archived')
+		ORDER BY h.id
+		FOR UPDATE OF h`, org, ids)
+	if err != nil {
+		return nil, fmt.Errorf("lock holds: %w", err)
+	}
+	out := map[uuid.UUID]*holdBalance{}
+	var (
+		id uuid.UUID
+		b  holdBalance
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &b.included, &b.available}, func() error {
+		out[id] = &holdBalance{included: b.included, available: b.available}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lock holds: %w", err)
+	}
+	return out, nil
+}
+
+// debitedKeys are those of keys (message ids) the organization was already debited for.
+func debitedKeys(ctx context.Context, tx pgx.Tx, org uuid.UUID, keys []string) (map[string]bool, error) {
+	rows, err := tx.Query(ctx, `SELECT key FROM ledger WHERE organization_id = $1 AND kind = 'debit' AND key = ANY($2)`, org, keys)
+	if err != nil {
+		return nil, fmt.Errorf("read prior debits: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read prior debits: %w", err)
+	}
+	out := make(map[string]bool, len(keys))
+	for _, k := range found {
+		out[k] = true
+	}
+	return out, nil
+}
+
+// postDeltas are a batch's debits, as columns.
+type postDeltas struct {
+	entries []uuid.UUID
+	keys    []string
+	holds   []uuid.UUID
+	credits []int32
+}
+
+func (d *postDeltas) add(p Post, key string, entry uuid.UUID) {
+	d.entries, d.keys = append(d.entries, entry), append(d.keys, key)
+	d.holds, d.credits = append(d.holds, p.Hold), append(d.credits, p.Credits)
+}
+
+// apply updates each hold once with what the batch spent of it and inserts the debits.
+func (d *postDeltas) apply(ctx context.Context, tx pgx.Tx, org uuid.UUID, balances map[uuid.UUID]*holdBalance) error {
+	if len(d.entries) == 0 {
+		return nil
+	}
+	var ids []uuid.UUID
+	var included, available []int32
+	for id, b := range balances {
+		if b.spentIncluded > 0 || b.spentAvailable > 0 {
+			ids, included, available = append(ids, id), append(included, b.spentIncluded), append(available, b.spentAvailable)
+		}
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE holds h SET included_remaining = h.included_remaining - s.included,
+			available_remaining = h.available_remaining - s.available
+		FROM unnest($2::uuid[], $3::integer[], $4::integer[]) AS s(id, included, available)
+		WHERE h.organization_id = $1 AND h.id = s.id`, org, ids, included, available); err != nil {
+		return fmt.Errorf("spend holds: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
+		SELECT $1, e.id, 'debit', e.key, e.hold_id, 0, 0, -e.credits, e.credits
+		FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::integer[]) AS e(id, key, hold_id, credits)`,
+		org, d.entries, d.keys, d.holds, d.credits); err != nil {
+		return fmt.Errorf("insert debits: %w", err)
+	}
+	return nil
 }
 
 // explainPost answers a post that posted nothing: a retry answers the first post, a free

@@ -59,24 +59,29 @@ type Outcome struct {
 // longer be texted once the throttle lets the message go (a STOP came while it waited) fails
 // it, with nothing charged, and Outcome.Refused says why.
 func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, error) {
-	slot, rate, err := d.reserveFor(ctx, m.OurNumber)
+	tok, err := d.tokenFor(ctx, m.OurNumber)
 	if err != nil {
 		return d.fail(ctx, m, CodeUnavailable, err)
 	}
-	m.DispatchedAt = &slot
-	refused, err := d.refusal(ctx, m)
+	m.DispatchedAt = &tok.start
+	// Consent is checked once the token's start has come, the moment before the carrier: a
+	// reply has no claim to make meanwhile.
+	var refused contactsv1.SendableReason
+	err = ctx.Err()
+	if d.throttle.ready(ctx, tok) {
+		refused, err = d.refusal(ctx, m)
+	}
 	if err != nil {
+		d.throttle.release(ctx, tok)
 		return d.fail(ctx, m, CodeUnavailable, err) // nothing sent; the caller may retry
 	}
 	if refused != contactsv1.SendableReason_SENDABLE_REASON_OK {
+		d.throttle.release(ctx, tok)
 		o, err := d.fail(ctx, m, CodeNotSendable, nil)
 		o.Refused = refused
 		return o, err
 	}
-	if !d.throttle.await(ctx, m.OurNumber, slot, rate) {
-		return d.fail(ctx, m, CodeUnavailable, ctx.Err()) // nothing sent; the caller may retry
-	}
-	o, err := d.transmit(ctx, m)
+	o, err := d.transmit(ctx, m, tok)
 	if err != nil {
 		return o, err
 	}
@@ -86,15 +91,13 @@ func (d *Dispatcher) SendNow(ctx context.Context, m store.Message) (Outcome, err
 	return o, nil
 }
 
-// reserveFor is the throttle's slot for a message of one of our numbers, at its own rate.
-func (d *Dispatcher) reserveFor(ctx context.Context, number string) (slot time.Time, rate int, err error) {
+// tokenFor is a send token of one of our numbers, at its own rate.
+func (d *Dispatcher) tokenFor(ctx context.Context, number string) (token, error) {
 	n, err := d.store.NumberByE164(ctx, number)
 	if err != nil && !errors.Is(err, store.ErrNotFound) { // a number removed since: the default
-		return time.Time{}, 0, err
+		return token{}, err
 	}
-	rate = d.RateOf(n.MPS)
-	slot, err = d.throttle.reserve(ctx, number, rate)
-	return slot, rate, err
+	return d.throttle.acquire(ctx, number, d.RateOf(n.MPS))
 }
 
 // dispatchQueued sends one queued message: quiet hours, consent and credits are checked when
@@ -141,30 +144,32 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 			return 0, err
 		}
 	}
-	rate := d.RateOf(l.q.NumberMPS)
-	slot, err := d.throttle.reserve(ctx, m.OurNumber, rate)
+	tok, err := d.throttle.acquire(ctx, m.OurNumber, d.RateOf(l.q.NumberMPS))
 	if err != nil {
 		return 0, err
 	}
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
+		d.throttle.release(ctx, tok)
 		return 0, err
 	}
-	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: slot})
-	if err != nil {
-		return 0, err
-	}
-	if !claimed { // taken, or its source paused or canceled while it waited
+	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: tok.start})
+	if err != nil || !claimed { // not claimed: taken, or its source paused or canceled while it waited
+		d.throttle.release(ctx, tok)
+		if err != nil {
+			return 0, err
+		}
 		wait, _, err := d.heldBack(ctx, m, run.snoozes)
 		return wait, err
 	}
-	m.Status, m.DispatchedAt = store.StatusSending, &slot
-	if !d.throttle.await(ctx, m.OurNumber, slot, rate) { // stopping: nothing went out
+	m.Status, m.DispatchedAt = store.StatusSending, &tok.start
+	if !d.throttle.ready(ctx, tok) { // stopping: nothing went out
+		d.throttle.release(context.WithoutCancel(ctx), tok)
 		if err := d.store.Unclaim(context.WithoutCancel(ctx), m.ID); err != nil {
 			return 0, err
 		}
 		return 0, ctx.Err()
 	}
-	o, err := d.transmit(ctx, m)
+	o, err := d.transmit(ctx, m, tok)
 	if err != nil {
 		return 0, err
 	}
@@ -309,11 +314,14 @@ func PlaceHold(ctx context.Context, b *billing.Client, org, message uuid.UUID, c
 	}
 }
 
-// transmit hands a "sending" message to its carrier and records the outcome. Only an error
-// of our own (database, billing) is returned as err; carrier errors are in the Outcome.
-func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, error) {
+// transmit hands a "sending" message holding tok to its carrier and records the outcome. It
+// gives tok back as soon as the carrier answered (a second later it is free again), before
+// recording anything, so the number's pace does not wait for the database. Only an error of
+// our own (database, billing) is returned as err; carrier errors are in the Outcome.
+func (d *Dispatcher) transmit(ctx context.Context, m store.Message, tok token) (Outcome, error) {
 	p, err := d.provider(m.Provider)
 	if err != nil {
+		d.throttle.release(ctx, tok) // unused: nothing reached a carrier
 		return d.fail(ctx, m, CodeMisconfigured, err)
 	}
 	var media []string
@@ -335,6 +343,8 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message) (Outcome, er
 	callCtx, cancel := context.WithDeadline(ctx, d.callDeadline(m))
 	acc, sendErr := p.Send(callCtx, out)
 	cancel()
+	tok.sent = true // whatever the answer, the send may have reached the carrier
+	d.throttle.release(context.WithoutCancel(ctx), tok)
 	var rejected *carrier.RejectedError
 	switch {
 	case sendErr == nil:
