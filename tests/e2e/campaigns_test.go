@@ -484,20 +484,14 @@ func TestCampaignCompletesWhenARecipientIsDeletedMidSend(t *testing.T) {
 	assert.EqualValues(t, 8, done.num("totalCount"))
 	assert.EqualValues(t, 0, done.num("queuedCount"))
 	assert.EqualValues(t, 0, done.num("failedCount"), "a deleted recipient is no failure")
-	// A message may have left the queue between the thread check and the deletion (it then
-	// went out); every other deleted recipient's message was withdrawn.
-	wentOut := 0
-	for ph := range deleted {
-		for _, m := range tn.thread(ph) {
-			if m["status"] != "failed" {
-				wentOut++
-			}
-		}
-	}
-	require.Less(t, wentOut, 2, "at least one deleted recipient's message was withdrawn")
-	sent := 6 + wentOut
-	eventually(t, 30*time.Second, "the others sent", func() bool { return int(tn.getCampaign(id).num("sentCount")) == sent })
-	eventually(t, 30*time.Second, "only what was sent is paid", func() bool { return tn.balance() == float64(100-sent) })
+	// A message may have left the queue between the thread check and the deletion: it then
+	// went out (and its thread went with its contact, so only the counter shows it). Every
+	// other deleted recipient's message was withdrawn, and only what was sent is paid.
+	sent := 0
+	eventually(t, 30*time.Second, "the others sent and only they paid", func() bool {
+		sent = int(tn.getCampaign(id).num("sentCount"))
+		return (sent == 6 || sent == 7) && tn.balance() == float64(100-sent)
+	})
 }
 
 // Test-send: sent at once to any E.164 number (even at night in the campaign's zone), the
