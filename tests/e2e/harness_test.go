@@ -62,7 +62,7 @@ var stackDB = pgtest.NewTemplate("e2e_stack", func(ctx context.Context, dsn stri
 	if err := r.Err(); err != nil {
 		return err
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = stackLogger()
 	st, err := stack.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -86,6 +86,15 @@ func stackVars(dir string) map[string]string {
 	return vars
 }
 
+// stackLogger discards the stack's logs unless CHORUS_E2E_LOG is set, for reading what the
+// services did while a test failed: go test -run X -v with CHORUS_E2E_LOG=1.
+func stackLogger() *slog.Logger {
+	if os.Getenv("CHORUS_E2E_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
 // newEnv starts the whole stack in-process on loopback listeners with a fresh database and
 // Redis database. overrides replace CHORUS_* variables (e.g. a small rate limit).
 func newEnv(t *testing.T, overrides map[string]string) *env {
@@ -103,7 +112,7 @@ func newEnv(t *testing.T, overrides map[string]string) *env {
 	r := envconfig.FromMap(vars)
 	cfg := stack.ConfigFromEnv(r)
 	require.NoError(t, r.Err())
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = stackLogger()
 	st, err := stack.Start(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(st.Close)

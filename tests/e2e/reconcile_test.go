@@ -137,10 +137,6 @@ func statusEvent(t *testing.T, rdb *redis.Client, org, message string) *eventsv1
 // window has passed: one the carrier took is recorded sent under the carrier's id and charged
 // once, never sent again; one the carrier never got is sent again, once, and charged once.
 func TestReconcileAsksTheCarrierAboutLostReplies(t *testing.T) {
-	// Known defect, open on issue 11: since the send-token merge a reply whose carrier
-	// connection dropped is not sent again within 30 s (it passed on the reconcile branch
-	// alone); bulk messages are still found or re-sent (TestCampaignSurvivesKilledProcesses).
-	t.Skip("known defect: a lost reply is not re-sent since the send-token merge (issue 11)")
 	t.Parallel()
 	const token = "twilio-e2e-token"
 	var mu sync.Mutex

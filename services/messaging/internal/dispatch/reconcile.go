@@ -160,16 +160,16 @@ func (d *Dispatcher) resolveOne(ctx context.Context, m store.Message, cutoff tim
 	if m.StatusAt != nil {
 		claimed = *m.StatusAt
 	}
+	since, until := claimed.Add(-carrierClockSkew), claimed.Add(d.lookupAfter()+carrierClockSkew)
 	lookCtx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	cands, err := p.Find(lookCtx, carrier.Lookup{
-		MessageID: m.ID.String(), From: m.OurNumber, To: m.ContactPhone,
-		Since: claimed.Add(-carrierClockSkew), Until: claimed.Add(d.lookupAfter() + carrierClockSkew),
+		MessageID: m.ID.String(), From: m.OurNumber, To: m.ContactPhone, Since: since, Until: until,
 	})
 	cancel()
 	if err != nil {
 		return err
 	}
-	found, ok, err := d.ours(ctx, m, p.Name(), cands)
+	found, ok, err := d.ours(ctx, m, p.Name(), cands, since, until)
 	if err != nil {
 		return err
 	}
@@ -180,20 +180,32 @@ func (d *Dispatcher) resolveOne(ctx context.Context, m store.Message, cutoff tim
 }
 
 // ours picks the carrier's message that is m among cands: not one whose carrier id another of
-// our messages has recorded, the one with m's text if there is one, else the earliest left.
-// When in doubt it takes one: a message wrongly taken for sent costs its recipient one text,
-// a message wrongly sent again texts them twice.
-func (d *Dispatcher) ours(ctx context.Context, m store.Message, provider string, cands []carrier.Candidate) (carrier.Candidate, bool, error) {
+// our messages has recorded, the one with m's text if there is one, else the earliest left
+// whose text is not that of another of our messages to the same contact (a carrier may
+// rewrite a text, e.g. smart quotes to plain ones, so a different text is not proof; another
+// message's exact text is). When in doubt it takes one: a message wrongly taken for sent
+// costs its recipient one text, a message wrongly sent again texts them twice.
+func (d *Dispatcher) ours(ctx context.Context, m store.Message, provider string, cands []carrier.Candidate, since, until time.Time) (carrier.Candidate, bool, error) {
 	if len(cands) == 0 {
 		return carrier.Candidate{}, false, nil
 	}
 	sids := make([]string, len(cands))
+	var others []string
 	for i, c := range cands {
 		sids[i] = c.ProviderMessageID
+		if c.Body != m.Body {
+			others = append(others, c.Body)
+		}
 	}
 	taken, err := d.store.TakenCarrierIDs(ctx, provider, sids)
 	if err != nil {
 		return carrier.Candidate{}, false, err
+	}
+	theirs := map[string]bool{}
+	if len(others) > 0 {
+		if theirs, err = d.store.BodiesOfOthers(ctx, m, since, until, others); err != nil {
+			return carrier.Candidate{}, false, err
+		}
 	}
 	var pick *carrier.Candidate
 	for i := range cands {
@@ -202,6 +214,7 @@ func (d *Dispatcher) ours(ctx context.Context, m store.Message, provider string,
 		case taken[c.ProviderMessageID]:
 		case c.Body == m.Body:
 			return *c, true, nil
+		case theirs[c.Body]:
 		case pick == nil || c.CreatedAt.Before(pick.CreatedAt):
 			pick = c
 		}

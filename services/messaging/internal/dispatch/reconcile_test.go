@@ -155,3 +155,29 @@ func TestLookupLeavesRecentClaims(t *testing.T) {
 	require.NoError(t, d.resolveUnknown(ctx, time.Now().Add(-d.lookupAfter())))
 	assert.Equal(t, store.StatusSending, f.message(id).Status)
 }
+
+// Two lost messages with different texts to one contact, the carrier holding only the first:
+// the second is not taken for the first's carrier message, whichever is looked up first (a
+// carrier may rewrite a text, but another of our messages' exact text is that message's).
+func TestLookupDoesNotTakeAnotherMessagesText(t *testing.T) {
+	f := newFixture(t)
+	tw, live := newListingTwilio(t)
+	d := f.dispatcher(live, 100, 0)
+	ctx := context.Background()
+	kept := f.queue(d, "twilio", "+12025550143")
+	dropped := f.queue(d, "twilio", "+12025550143")
+	_, err := f.pool.Exec(ctx, `UPDATE messages SET body = 'Reply 2' WHERE id = $1`, dropped)
+	require.NoError(t, err)
+	k := f.claimAsDeadProcess(kept)
+	lost := f.claimAsDeadProcess(dropped)
+	_, err = live.Send(ctx, carrier.Outgoing{MessageID: kept.String(), From: k.OurNumber, To: k.ContactPhone, Body: k.Body})
+	require.NoError(t, err)
+
+	cutoff := time.Now().Add(time.Second)
+	require.NoError(t, d.resolveOne(ctx, lost, cutoff), "the second looked up first")
+	assert.Equal(t, store.StatusQueued, f.message(dropped).Status, "the carrier's one message has the first's text")
+	require.NoError(t, d.resolveUnknown(ctx, cutoff))
+	got := f.message(kept)
+	assert.Equal(t, store.StatusSent, got.Status)
+	assert.Equal(t, tw.messages()[0].SID, got.ProviderMessageID)
+}

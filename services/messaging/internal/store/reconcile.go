@@ -93,6 +93,30 @@ func (s *Store) TakenCarrierIDs(ctx context.Context, provider string, sids []str
 	return out, nil
 }
 
+// BodiesOfOthers returns which of bodies are the text of another outgoing message of ours
+// than m, from m's number to m's contact, handed to the carrier between since and until (a
+// reply whose hand-off was lost has no dispatch time stored: its claim, status_at, or its
+// creation stands in, as in resolveOne):
+// a carrier's message with such a text is that other message, not m.
+func (s *Store) BodiesOfOthers(ctx context.Context, m Message, since, until time.Time, bodies []string) (map[string]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT body FROM messages
+		WHERE organization_id = $1 AND contact_phone = $2 AND coalesce(dispatched_at, status_at, created_at) BETWEEN $3 AND $4
+			AND direction = 'outgoing' AND our_number = $5 AND id <> $6 AND body = ANY($7)`,
+		m.OrgID, m.ContactPhone, since, until, m.OurNumber, m.ID, bodies)
+	if err != nil {
+		return nil, fmt.Errorf("read other messages' texts: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read other messages' texts: %w", err)
+	}
+	out := make(map[string]bool, len(found))
+	for _, b := range found {
+		out[b] = true
+	}
+	return out, nil
+}
+
 // Unsettled returns up to limit billable messages with a hold that left "sending" before
 // cutoff and whose credits were never settled (billing failed when they did), oldest first.
 func (s *Store) Unsettled(ctx context.Context, cutoff time.Time, limit int) ([]Message, error) {
