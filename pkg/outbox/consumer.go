@@ -58,7 +58,7 @@ func MemberName() string {
 // is what processed_events records, so every member of a group shares one record of what it
 // handled; consumerName must be unique among the group's running members (host name and pid, say).
 // Options: WithBatchSize, WithRetryBackoff, WithClaimIdle, WithMaxDeliveries, WithMaxLen
-// (of the dead-letter stream), WithRetention, WithLogger.
+// (of the dead-letter stream), WithRetention, WithTypes, WithLogger.
 func NewConsumer(pool *pgxpool.Pool, rdb *redis.Client, stream, group, consumerName string, handle Handler, opts ...Option) *Consumer {
 	cfg := newSettings(opts)
 	return &Consumer{
@@ -210,6 +210,7 @@ func (c *Consumer) retryPending(ctx context.Context) error {
 func (c *Consumer) process(ctx context.Context, entries []redis.XMessage, deliveries int64) error {
 	msgs := make([]Message, 0, len(entries))
 	parsed := make([]redis.XMessage, 0, len(entries))
+	var unwanted []string
 	for _, e := range entries {
 		m, err := parseEntry(e.Values)
 		if err != nil {
@@ -218,7 +219,16 @@ func (c *Consumer) process(ctx context.Context, entries []redis.XMessage, delive
 			}
 			continue
 		}
+		if c.cfg.types != nil && !c.cfg.types[m.Type] {
+			unwanted = append(unwanted, e.ID)
+			continue
+		}
 		msgs, parsed = append(msgs, m), append(parsed, e)
+	}
+	if len(unwanted) > 0 {
+		if err := c.rdb.XAck(ctx, c.stream, c.group, unwanted...).Err(); err != nil {
+			return fmt.Errorf("outbox: ack %d entries of other types: %w", len(unwanted), err)
+		}
 	}
 	if len(msgs) == 0 {
 		return nil

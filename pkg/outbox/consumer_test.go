@@ -304,3 +304,21 @@ func TestFailedHandlerInABatchRollsBackOnlyItsEvent(t *testing.T) {
 		require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, id), "applied once: %s", id)
 	}
 }
+
+func TestConsumerOfSomeTypesAcknowledgesTheOthersWithoutRecordingThem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rec := &recorder{}
+	e.startRelay()
+	e.startConsumer("g", "m1", rec.handler("m1"), outbox.WithTypes("contact.deleted"))
+
+	skipped := e.enqueue("contact.created", uuid.New(), "other")
+	wanted := e.enqueue("contact.deleted", uuid.New(), "wanted")
+
+	e.waitPublished(2)
+	e.waitDrained("g")
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, wanted))
+	require.Equal(t, 0, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, skipped))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, wanted))
+}

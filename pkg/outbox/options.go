@@ -18,6 +18,7 @@ type settings struct {
 	retryMax      time.Duration
 	claimIdle     time.Duration
 	maxDeliveries int64
+	types         map[string]bool // nil: every type
 }
 
 func newSettings(opts []Option) settings {
@@ -120,6 +121,19 @@ func WithMaxDeliveries(n int) Option {
 	return func(s *settings) {
 		if n > 0 {
 			s.maxDeliveries = int64(n)
+		}
+	}
+}
+
+// WithTypes makes a Consumer handle only events of these types; the others are acknowledged
+// at once, with no transaction and no processed_events row. A group that reads a busy stream
+// for one kind of event (polls wants message.received, not the two status events of every
+// message sent) then costs the stream's producer's database nothing for the rest.
+func WithTypes(types ...string) Option {
+	return func(s *settings) {
+		s.types = make(map[string]bool, len(types))
+		for _, t := range types {
+			s.types[t] = true
 		}
 	}
 }

@@ -244,7 +244,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Tokens:    tokens,
 	}))
 	s.relay = outbox.NewRelay(pool, s.rdb, outbox.StreamName(Schema), outbox.WithLogger(log))
-	s.deleted = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithLogger(log))
+	s.deleted = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(log))
 	return s, nil
 }
 

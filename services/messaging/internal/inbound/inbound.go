@@ -249,11 +249,14 @@ func publishReceived(ctx context.Context, tx pgx.Tx, m store.Message, contactID 
 	return outbox.Enqueue(ctx, tx, outbox.Event{Type: EventMessageReceived, OrgID: m.OrgID, Payload: ev})
 }
 
+// ContactDeleted is the one event type of contacts' stream that messaging acts on.
+const ContactDeleted = "contact.deleted"
+
 // ContactDeletedHandler drops a deleted contact's thread: messages, short links and the
 // conversation, up to the deletion time (later messages from the number start a new thread).
 func ContactDeletedHandler(st *store.Store) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
-		if m.Type != "contact.deleted" {
+		if m.Type != ContactDeleted {
 			return nil
 		}
 		var ev eventsv1.ContactDeleted

@@ -23,6 +23,15 @@ const (
 	categoryOptOut      = "opt_out"
 )
 
+// MessagingEvents limits the consumer of MessagingHandler to the events it acts on: the
+// status events of every message sent are acknowledged without a transaction.
+func MessagingEvents() outbox.Option { return outbox.WithTypes(eventReceived) }
+
+// ContactsEvents limits the consumer of ContactsHandler to the events it acts on.
+func ContactsEvents() outbox.Option {
+	return outbox.WithTypes(eventConsentChanged, eventContactDeleted)
+}
+
 // MessagingHandler applies messaging's message.received to polls, in the consumer's
 // transaction that records the event as processed, so a redelivered inbound advances a
 // participant once. A reply is the answer of the sender's participation in progress, whatever
