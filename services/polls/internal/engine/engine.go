@@ -82,6 +82,7 @@ func New(cfg Config) (*Runner, error) {
 		Schema: cfg.Schema,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 8},
+			stepQueue:          {MaxWorkers: stepWorkers},
 			sweepQueue:         {MaxWorkers: 1},
 		},
 		Workers:           workers,

@@ -135,7 +135,7 @@ func (r *Runner) replyTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID,
 			return err
 		}
 	}
-	poll, err := r.store.Get(ctx, org, p.PollID)
+	poll, err := r.store.GetTx(ctx, tx, org, p.PollID)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,15 @@ type stepArgs struct {
 
 func (stepArgs) Kind() string { return "polls.step" }
 
+// stepQueue is the steps' own queue: many short jobs (a transaction and one messaging call),
+// worked many at a time so a round of answers does not queue behind a start's long run.
+const stepQueue = "polls_steps"
+
+// stepWorkers is how many steps one replica sends at once: each mostly waits on messaging.
+const stepWorkers = 32
+
+func (stepArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: stepQueue} }
+
 type stepWorker struct {
 	river.WorkerDefaults[stepArgs]
 	r *Runner
@@ -57,7 +66,7 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 		if p.Step != a.Step || p.Pending == nil || (p.Status != store.InProgress && p.Status != store.Completed) {
 			return errSkip
 		}
-		if poll, err = r.store.Get(ctx, p.OrgID, p.PollID); err != nil {
+		if poll, err = r.store.GetTx(ctx, tx, p.OrgID, p.PollID); err != nil {
 			return err
 		}
 		// A paused poll's steps wait for the resume; an outro still leaves once its poll

@@ -112,7 +112,19 @@ func scanPoll(row pgx.Row) (Poll, error) {
 
 // Get reads one poll of org.
 func (s *Store) Get(ctx context.Context, org, id uuid.UUID) (Poll, error) {
-	return scanPoll(s.pool.QueryRow(ctx, `SELECT `+pollColumns+` FROM polls WHERE organization_id = $1 AND id = $2`, org, id))
+	return getPoll(ctx, s.pool, org, id)
+}
+
+// GetTx reads one poll of org inside tx, without a lock: a transaction that holds its
+// connection must not wait for a second one (many such at once would drain the pool).
+func (s *Store) GetTx(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Poll, error) {
+	return getPoll(ctx, tx, org, id)
+}
+
+func getPoll(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, org, id uuid.UUID) (Poll, error) {
+	return scanPoll(q.QueryRow(ctx, `SELECT `+pollColumns+` FROM polls WHERE organization_id = $1 AND id = $2`, org, id))
 }
 
 // Lock reads one poll of org under its row lock, inside tx.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
@@ -90,3 +91,30 @@ func TestBeginFree(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A transaction reads its poll on its own connection: with every connection of the pool held
+// by transactions (a full round of step jobs and the reply consumer), each still reads its
+// poll instead of waiting for a connection none of them will give back.
+func TestGetTxNeedsNoSecondConnection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Pool(t)
+	cfg := pool.Config()
+	cfg.MaxConns = 1
+	one, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(one.Close)
+	st := store.New(one)
+	org, now := uuid.New(), time.Now().UTC()
+	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
+		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
+
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	require.NoError(t, st.InTx(short, func(tx pgx.Tx) error {
+		got, err := st.GetTx(short, tx, org, p.ID)
+		require.Equal(t, p.Name, got.Name)
+		return err
+	}))
+}
