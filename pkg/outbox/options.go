@@ -27,7 +27,7 @@ func newSettings(opts []Option) settings {
 		batchSize:     100,
 		pollInterval:  100 * time.Millisecond,
 		maxLen:        1_000_000,
-		retention:     7 * 24 * time.Hour,
+		retention:     DefaultRetention,
 		retryMin:      time.Second,
 		retryMax:      time.Minute,
 		claimIdle:     30 * time.Second,
@@ -78,6 +78,10 @@ func WithMaxLen(n int64) Option {
 		}
 	}
 }
+
+// DefaultRetention is how long published outbox rows and processed_events rows are kept: an
+// event older than that can no longer be published or replayed from the outbox.
+const DefaultRetention = 7 * 24 * time.Hour
 
 // WithRetention sets how old a published outbox row (Relay) or processed_events row
 // (Consumer) must be before Run deletes it (default 7 days); 0 keeps rows forever.

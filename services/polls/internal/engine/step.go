@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/chorus-sms/chorus/pkg/jobs"
+	"github.com/chorus-sms/chorus/pkg/outbox"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
@@ -178,7 +179,8 @@ func (w *sweepWorker) Timeout(*river.Job[sweepArgs]) time.Duration { return 5 * 
 
 // Work terminates silent participants a batch per transaction, each freed contact beginning
 // a poll it waits for; then begins any waiting participation whose contact is free (a contact
-// freed while the poll it waits for was still storing its audience).
+// freed while the poll it waits for was still storing its audience); then forgets old
+// handled inbound messages.
 func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 	for {
 		var n int
@@ -202,11 +204,29 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 			break
 		}
 	}
-	return w.r.store.InTx(ctx, func(tx pgx.Tx) error {
+	err := w.r.store.InTx(ctx, func(tx pgx.Tx) error {
 		begun, err := w.r.store.BeginFree(ctx, tx, sweepBatch, w.r.now())
 		if err != nil {
 			return err
 		}
 		return w.r.stepsTx(ctx, tx, begun)
 	})
+	if err != nil {
+		return err
+	}
+	return w.r.pruneHandled(ctx)
+}
+
+// handledRetention is how long an inbound read as a reply is remembered: past messaging's
+// outbox retention its event can no longer come again, with a day's margin.
+const handledRetention = outbox.DefaultRetention + 24*time.Hour
+
+// pruneHandled forgets the inbound messages read as replies longer ago than handledRetention.
+func (r *Runner) pruneHandled(ctx context.Context) error {
+	for {
+		n, err := r.store.PruneHandled(ctx, r.now().Add(-handledRetention), sweepBatch)
+		if err != nil || n < sweepBatch {
+			return err
+		}
+	}
 }

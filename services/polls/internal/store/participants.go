@@ -443,6 +443,17 @@ func (s *Store) Participants(ctx context.Context, org, poll uuid.UUID, f Partici
 	return ps, out, nil
 }
 
+// PruneHandled deletes up to limit records of inbound messages read as replies before cutoff,
+// and returns how many it deleted.
+func (s *Store) PruneHandled(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM handled_inbound WHERE (organization_id, message_id) IN (
+		SELECT organization_id, message_id FROM handled_inbound WHERE handled_at < $1 ORDER BY handled_at LIMIT $2)`, cutoff, limit)
+	if err != nil {
+		return 0, fmt.Errorf("prune handled inbound: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // FirstHandling records that the inbound message was read as a poll reply; false when it was
 // already (its event delivered again).
 func (s *Store) FirstHandling(ctx context.Context, tx pgx.Tx, org, message uuid.UUID) (bool, error) {

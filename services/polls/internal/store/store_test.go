@@ -118,3 +118,32 @@ func TestGetTxNeedsNoSecondConnection(t *testing.T) {
 		return err
 	}))
 }
+
+// Inbound messages read as replies are forgotten once older than the cutoff, oldest first,
+// limit at a time; newer ones are still recognized.
+func TestPruneHandled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Pool(t)
+	st := store.New(pool)
+	org := uuid.New()
+	old, recent := uuid.New(), uuid.New()
+	for _, m := range []uuid.UUID{old, recent} {
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+			first, err := st.FirstHandling(ctx, tx, org, m)
+			require.True(t, first)
+			return err
+		}))
+	}
+	_, err := pool.Exec(ctx, `UPDATE handled_inbound SET handled_at = now() - interval '9 days' WHERE message_id = $1`, old)
+	require.NoError(t, err)
+
+	n, err := st.PruneHandled(ctx, time.Now().Add(-8*24*time.Hour), 10)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		first, err := st.FirstHandling(ctx, tx, org, recent)
+		require.False(t, first, "the recent one is still recognized")
+		return err
+	}))
+}
