@@ -44,7 +44,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CREATED ?= $(shell git show -s --format=%cI HEAD 2>/dev/null)
 
-images: ## one OCI image tarball per service and the gateway in bin/images (no registry, no daemon)
+images: ## one image per service and the gateway, as loadable tarballs in bin/images (no registry, no daemon)
 	go run ./deploy/cmd/images -out bin/images -version $(VERSION) -commit $(COMMIT) $(if $(CREATED),-created $(CREATED))
 
 run: build ## the whole stack on this machine, in the foreground

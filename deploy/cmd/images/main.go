@@ -1,6 +1,6 @@
 // Command images builds one OCI image per registry process into a directory of tarballs
 // (`make images` writes bin/images/<name>.tar), with no registry access and no container
-// daemon. It prints each image's file, digest and size.
+// daemon. It prints each image's file, id and size.
 package main
 
 import (
@@ -63,11 +63,11 @@ func run(opts images.Options, out, created string) error {
 		if err != nil {
 			return err
 		}
-		digest, err := imgs[svc.Name].Digest()
+		id, err := imgs[svc.Name].ConfigName() // the image id docker and ctr show once loaded
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-10s %s  %s  %.1f MiB\n", svc.Name, file, digest, float64(st.Size())/(1<<20))
+		fmt.Printf("%-10s %s  %s  %.1f MiB\n", svc.Name, file, id, float64(st.Size())/(1<<20))
 	}
 	return nil
 }
