@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GOBIN ?= $(shell go env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-MODULES := pkg proto/gen/go services/orgs services/contacts services/billing services/messaging services/campaigns services/polls gateway cmd tests/e2e
+MODULES := pkg proto/gen/go services/orgs services/contacts services/billing services/messaging services/campaigns services/polls gateway cmd deploy tests/e2e
 
 BUF_VERSION                := v1.75.0
 PROTOC_GEN_GO_VERSION      := v1.36.12
@@ -12,7 +12,7 @@ GRPC_GATEWAY_VERSION       := v2.33.0
 
 FUZZTIME ?= 15s
 
-.PHONY: tools generate check build run test faults bench fuzz
+.PHONY: tools generate check build images run test faults bench fuzz
 
 tools: ## install buf and the protoc plugins at pinned versions
 	go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -37,6 +37,15 @@ check: ## gofmt, go vet, buf lint, and generated code current
 build: ## build bin/chorus (all-in-one) and bin/chorusctl
 	mkdir -p bin
 	cd cmd && go build -o ../bin/chorus ./chorus && go build -o ../bin/chorusctl ./chorusctl
+
+# Image tag and labels: the commit's description and time, so a rebuild of one commit is the
+# same image.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+CREATED ?= $(shell git show -s --format=%cI HEAD 2>/dev/null)
+
+images: ## one image per service and the gateway, as loadable tarballs in bin/images (no registry, no daemon)
+	go run ./deploy/cmd/images -out bin/images -version $(VERSION) -commit $(COMMIT) $(if $(CREATED),-created $(CREATED))
 
 run: build ## the whole stack on this machine, in the foreground
 	deploy/local/run.sh

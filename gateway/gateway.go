@@ -21,6 +21,7 @@ import (
 	messagingclient "github.com/chorus-sms/chorus/pkg/clients/messaging"
 	orgsclient "github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 )
 
@@ -62,8 +63,11 @@ const (
 	defaultMaxBodyBytes   = 1 << 20
 	defaultRequestTimeout = 30 * time.Second
 	defaultJWKSRefresh    = 15 * time.Minute
-	shutdownGrace         = 15 * time.Second
 )
+
+// shutdownGrace bounds how long in-flight requests may finish after SIGTERM: the registry's
+// Drain, which the pod's termination grace period outlasts.
+var shutdownGrace = registry.Gateway.Drain
 
 // ConfigFromEnv reads the CHORUS_* variables of the gateway.
 func ConfigFromEnv(r *envconfig.Reader) Config {
@@ -86,6 +90,14 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		MaxBodyBytes:   int64(r.Int("CHORUS_HTTP_MAX_BODY_BYTES", defaultMaxBodyBytes, 1)),
 		RequestTimeout: r.Duration("CHORUS_HTTP_REQUEST_TIMEOUT", defaultRequestTimeout),
 	}
+}
+
+// Setup reads the process's variables for process.Main: where it listens and how to build it.
+// The manifests test reads each Deployment's environment through it.
+func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	cfg := ConfigFromEnv(env)
+	cfg.Logger = log
+	return cfg.HTTPAddr, func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
 }
 
 func requiredURL(r *envconfig.Reader, name string) string {

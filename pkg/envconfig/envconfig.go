@@ -14,11 +14,25 @@ import (
 	"time"
 )
 
-// Reader reads variables and remembers every failure.
+// Reader reads variables and remembers every failure and every variable it was asked for.
 type Reader struct {
 	lookup func(string) (string, bool)
 	errs   []error
-	parent *Reader // failures are recorded here too, when set
+	vars   []Var
+	parent *Reader // failures and variables are recorded here too, when set
+}
+
+// Var is a variable a Reader was asked for. The manifests test reads a process's
+// configuration with a Reader and holds each Deployment to the list: a variable that is
+// required, secret, or defaults to something on this machine must be given there.
+type Var struct {
+	Name string
+	// Default is what the process uses when the variable is unset, as text ("" when none).
+	Default  string
+	Required bool
+	// Secret variables carry credentials: their values are never printed, and in Kubernetes
+	// they come from a Secret.
+	Secret bool
 }
 
 // New reads from the process environment.
@@ -42,6 +56,17 @@ func (r *Reader) WithDefaults(defaults map[string]string) *Reader {
 	}}
 }
 
+// Vars lists every variable read so far, in the order first read.
+func (r *Reader) Vars() []Var { return slices.Clone(r.vars) }
+
+func (r *Reader) note(v Var) {
+	for ; r != nil; r = r.parent {
+		if !slices.ContainsFunc(r.vars, func(seen Var) bool { return seen.Name == v.Name }) {
+			r.vars = append(r.vars, v)
+		}
+	}
+}
+
 func (r *Reader) get(name string) (string, bool) {
 	v, ok := r.lookup(name)
 	if !ok || v == "" {
@@ -52,6 +77,12 @@ func (r *Reader) get(name string) (string, bool) {
 
 func (r *Reader) fail(name, v, want string) {
 	r.record(fmt.Errorf("%s=%q: %s", name, redact(v), want))
+}
+
+// read looks name up, noting that it was asked for with its default.
+func (r *Reader) read(name string, def any) (string, bool) {
+	r.note(Var{Name: name, Default: fmt.Sprint(def)})
+	return r.get(name)
 }
 
 // redact hides the password of a URL-shaped value (a DSN, a Redis URL), since configuration
@@ -73,7 +104,7 @@ func (r *Reader) record(err error) {
 
 // String returns the variable or def.
 func (r *Reader) String(name, def string) string {
-	if v, ok := r.get(name); ok {
+	if v, ok := r.read(name, def); ok {
 		return v
 	}
 	return def
@@ -81,6 +112,7 @@ func (r *Reader) String(name, def string) string {
 
 // Required returns the variable, recording an error when it is unset.
 func (r *Reader) Required(name string) string {
+	r.note(Var{Name: name, Required: true})
 	v, ok := r.get(name)
 	if !ok {
 		r.record(fmt.Errorf("%s is required", name))
@@ -88,9 +120,23 @@ func (r *Reader) Required(name string) string {
 	return v
 }
 
+// Secret returns a credential (a DSN with a password, a signing key, a carrier token), or dev,
+// its development default; with dev "" it is required. Its value is never printed.
+func (r *Reader) Secret(name, dev string) string {
+	r.note(Var{Name: name, Default: dev, Required: dev == "", Secret: true})
+	v, ok := r.get(name)
+	if !ok {
+		if dev == "" {
+			r.record(fmt.Errorf("%s is required", name))
+		}
+		return dev
+	}
+	return v
+}
+
 // Int returns the variable as an integer >= min, or def.
 func (r *Reader) Int(name string, def, min int) int {
-	v, ok := r.get(name)
+	v, ok := r.read(name, def)
 	if !ok {
 		return def
 	}
@@ -104,7 +150,7 @@ func (r *Reader) Int(name string, def, min int) int {
 
 // Bool returns the variable as a boolean, or def.
 func (r *Reader) Bool(name string, def bool) bool {
-	v, ok := r.get(name)
+	v, ok := r.read(name, def)
 	if !ok {
 		return def
 	}
@@ -127,7 +173,7 @@ func (r *Reader) DurationOrZero(name string, def time.Duration) time.Duration {
 }
 
 func (r *Reader) duration(name string, def time.Duration, zeroOK bool) time.Duration {
-	v, ok := r.get(name)
+	v, ok := r.read(name, def)
 	if !ok {
 		return def
 	}
@@ -145,7 +191,7 @@ func (r *Reader) duration(name string, def time.Duration, zeroOK bool) time.Dura
 
 // URL returns the variable as an absolute URL, or def (which may be empty).
 func (r *Reader) URL(name, def string) string {
-	v, ok := r.get(name)
+	v, ok := r.read(name, def)
 	if !ok {
 		return def
 	}
@@ -159,7 +205,7 @@ func (r *Reader) URL(name, def string) string {
 
 // OneOf returns the variable when it is one of allowed, or def.
 func (r *Reader) OneOf(name, def string, allowed ...string) string {
-	v, ok := r.get(name)
+	v, ok := r.read(name, def)
 	if !ok {
 		return def
 	}
@@ -175,7 +221,7 @@ func (r *Reader) OneOf(name, def string, allowed ...string) string {
 // SomeOf returns the variable as a comma-separated list of allowed values (spaces around
 // each ignored), or nil when it is unset or names anything else.
 func (r *Reader) SomeOf(name string, allowed ...string) []string {
-	v, ok := r.get(name)
+	v, ok := r.read(name, "")
 	if !ok {
 		return nil
 	}

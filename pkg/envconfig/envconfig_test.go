@@ -70,3 +70,33 @@ func TestSomeOfReadsAListOfAllowedNames(t *testing.T) {
 	require.Error(t, r.Err())
 	assert.Contains(t, r.Err().Error(), "CHORUS_BAD")
 }
+
+// The manifests test learns what a process reads from Vars: every variable once, with its
+// default, whether it is required and whether it is a secret, through WithDefaults too.
+func TestVarsListsWhatWasRead(t *testing.T) {
+	t.Parallel()
+	r := FromMap(map[string]string{"CHORUS_KEY": "k"})
+	r.String("CHORUS_ADDR", "127.0.0.1:1")
+	r.Int("CHORUS_N", 3, 1)
+	r.String("CHORUS_ADDR", "again")
+	r.Secret("CHORUS_KEY", "")
+	r.Secret("CHORUS_DEV_KEY", "dev")
+	r.WithDefaults(map[string]string{"CHORUS_ISSUER": "x"}).Required("CHORUS_ISSUER")
+	assert.Equal(t, []Var{
+		{Name: "CHORUS_ADDR", Default: "127.0.0.1:1"},
+		{Name: "CHORUS_N", Default: "3"},
+		{Name: "CHORUS_KEY", Required: true, Secret: true},
+		{Name: "CHORUS_DEV_KEY", Default: "dev", Secret: true},
+		{Name: "CHORUS_ISSUER", Required: true},
+	}, r.Vars())
+	require.NoError(t, r.Err())
+}
+
+func TestSecretRequiredWithoutDevDefault(t *testing.T) {
+	t.Parallel()
+	r := FromMap(nil)
+	assert.Equal(t, "dev", r.Secret("CHORUS_A", "dev"))
+	assert.Empty(t, r.Secret("CHORUS_B", ""))
+	require.Error(t, r.Err())
+	assert.Equal(t, "CHORUS_B is required", r.Err().Error())
+}

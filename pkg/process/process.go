@@ -35,8 +35,7 @@ type Setup func(env *envconfig.Reader, log *slog.Logger) (addr string, build fun
 func Main(name string, setup Setup) {
 	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, nil))).With("service", name)
 	env := envconfig.New()
-	addr, build := setup(env, log)
-	opsAddr := env.String("CHORUS_OPS_ADDR", "")
+	addr, opsAddr, build := Configure(env, setup, log)
 	if err := env.Err(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: bad configuration: %v\n", name, err)
 		os.Exit(2)
@@ -47,6 +46,14 @@ func Main(name string, setup Setup) {
 		log.Error("stopped", "err", err)
 		os.Exit(1)
 	}
+}
+
+// Configure reads every variable Main reads from env: the process's own through setup, and
+// CHORUS_OPS_ADDR, where the ops endpoints answer ("" for none). The manifests test calls it
+// to learn what a Deployment must give each process.
+func Configure(env *envconfig.Reader, setup Setup, log *slog.Logger) (addr, opsAddr string, build func(context.Context) (Server, error)) {
+	addr, build = setup(env, log)
+	return addr, env.String("CHORUS_OPS_ADDR", ""), build
 }
 
 func run(ctx context.Context, name, addr, opsAddr string, build func(context.Context) (Server, error), log *slog.Logger) error {

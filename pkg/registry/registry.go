@@ -7,7 +7,11 @@
 // cmd/stack keeps one constructor per row, keyed by Name, and tests that none is missing.
 package registry
 
-import "github.com/chorus-sms/chorus/pkg/envconfig"
+import (
+	"time"
+
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+)
 
 // Protocol is what a process serves on its listener.
 type Protocol string
@@ -46,28 +50,55 @@ type Service struct {
 	// Needs names the services this one calls; the stack starts them first and gives this one
 	// their addresses.
 	Needs []string
+	// Main is the directory of the process's own binary, from the repository root; `make
+	// images` builds one image from each.
+	Main string
+	// Drain bounds how long the process takes to stop once its listener has stopped taking
+	// calls: running jobs and dispatches, or the gateway's in-flight requests. A pod's
+	// termination grace period must be longer (the manifests test holds them to it).
+	Drain time.Duration
 }
+
+// drain is every process's bound on stopping: River's and the dispatcher's stop, the
+// gateway's in-flight requests.
+const drain = 15 * time.Second
+
+// opsPort is where a service's ops endpoints answer in its pod.
+const opsPort = 9464
 
 // The rows. A new service is one more row here, added to All after the services it needs.
 var (
-	Orgs      = Service{Name: "orgs", Protocol: GRPC, Addr: "127.0.0.1:9101", AddrVar: "CHORUS_ORGS_ADDR", OpsPort: 9464}
-	Contacts  = Service{Name: "contacts", Protocol: GRPC, Addr: "127.0.0.1:9102", AddrVar: "CHORUS_CONTACTS_ADDR", OpsPort: 9464}
-	Billing   = Service{Name: "billing", Protocol: GRPC, Addr: "127.0.0.1:9107", AddrVar: "CHORUS_BILLING_ADDR", OpsPort: 9464}
+	Orgs = Service{
+		Name: "orgs", Protocol: GRPC, Addr: "127.0.0.1:9101", AddrVar: "CHORUS_ORGS_ADDR", OpsPort: opsPort,
+		Main: "services/orgs/cmd/orgs", Drain: drain,
+	}
+	Contacts = Service{
+		Name: "contacts", Protocol: GRPC, Addr: "127.0.0.1:9102", AddrVar: "CHORUS_CONTACTS_ADDR", OpsPort: opsPort,
+		Main: "services/contacts/cmd/contacts", Drain: drain,
+	}
+	Billing = Service{
+		Name: "billing", Protocol: GRPC, Addr: "127.0.0.1:9107", AddrVar: "CHORUS_BILLING_ADDR", OpsPort: opsPort,
+		Main: "services/billing/cmd/billing", Drain: drain,
+	}
 	Messaging = Service{
-		Name: "messaging", Protocol: GRPC, Addr: "127.0.0.1:9103", AddrVar: "CHORUS_MESSAGING_ADDR", OpsPort: 9464,
+		Name: "messaging", Protocol: GRPC, Addr: "127.0.0.1:9103", AddrVar: "CHORUS_MESSAGING_ADDR", OpsPort: opsPort,
 		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name},
+		Main:  "services/messaging/cmd/messaging", Drain: drain,
 	}
 	Campaigns = Service{
-		Name: "campaigns", Protocol: GRPC, Addr: "127.0.0.1:9104", AddrVar: "CHORUS_CAMPAIGNS_ADDR", OpsPort: 9464,
+		Name: "campaigns", Protocol: GRPC, Addr: "127.0.0.1:9104", AddrVar: "CHORUS_CAMPAIGNS_ADDR", OpsPort: opsPort,
 		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
+		Main:  "services/campaigns/cmd/campaigns", Drain: drain,
 	}
 	Polls = Service{
-		Name: "polls", Protocol: GRPC, Addr: "127.0.0.1:9105", AddrVar: "CHORUS_POLLS_ADDR", OpsPort: 9464,
+		Name: "polls", Protocol: GRPC, Addr: "127.0.0.1:9105", AddrVar: "CHORUS_POLLS_ADDR", OpsPort: opsPort,
 		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
+		Main:  "services/polls/cmd/polls", Drain: drain,
 	}
 	Gateway = Service{
 		Name: "gateway", Protocol: HTTP, Addr: "127.0.0.1:8080", AddrVar: "CHORUS_HTTP_ADDR",
 		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name, Polls.Name},
+		Main:  "gateway/cmd/gateway", Drain: drain,
 	}
 )
 

@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,4 +50,14 @@ func TestAddrFromAndListenFrom(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:9102", registry.Contacts.AddrFrom(r), "unset: the default")
 	assert.Equal(t, "0.0.0.0:9101", registry.Orgs.ListenFrom(r))
 	assert.Equal(t, "127.0.0.1:8080", registry.Gateway.ListenFrom(r), "the gateway listens on CHORUS_HTTP_ADDR")
+}
+
+// `make images` builds each row's binary from Main, names the image after the row, and the
+// manifests give each pod longer than Drain to stop.
+func TestEveryRowNamesItsBinaryAndDrain(t *testing.T) {
+	for _, s := range registry.All {
+		assert.Equal(t, s.Name, filepath.Base(s.Main), "%s: the binary's directory is named after the process", s.Name)
+		assert.FileExists(t, filepath.Join("../..", s.Main, "main.go"), "%s: Main is its main package", s.Name)
+		assert.Positive(t, s.Drain, "%s: a drain bound", s.Name)
+	}
 }

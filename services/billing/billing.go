@@ -18,6 +18,8 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	"github.com/chorus-sms/chorus/services/billing/internal/renewal"
@@ -38,8 +40,9 @@ const DefaultRenewalInterval = time.Minute
 // every dispatched message), River's own connections and the renewal sweep.
 const DefaultDBMaxConns = 12
 
-// stopTimeout bounds how long Close waits for a running renewal sweep.
-const stopTimeout = 15 * time.Second
+// stopTimeout bounds how long Close waits for a running renewal sweep: the registry's Drain,
+// which the pod's termination grace period outlasts.
+var stopTimeout = registry.Billing.Drain
 
 // Config is the billing process configuration.
 type Config struct {
@@ -52,10 +55,18 @@ type Config struct {
 // ConfigFromEnv reads the CHORUS_* variables of the billing service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		DatabaseURL:     r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		DatabaseURL:     r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RenewalInterval: r.Duration("CHORUS_RENEWAL_INTERVAL", DefaultRenewalInterval),
 		DBMaxConns:      r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
+}
+
+// Setup reads the process's variables for process.Main: where it listens and how to build it.
+// The manifests test reads each Deployment's environment through it.
+func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	cfg := ConfigFromEnv(env)
+	cfg.Logger = log
+	return registry.Billing.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
 }
 
 // Service is a running billing service.

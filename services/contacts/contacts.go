@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -20,6 +19,8 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts/internal/lookup"
@@ -35,8 +36,9 @@ const Schema = "contacts"
 // anywhere else: whoever knows it can forge list cursors.
 const DevCursorSecret = "chorus-dev-cursor-secret"
 
-// stopTimeout bounds how long Close waits for running lookups.
-const stopTimeout = 15 * time.Second
+// stopTimeout bounds how long Close waits for running lookups: the registry's Drain,
+// which the pod's termination grace period outlasts.
+var stopTimeout = registry.Contacts.Drain
 
 // DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC calls (audience streams hold
 // one for a while), the lookup workers' short writes (they mostly wait on the provider), River's
@@ -59,18 +61,26 @@ type Config struct {
 // ConfigFromEnv reads the CHORUS_* variables of the contacts service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
-		DatabaseURL:    r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		DatabaseURL:    r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		CursorSecret:   r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
+		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         lookup.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", lookup.TwilioDefaultBaseURL)},
 		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {
-		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")
-		cfg.Twilio.AuthToken = r.Required("CHORUS_TWILIO_AUTH_TOKEN")
+		cfg.Twilio.AccountSID = r.Secret("CHORUS_TWILIO_ACCOUNT_SID", "")
+		cfg.Twilio.AuthToken = r.Secret("CHORUS_TWILIO_AUTH_TOKEN", "")
 	}
 	return cfg
+}
+
+// Setup reads the process's variables for process.Main: where it listens and how to build it.
+// The manifests test reads each Deployment's environment through it.
+func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	cfg := ConfigFromEnv(env)
+	cfg.Logger = log
+	return registry.Contacts.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
 }
 
 // Service is a running contacts service.

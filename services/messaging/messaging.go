@@ -24,6 +24,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -54,7 +55,9 @@ const (
 	ProviderTwilio  = "twilio"
 )
 
-const stopTimeout = 15 * time.Second
+// stopTimeout bounds how long Close waits for running work: the registry's Drain, which the
+// pod's termination grace period outlasts.
+var stopTimeout = registry.Messaging.Drain
 
 // dbConnsBesideDispatch is what the pool holds beyond one connection per dispatch worker, when
 // CHORUS_DB_MAX_CONNS is not set: River's own (its LISTEN connection, fetching, completing,
@@ -117,16 +120,16 @@ func (c Config) dbMaxConns() int {
 // ConfigFromEnv reads the CHORUS_* variables of the messaging service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
-		DatabaseURL:    r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		DatabaseURL:    r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		OrgsAddr:       registry.Orgs.AddrFrom(r),
 		ContactsAddr:   registry.Contacts.AddrFrom(r),
 		BillingAddr:    registry.Billing.AddrFrom(r),
 		PublicURL:      r.URL("CHORUS_PUBLIC_URL", "http://"+registry.Gateway.Addr),
-		CursorSecret:   r.String("CHORUS_CURSOR_SECRET", DevCursorSecret),
+		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		Provider:       r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
 		Twilio:         carrier.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_API_URL", "https://api.twilio.com")},
-		SandboxToken:   r.String("CHORUS_SANDBOX_AUTH_TOKEN", DevSandboxToken),
+		SandboxToken:   r.Secret("CHORUS_SANDBOX_AUTH_TOKEN", DevSandboxToken),
 		NumberRate:     r.Int("CHORUS_NUMBER_RATE", 10, 1),
 		Workers:        r.Int("CHORUS_DISPATCH_WORKERS", 20, 1),
 		SandboxDelay:   r.DurationOrZero("CHORUS_SANDBOX_DELAY", 300*time.Millisecond),
@@ -135,10 +138,18 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	}
 	cfg.DBMaxConns = r.Int("CHORUS_DB_MAX_CONNS", cfg.dbMaxConns(), pgdb.MinConns)
 	if cfg.Provider == ProviderTwilio {
-		cfg.Twilio.AccountSID = r.Required("CHORUS_TWILIO_ACCOUNT_SID")
-		cfg.Twilio.AuthToken = r.Required("CHORUS_TWILIO_AUTH_TOKEN")
+		cfg.Twilio.AccountSID = r.Secret("CHORUS_TWILIO_ACCOUNT_SID", "")
+		cfg.Twilio.AuthToken = r.Secret("CHORUS_TWILIO_AUTH_TOKEN", "")
 	}
 	return cfg
+}
+
+// Setup reads the process's variables for process.Main: where it listens and how to build it.
+// The manifests test reads each Deployment's environment through it.
+func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	cfg := ConfigFromEnv(env)
+	cfg.Logger = log
+	return registry.Messaging.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
 }
 
 // Service is a running messaging service.

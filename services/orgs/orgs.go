@@ -15,6 +15,8 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/orgs/internal/server"
@@ -40,10 +42,18 @@ type Config struct {
 // ConfigFromEnv reads the CHORUS_* variables of the orgs service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		DatabaseURL: r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		DatabaseURL: r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
+}
+
+// Setup reads the process's variables for process.Main: where it listens and how to build it.
+// The manifests test reads each Deployment's environment through it.
+func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	cfg := ConfigFromEnv(env)
+	cfg.Logger = log
+	return registry.Orgs.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
 }
 
 // Service is a running orgs service.

@@ -24,6 +24,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
@@ -44,7 +45,9 @@ const ServiceName = "polls"
 // jobs, its LISTEN connection, leader election) and the two event consumers.
 const DefaultDBMaxConns = 16
 
-const stopTimeout = 15 * time.Second
+// stopTimeout bounds how long Close waits for running work: the registry's Drain, which the
+// pod's termination grace period outlasts.
+var stopTimeout = registry.Polls.Drain
 
 // Config is the polls process configuration.
 type Config struct {
@@ -67,7 +70,7 @@ type Config struct {
 // ConfigFromEnv reads the CHORUS_* variables of the polls service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		DatabaseURL:   r.String("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		DatabaseURL:   r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:      r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		OrgsAddr:      registry.Orgs.AddrFrom(r),
 		ContactsAddr:  registry.Contacts.AddrFrom(r),
@@ -77,6 +80,14 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		Hour:          r.Duration("CHORUS_POLL_HOUR", time.Hour),
 		SweepEvery:    r.Duration("CHORUS_POLL_SWEEP", time.Minute),
 	}
+}
+
+// Setup reads the process's variables for process.Main: where it listens and how to build it.
+// The manifests test reads each Deployment's environment through it.
+func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	cfg := ConfigFromEnv(env)
+	cfg.Logger = log
+	return registry.Polls.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
 }
 
 // Service is a running polls service.
