@@ -120,11 +120,7 @@ func TestAutoReplyNeedsNoSecondConnection(t *testing.T) {
 	t.Parallel()
 	f := newAutoReplyFixture(t)
 	c, yes := f.campaign(true), uuid.New()
-	cfg := f.pool.Config()
-	cfg.MaxConns = 1
-	one, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(one.Close)
+	one := pgtest.OneConnection(t, f.pool)
 	f.st = store.New(one)
 	r, err := New(Config{Pool: one, Schema: "campaigns", Store: f.st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
