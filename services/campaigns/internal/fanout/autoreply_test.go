@@ -70,7 +70,9 @@ func (f *autoReplyFixture) receive(id uuid.UUID, kind string, campaign uuid.UUID
 		Attribution: &eventsv1.Attribution{MessageId: uuid.NewString(), SourceKind: kind, SourceId: campaign.String()},
 	})
 	require.NoError(f.t, err)
-	ctx := context.Background()
+	// Bounded: a handler waiting for a connection the pool will not give fails, not hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	require.NoError(f.t, f.st.InTx(ctx, func(tx pgx.Tx) error {
 		return f.handle(ctx, tx, outbox.Message{EventID: uuid.New(), Type: eventReceived, OrgID: f.org, Payload: payload})
 	}))
@@ -109,6 +111,24 @@ func TestAutoReplyOncePerInboundMessage(t *testing.T) {
 	camp, err := f.st.Get(context.Background(), f.org, c)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, camp.ReplyCount, "the counter is the consumer's (processed events), not the answer's")
+}
+
+// A reply's answer is chosen on the consumer's own connection: with every connection of the
+// pool held by consumers' transactions, the reply still gets its answer instead of waiting
+// for a connection none of them will give back.
+func TestAutoReplyNeedsNoSecondConnection(t *testing.T) {
+	t.Parallel()
+	f := newAutoReplyFixture(t)
+	c, yes := f.campaign(true), uuid.New()
+	one := pgtest.OneConnection(t, f.pool)
+	f.st = store.New(one)
+	r, err := New(Config{Pool: one, Schema: "campaigns", Store: f.st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	f.handle = EventHandler(f.st, r)
+	f.receive(yes, SourceKind, c, uuid.NewString(), "affirmative", "Yes!")
+	got, jobs := f.answers()
+	assert.Equal(t, map[uuid.UUID]string{yes: "See you there!"}, got)
+	assert.Equal(t, 1, jobs)
 }
 
 // Opt-outs, chatter, senders no contact has and campaigns without auto-replies get nothing;

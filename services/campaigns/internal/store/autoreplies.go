@@ -33,11 +33,6 @@ type AutoReply struct {
 	FromPhoneNumberID *uuid.UUID
 }
 
-// GetTx returns org's campaign id, read inside tx without locking it.
-func (s *Store) GetTx(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Campaign, error) {
-	return scanCampaign(tx.QueryRow(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 AND id = $2`, org, id))
-}
-
 // AddAutoReply records a queued answer inside tx. It reports false, storing nothing, when the
 // inbound message already has an answer or the contact already had this one of the campaign.
 func (s *Store) AddAutoReply(ctx context.Context, tx pgx.Tx, r AutoReply) (bool, error) {

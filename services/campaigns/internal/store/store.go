@@ -148,7 +148,19 @@ func (s *Store) InTx(ctx context.Context, fn func(pgx.Tx) error) error {
 
 // Get returns org's campaign id.
 func (s *Store) Get(ctx context.Context, org, id uuid.UUID) (Campaign, error) {
-	return scanCampaign(s.pool.QueryRow(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 AND id = $2`, org, id))
+	return getCampaign(ctx, s.pool, org, id)
+}
+
+// GetTx returns org's campaign id, read inside tx without locking it: a transaction that holds
+// its connection must not wait for a second one (consumers doing so at once drain the pool).
+func (s *Store) GetTx(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Campaign, error) {
+	return getCampaign(ctx, tx, org, id)
+}
+
+func getCampaign(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, org, id uuid.UUID) (Campaign, error) {
+	return scanCampaign(q.QueryRow(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 AND id = $2`, org, id))
 }
 
 // Lock returns org's campaign id locked for the rest of tx.

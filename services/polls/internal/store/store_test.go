@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
 	"github.com/chorus-sms/chorus/services/polls/internal/testdb"
@@ -98,13 +98,7 @@ func ptr[T any](v T) *T { return &v }
 func TestGetTxNeedsNoSecondConnection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
-	cfg := pool.Config()
-	cfg.MaxConns = 1
-	one, err := pgxpool.NewWithConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(one.Close)
-	st := store.New(one)
+	st := store.New(pgtest.OneConnection(t, testdb.Pool(t)))
 	org, now := uuid.New(), time.Now().UTC()
 	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
 		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+	"github.com/chorus-sms/chorus/services/polls/internal/questions"
+	"github.com/chorus-sms/chorus/services/polls/internal/store"
+	"github.com/chorus-sms/chorus/services/polls/internal/testdb"
+)
+
+// A reply is handled on the consumer's own connection, the whole way: the answer stored, the
+// participant completed, its outro queued and its poll finished. With every connection of the
+// pool held by transactions (the reply consumer and a round of step jobs), the reply still
+// counts instead of waiting for a connection none of them will give back.
+func TestReplyNeedsNoSecondConnection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Pool(t)
+	st := store.New(pool)
+	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
+	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
+		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
+	require.NoError(t, st.AddParticipants(ctx, org, p.ID, []store.NewParticipant{{ContactID: contact, Phone: "+12025550100", Member: []byte(`{}`)}}))
+	require.NoError(t, st.StartSending(ctx, org, p.ID, "UTC"))
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		b, err := st.BeginBatch(ctx, tx, org, p.ID, 1, now)
+		if err != nil {
+			return err
+		}
+		require.Len(t, b, 1)
+		asked, err := st.LockParticipant(ctx, tx, org, b[0].Participant)
+		if err != nil {
+			return err
+		}
+		return st.MarkSent(ctx, tx, &asked, now)
+	}))
+
+	one := pgtest.OneConnection(t, pool)
+	r, err := New(Config{Pool: one, Schema: testdb.Schema, Store: store.New(one), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	payload, err := proto.Marshal(&eventsv1.MessageReceived{OrganizationId: org.String(), MessageId: uuid.NewString(),
+		From: "+12025550100", ContactId: contact.String(), Body: "fine", ReceivedAt: timestamppb.Now()})
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, r.store.InTx(short, func(tx pgx.Tx) error {
+		return r.MessagingHandler()(short, tx, outbox.Message{EventID: uuid.New(), Type: eventReceived, OrgID: org, Payload: payload})
+	}))
+
+	ps, responses, err := st.Participants(ctx, org, p.ID, store.ParticipantFilter{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	assert.Equal(t, store.Completed, ps[0].Status)
+	require.Len(t, responses[ps[0].ID], 1)
+	assert.Equal(t, "fine", responses[ps[0].ID][0].Answer)
+	done, err := st.Get(ctx, org, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusCompleted, done.Status, "its last participant completed the poll")
+}
