@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -233,7 +234,7 @@ func (c *Consumer) process(ctx context.Context, entries []redis.XMessage, delive
 	if len(msgs) == 0 {
 		return nil
 	}
-	failed, err := c.apply(ctx, msgs)
+	failed, err := c.applyPartitioned(ctx, msgs)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -308,6 +309,49 @@ func (c *Consumer) apply(ctx context.Context, msgs []Message) (failed []error, e
 			return failed, nil
 		}
 		return nil, fmt.Errorf("outbox: commit %d events: %w", len(msgs), err)
+	}
+	return failed, nil
+}
+
+// applyPartitioned applies msgs in one transaction, or, WithPartitions, in one transaction
+// per partition at once, and answers apply's failed for msgs as a whole.
+func (c *Consumer) applyPartitioned(ctx context.Context, msgs []Message) ([]error, error) {
+	n := c.cfg.partitions
+	if n <= 1 || len(msgs) < 2 {
+		return c.apply(ctx, msgs)
+	}
+	parts := make([][]int, n)
+	for i, m := range msgs {
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(c.cfg.partitionKey(m)))
+		p := h.Sum32() % uint32(n)
+		parts[p] = append(parts[p], i)
+	}
+	failed := make([]error, len(msgs))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for p, idx := range parts {
+		if len(idx) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			part := make([]Message, len(idx))
+			for j, i := range idx {
+				part[j] = msgs[i]
+			}
+			f, err := c.apply(ctx, part)
+			if err != nil {
+				errs[p] = err
+				return
+			}
+			for j, i := range idx {
+				failed[i] = f[j]
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return failed, nil
 }

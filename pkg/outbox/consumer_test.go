@@ -322,3 +322,52 @@ func TestConsumerOfSomeTypesAcknowledgesTheOthersWithoutRecordingThem(t *testing
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, skipped))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, wanted))
 }
+
+// With partitions, one key's events are applied in stream order while another key's go on at
+// once: key a's first event waits for one of key b's, which one transaction in a row could
+// never give it.
+func TestPartitionsApplyOneKeyInOrderAndOthersAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	org := uuid.New()
+	var ids []uuid.UUID
+	for i := range 6 {
+		ids = append(ids, e.enqueue("contact.deleted", org, []string{"a", "b"}[i%2]))
+	}
+	e.startRelay()
+	e.waitPublished(6) // before the consumer starts: one read takes them all
+	key := func(m outbox.Message) string {
+		var v wrapperspb.StringValue
+		require.NoError(t, m.Unmarshal(&v))
+		return v.GetValue()
+	}
+	var mu sync.Mutex
+	order := map[string][]uuid.UUID{}
+	bDone := make(chan struct{})
+	var once sync.Once
+	e.startConsumer("g", "m1", func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
+		k := key(m)
+		if k == "a" {
+			select {
+			case <-bDone:
+			case <-time.After(5 * time.Second):
+				return errors.New("key b's events waited for key a's")
+			}
+		}
+		mu.Lock()
+		order[k] = append(order[k], m.EventID)
+		mu.Unlock()
+		if k == "b" {
+			once.Do(func() { close(bDone) })
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO handled (event_id, member, type) VALUES ($1, 'm1', $2)`, m.EventID, m.Type)
+		return err
+	}, outbox.WithPartitions(64, key))
+
+	e.waitDrained("g")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []uuid.UUID{ids[0], ids[2], ids[4]}, order["a"], "key a in stream order, each once")
+	require.Equal(t, []uuid.UUID{ids[1], ids[3], ids[5]}, order["b"])
+	require.Equal(t, 6, e.count(`SELECT count(*) FROM handled`))
+}

@@ -19,6 +19,8 @@ type settings struct {
 	claimIdle     time.Duration
 	maxDeliveries int64
 	types         map[string]bool // nil: every type
+	partitions    int
+	partitionKey  func(Message) string
 }
 
 func newSettings(opts []Option) settings {
@@ -138,6 +140,20 @@ func WithTypes(types ...string) Option {
 		s.types = make(map[string]bool, len(types))
 		for _, t := range types {
 			s.types[t] = true
+		}
+	}
+}
+
+// WithPartitions makes a Consumer apply a read's events in n transactions at once, the events
+// of one key (key(m)) in the same transaction and in stream order. For handlers whose events
+// of different keys touch different rows (one contact's replies, say): a read's work is then
+// not one transaction's round trips one after another. A partition that fails returns its
+// entries to the stream like a failed read; the other partitions' events are recorded as
+// processed and skipped when redelivered.
+func WithPartitions(n int, key func(Message) string) Option {
+	return func(s *settings) {
+		if n > 1 && key != nil {
+			s.partitions, s.partitionKey = n, key
 		}
 	}
 }

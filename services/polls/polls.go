@@ -153,7 +153,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Store: st, Orgs: s.orgs, Contacts: s.contacts, Messaging: s.messaging, Jobs: s.engine,
 	}))
 	member := outbox.MemberName()
-	s.replies = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName, member, s.engine.MessagingHandler(), engine.MessagingEvents(), outbox.WithLogger(log))
+	s.replies = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName, member, s.engine.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(log))...)
 	s.people = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("contacts"), ServiceName, member, s.engine.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(log))
 	return s, nil
 }

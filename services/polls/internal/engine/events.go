@@ -23,9 +23,25 @@ const (
 	categoryOptOut      = "opt_out"
 )
 
-// MessagingEvents limits the consumer of MessagingHandler to the events it acts on: the
-// status events of every message sent are acknowledged without a transaction.
-func MessagingEvents() outbox.Option { return outbox.WithTypes(eventReceived) }
+// replyPartitions is how many transactions apply a read of replies at once.
+const replyPartitions = 8
+
+// MessagingEvents limits the consumer of MessagingHandler to the events it acts on (the
+// status events of every message sent are acknowledged without a transaction), and applies
+// a read's replies in partitions by sender: one contact's replies in order, in one
+// transaction, different contacts' at once.
+func MessagingEvents() []outbox.Option {
+	return []outbox.Option{outbox.WithTypes(eventReceived), outbox.WithPartitions(replyPartitions, replySender)}
+}
+
+// replySender is the partition key of a message.received event: its sender's phone.
+func replySender(m outbox.Message) string {
+	var ev eventsv1.MessageReceived
+	if err := m.Unmarshal(&ev); err != nil {
+		return "" // the handler reports it; any partition will do
+	}
+	return ev.GetFrom()
+}
 
 // ContactsEvents limits the consumer of ContactsHandler to the events it acts on.
 func ContactsEvents() outbox.Option {
