@@ -65,14 +65,18 @@ var (
 		Name: "polls", Protocol: GRPC, Addr: "127.0.0.1:9105", AddrVar: "CHORUS_POLLS_ADDR", OpsPort: 9464,
 		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
 	}
+	Analytics = Service{
+		Name: "analytics", Protocol: GRPC, Addr: "127.0.0.1:9106", AddrVar: "CHORUS_ANALYTICS_ADDR", OpsPort: 9464,
+		Needs: []string{Orgs.Name, Contacts.Name},
+	}
 	Gateway = Service{
 		Name: "gateway", Protocol: HTTP, Addr: "127.0.0.1:8080", AddrVar: "CHORUS_HTTP_ADDR",
-		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name, Polls.Name},
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name, Polls.Name, Analytics.Name},
 	}
 )
 
 // All is every row in start order: each comes after the services it needs (TestStartOrder).
-var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Gateway}
+var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Analytics, Gateway}
 
 // AddrFrom is where callers reach the service: AddrVar, else the default.
 func (s Service) AddrFrom(r *envconfig.Reader) string { return r.String(s.AddrVar, s.Addr) }

@@ -1,0 +1,74 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+)
+
+// campaign keeps ev's snapshot unless a later one (a higher version) is already kept; the
+// day it was created is read in the organization's zone.
+func (in *Ingester) campaign(ctx context.Context, tx pgx.Tx, org uuid.UUID, ev *eventsv1.CampaignChanged) error {
+	id, err := uuid.Parse(ev.GetCampaignId())
+	if err != nil {
+		return nil
+	}
+	created := ev.GetCreatedAt().AsTime()
+	day, _, err := in.local(ctx, org, created)
+	if err != nil {
+		return err
+	}
+	var completed *time.Time
+	if ev.GetCompletedAt() != nil {
+		t := ev.GetCompletedAt().AsTime()
+		completed = &t
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO campaigns AS c (organization_id, id, version, name, status, total_count, created_at, created_day, completed_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (organization_id, id) DO UPDATE SET version = excluded.version, name = excluded.name,
+			status = excluded.status, total_count = excluded.total_count, created_at = excluded.created_at,
+			created_day = excluded.created_day, completed_at = excluded.completed_at
+		WHERE c.version < excluded.version`,
+		org, id, ev.GetVersion(), ev.GetName(), ev.GetStatus(), ev.GetTotalCount(), created, day, completed)
+	if err != nil {
+		return fmt.Errorf("store campaign %s: %w", id, err)
+	}
+	return nil
+}
+
+// addCampaignOutcomes adds d to a campaign's message outcomes (a row without a snapshot yet
+// waits for its campaign.changed).
+func addCampaignOutcomes(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, d counts) error {
+	_, err := tx.Exec(ctx, `INSERT INTO campaigns AS c (organization_id, id, sent, delivered, failed) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (organization_id, id) DO UPDATE SET sent = c.sent + excluded.sent,
+			delivered = c.delivered + excluded.delivered, failed = c.failed + excluded.failed`,
+		org, campaign, d.sent, d.delivered, d.failed)
+	if err != nil {
+		return fmt.Errorf("count campaign %s: %w", campaign, err)
+	}
+	return nil
+}
+
+// click counts a short-link follow on its local day: a person's, or a preview fetcher's.
+func (in *Ingester) click(ctx context.Context, tx pgx.Tx, org uuid.UUID, at time.Time, fetcher bool) error {
+	day, _, err := in.local(ctx, org, at)
+	if err != nil {
+		return err
+	}
+	human, previews := 1, 0
+	if fetcher {
+		human, previews = 0, 1
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO click_days AS d (organization_id, day, human, previews) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (organization_id, day) DO UPDATE SET human = d.human + excluded.human, previews = d.previews + excluded.previews`,
+		org, day, human, previews)
+	if err != nil {
+		return fmt.Errorf("count click: %w", err)
+	}
+	return nil
+}
