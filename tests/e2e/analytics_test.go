@@ -320,7 +320,7 @@ func TestAnalyticsScriptedHistoryAndReplay(t *testing.T) {
 	for _, stream := range []string{outbox.StreamName("messaging"), outbox.StreamName("campaigns")} {
 		require.NoError(t, rdb.XGroupDestroy(ctx, stream, "analytics").Err())
 	}
-	assert.Equal(t, 0.0, tn.analytics("overview?"+scriptRange).JSON(t)["messages"].(map[string]any)["total"], "emptied")
+	assert.Equal(t, 0.0, tn.analytics("overview?" + scriptRange).JSON(t)["messages"].(map[string]any)["total"], "emptied")
 	awaitScript(t, tn)
 	checkScript(t, tn)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/chorus-sms/chorus/services/analytics/internal/daterange"
 )
 
-
 // Defaults count back from today in the organization's zone (Chicago is still on the 9th
 // at 03:00 UTC on the 10th); dates are local dates; bad ranges name their field.
 func TestRangesAreLocalDatesWithDefaultsAndLimits(t *testing.T) {
