@@ -108,7 +108,7 @@ func TestAnalyticsSurvivesKilledProcess(t *testing.T) {
 	assert.Equal(t, []any{float64(n), float64(n - n/10), float64(n - n/10), float64(n / 10)},
 		[]any{top[0]["totalCount"], top[0]["sentCount"], top[0]["deliveredCount"], top[0]["failedCount"]})
 	var sent float64
-	for _, h := range tn.analytics("best-send-times?"+rng2).JSON(t)["byHour"].([]any) {
+	for _, h := range tn.analytics("best-send-times?" + rng2).JSON(t)["byHour"].([]any) {
 		sent += h.(map[string]any)["totalSent"].(float64)
 	}
 	assert.Equal(t, float64(n-n/10), sent, fmt.Sprintf("every send in one hour bucket (seed %d)", seed))
