@@ -72,6 +72,7 @@ type Service struct {
 	messaging *outbox.Consumer // messages, inbound messages, clicks
 	campaigns *outbox.Consumer // campaign snapshots
 	grpc      *grpc.Server
+	log       *slog.Logger
 }
 
 // New connects, migrates, and builds the gRPC server and the event consumers.
@@ -88,7 +89,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("analytics: %w", err)
 	}
-	s := &Service{pool: pool, rdb: redis.NewClient(ropts)}
+	s := &Service{pool: pool, rdb: redis.NewClient(ropts), log: log}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -113,11 +114,13 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	return s, nil
 }
 
-// Serve consumes the events and answers gRPC on lis until ctx is done.
+// Serve consumes the events, folds their counts into the rollups and answers gRPC on lis
+// until ctx is done.
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.messaging.Run(gctx) })
 	g.Go(func() error { return s.campaigns.Run(gctx) })
+	g.Go(func() error { ingest.FoldLoop(gctx, s.pool, s.log); return nil })
 	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("analytics: %w", err)

@@ -311,7 +311,7 @@ func TestAnalyticsScriptedHistoryAndReplay(t *testing.T) {
 	pool, err := pgdb.Open(ctx, e.dsn, "analytics")
 	require.NoError(t, err)
 	defer pool.Close()
-	_, err = pool.Exec(ctx, `TRUNCATE messages, message_hours, campaigns, click_days, processed_events`)
+	_, err = pool.Exec(ctx, `TRUNCATE messages, message_hours, pending_counts, campaigns, click_days, processed_events`)
 	require.NoError(t, err)
 	opts, err := redis.ParseURL(e.redisURL)
 	require.NoError(t, err)

@@ -41,17 +41,11 @@ func (in *Ingester) campaign(ctx context.Context, tx pgx.Tx, org uuid.UUID, ev *
 	return nil
 }
 
-// addCampaignOutcomes adds d to a campaign's message outcomes (a row without a snapshot yet
-// waits for its campaign.changed).
-func addCampaignOutcomes(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, d counts) error {
-	_, err := tx.Exec(ctx, `INSERT INTO campaigns AS c (organization_id, id, sent, delivered, failed) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (organization_id, id) DO UPDATE SET sent = c.sent + excluded.sent,
-			delivered = c.delivered + excluded.delivered, failed = c.failed + excluded.failed`,
+// addCampaignOutcomes queues the addition of d to a campaign's message outcomes, as a pending
+// change (Fold).
+func addCampaignOutcomes(b *pgx.Batch, org, campaign uuid.UUID, d counts) {
+	b.Queue(`INSERT INTO pending_counts (organization_id, campaign_id, sent, delivered, failed) VALUES ($1, $2, $3, $4, $5)`,
 		org, campaign, d.sent, d.delivered, d.failed)
-	if err != nil {
-		return fmt.Errorf("count campaign %s: %w", campaign, err)
-	}
-	return nil
 }
 
 // click counts a short-link follow on its local day: a person's, or a preview fetcher's.

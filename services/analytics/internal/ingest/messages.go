@@ -130,25 +130,24 @@ func (in *Ingester) message(ctx context.Context, tx pgx.Tx, org uuid.UUID, messa
 	if old != nil && old.same(&next) {
 		return nil
 	}
-	if err := writeFact(ctx, tx, org, id, &next); err != nil {
-		return err
-	}
+	// The fact and the rollups it moves are written in one round trip.
+	b := &pgx.Batch{}
+	writeFact(b, org, id, &next)
 	before, after := old.counts(), next.counts()
 	if old != nil && (!old.day.Equal(next.day) || old.hour != next.hour) {
-		if err := addHour(ctx, tx, org, old.day, old.hour, counts{}.minus(before), 0); err != nil {
-			return err
-		}
+		addHour(b, org, old.day, old.hour, counts{}.minus(before), 0)
 		before = counts{}
 	}
 	if d := after.minus(before); !d.zero() {
-		if err := addHour(ctx, tx, org, next.day, next.hour, d, 0); err != nil {
-			return err
-		}
+		addHour(b, org, next.day, next.hour, d, 0)
 	}
 	if next.campaign != nil {
 		if d := after.minus(old.counts()); !d.zero() {
-			return addCampaignOutcomes(ctx, tx, org, *next.campaign, d)
+			addCampaignOutcomes(b, org, *next.campaign, d)
 		}
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("store message %s and its counts: %w", id, err)
 	}
 	return nil
 }
@@ -207,30 +206,20 @@ func utc(t *time.Time) *time.Time {
 	return &u
 }
 
-func writeFact(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, f *fact) error {
-	_, err := tx.Exec(ctx, `INSERT INTO messages (organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour)
+func writeFact(b *pgx.Batch, org, id uuid.UUID, f *fact) {
+	b.Queue(`INSERT INTO messages (organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (organization_id, id) DO UPDATE SET status = excluded.status, withdrawn = excluded.withdrawn,
 			created_at = excluded.created_at, left_at = excluded.left_at, day = excluded.day, hour = excluded.hour`,
 		org, id, f.kind, f.campaign, f.status, f.withdrawn, f.created, f.left, f.day, int16(f.hour))
-	if err != nil {
-		return fmt.Errorf("store message %s: %w", id, err)
-	}
-	return nil
 }
 
-// addHour adds d (and received inbound messages) to org's counts of one local hour.
-func addHour(ctx context.Context, tx pgx.Tx, org uuid.UUID, day time.Time, hour int, d counts, received int) error {
-	_, err := tx.Exec(ctx, `INSERT INTO message_hours AS h (organization_id, day, hour, total, sent, delivered, undelivered, failed, received)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-		ON CONFLICT (organization_id, day, hour) DO UPDATE SET total = h.total + excluded.total, sent = h.sent + excluded.sent,
-			delivered = h.delivered + excluded.delivered, undelivered = h.undelivered + excluded.undelivered,
-			failed = h.failed + excluded.failed, received = h.received + excluded.received`,
+// addHour queues the addition of d (and of received inbound messages) to org's counts of one
+// local hour, as a pending change (Fold).
+func addHour(b *pgx.Batch, org uuid.UUID, day time.Time, hour int, d counts, received int) {
+	b.Queue(`INSERT INTO pending_counts (organization_id, day, hour, total, sent, delivered, undelivered, failed, received)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		org, day, int16(hour), d.total, d.sent, d.delivered, d.undelivered, d.failed, received)
-	if err != nil {
-		return fmt.Errorf("count hour %s %d: %w", day.Format(time.DateOnly), hour, err)
-	}
-	return nil
 }
 
 // received counts an inbound message in the hour it arrived.
@@ -239,5 +228,10 @@ func (in *Ingester) received(ctx context.Context, tx pgx.Tx, org uuid.UUID, at t
 	if err != nil {
 		return err
 	}
-	return addHour(ctx, tx, org, day, hour, counts{}, 1)
+	b := &pgx.Batch{}
+	addHour(b, org, day, hour, counts{}, 1)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("count inbound message: %w", err)
+	}
+	return nil
 }

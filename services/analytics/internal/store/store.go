@@ -35,6 +35,14 @@ type Campaigns struct {
 // Clicks are short-link follows.
 type Clicks struct{ Human, Previews int32 }
 
+// hours are org's ($1) hourly counts of the days $2 to $3: the folded rollups and the changes
+// still pending (ingest.Fold), whose sums are the same either way.
+const hours = `(SELECT day, hour, total, sent, delivered, undelivered, failed, received
+		FROM message_hours WHERE organization_id = $1 AND day BETWEEN $2 AND $3
+	UNION ALL
+	SELECT day, hour, total, sent, delivered, undelivered, failed, received
+		FROM pending_counts WHERE organization_id = $1 AND campaign_id IS NULL AND day BETWEEN $2 AND $3) hours`
+
 // Overview is the range's sums.
 type Overview struct {
 	Messages  Messages
@@ -50,7 +58,7 @@ func (s *Store) Overview(ctx context.Context, org uuid.UUID, r Range) (Overview,
 	err := s.pool.QueryRow(ctx, `SELECT * FROM
 		(SELECT coalesce(sum(total), 0)::int, coalesce(sum(sent), 0)::int, coalesce(sum(delivered), 0)::int,
 				coalesce(sum(undelivered), 0)::int, coalesce(sum(failed), 0)::int, coalesce(sum(received), 0)::int
-			FROM message_hours WHERE organization_id = $1 AND day BETWEEN $2 AND $3) m
+			FROM `+hours+`) m
 		CROSS JOIN (SELECT count(*)::int, (count(*) FILTER (WHERE status = 'completed'))::int,
 				(count(*) FILTER (WHERE status = 'sending'))::int, (count(*) FILTER (WHERE status = 'scheduled'))::int,
 				(count(*) FILTER (WHERE status = 'failed'))::int
@@ -69,7 +77,7 @@ func (s *Store) Overview(ctx context.Context, org uuid.UUID, r Range) (Overview,
 func (s *Store) MessageDays(ctx context.Context, org uuid.UUID, r Range) (map[time.Time]Messages, error) {
 	rows, err := s.pool.Query(ctx, `SELECT day, sum(total)::int, sum(sent)::int, sum(delivered)::int, sum(undelivered)::int,
 			sum(failed)::int, sum(received)::int
-		FROM message_hours WHERE organization_id = $1 AND day BETWEEN $2 AND $3 GROUP BY day`, org, r.Start, r.End)
+		FROM `+hours+` GROUP BY day`, org, r.Start, r.End)
 	if err != nil {
 		return nil, fmt.Errorf("read message days: %w", err)
 	}
@@ -132,6 +140,16 @@ func Rate(part, whole int32) float64 {
 
 const campaignColumns = `id, name, status, total_count, sent, delivered, failed, created_at, completed_at`
 
+// campaignsIn are org's ($1) campaigns created on the days $2 to $3 with their outcomes: the
+// folded ones and those still pending (ingest.Fold).
+const campaignsIn = `(SELECT c.id, c.name, c.status, c.total_count, c.sent + coalesce(p.sent, 0) AS sent,
+		c.delivered + coalesce(p.delivered, 0) AS delivered, c.failed + coalesce(p.failed, 0) AS failed,
+		c.created_at, c.completed_at
+	FROM campaigns c LEFT JOIN (
+		SELECT campaign_id, sum(sent)::int AS sent, sum(delivered)::int AS delivered, sum(failed)::int AS failed
+		FROM pending_counts WHERE organization_id = $1 AND campaign_id IS NOT NULL GROUP BY campaign_id) p ON p.campaign_id = c.id
+	WHERE c.organization_id = $1 AND c.version >= 0 AND c.created_day BETWEEN $2 AND $3) c`
+
 func scanCampaigns(rows pgx.Rows, what string) ([]Campaign, error) {
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Campaign, error) {
 		var c Campaign
@@ -147,8 +165,7 @@ func scanCampaigns(rows pgx.Rows, what string) ([]Campaign, error) {
 // TopCampaigns returns up to limit of org's completed campaigns created in the range, best
 // delivery rate first, then most delivered, then newest.
 func (s *Store) TopCampaigns(ctx context.Context, org uuid.UUID, r Range, limit int) ([]Campaign, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+campaignColumns+` FROM campaigns
-		WHERE organization_id = $1 AND version >= 0 AND created_day BETWEEN $2 AND $3 AND status = 'completed'
+	rows, err := s.pool.Query(ctx, `SELECT `+campaignColumns+` FROM `+campaignsIn+` WHERE status = 'completed'
 		ORDER BY CASE WHEN sent = 0 THEN 0 ELSE delivered::float8 / sent END DESC, delivered DESC, created_at DESC, id
 		LIMIT $4`, org, r.Start, r.End, limit)
 	if err != nil {
@@ -159,9 +176,7 @@ func (s *Store) TopCampaigns(ctx context.Context, org uuid.UUID, r Range, limit 
 
 // Campaigns returns org's campaigns created in the range, newest first.
 func (s *Store) Campaigns(ctx context.Context, org uuid.UUID, r Range) ([]Campaign, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+campaignColumns+` FROM campaigns
-		WHERE organization_id = $1 AND version >= 0 AND created_day BETWEEN $2 AND $3
-		ORDER BY created_at DESC, id`, org, r.Start, r.End)
+	rows, err := s.pool.Query(ctx, `SELECT `+campaignColumns+` FROM `+campaignsIn+` ORDER BY created_at DESC, id`, org, r.Start, r.End)
 	if err != nil {
 		return nil, fmt.Errorf("read campaigns: %w", err)
 	}
@@ -175,8 +190,7 @@ type Sends struct{ Sent, Delivered int32 }
 // week (0 Sunday ... 6 Saturday), every bucket present.
 func (s *Store) SendTimes(ctx context.Context, org uuid.UUID, r Range) (byHour [24]Sends, byDay [7]Sends, err error) {
 	rows, err := s.pool.Query(ctx, `SELECT extract(dow FROM day)::int, hour, sum(sent)::int, sum(delivered)::int
-		FROM message_hours WHERE organization_id = $1 AND day BETWEEN $2 AND $3
-		GROUP BY 1, 2`, org, r.Start, r.End)
+		FROM `+hours+` GROUP BY 1, 2`, org, r.Start, r.End)
 	if err != nil {
 		return byHour, byDay, fmt.Errorf("read send times: %w", err)
 	}
