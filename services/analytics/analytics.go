@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -38,9 +39,15 @@ const Schema = "analytics"
 // and the consumer group of the event streams it reads.
 const ServiceName = "analytics"
 
-// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC reads and the two event
-// consumers.
-const DefaultDBMaxConns = 8
+// MessagingMembers is how many members of the consumer group read messaging's stream in one
+// process: an event's work is mostly waiting on PostgreSQL round trips, so members applying
+// batches side by side multiply the ingest rate (the rollups are appended to, not updated, so
+// they do not queue on each other; two events of one message lock its fact in turn).
+const MessagingMembers = 4
+
+// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC reads, the event consumers
+// (one transaction each) and the folder.
+const DefaultDBMaxConns = 12
 
 // Config is the analytics process configuration.
 type Config struct {
@@ -69,8 +76,8 @@ type Service struct {
 	rdb       *redis.Client
 	orgs      *orgs.Client
 	contacts  *contacts.Client
-	messaging *outbox.Consumer // messages, inbound messages, clicks
-	campaigns *outbox.Consumer // campaign snapshots
+	messaging []*outbox.Consumer // messages, inbound messages, clicks: MessagingMembers of the group
+	campaigns *outbox.Consumer   // campaign snapshots
 	grpc      *grpc.Server
 	log       *slog.Logger
 }
@@ -109,7 +116,10 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	analyticsv1.RegisterAnalyticsServiceServer(s.grpc, server.New(server.Config{Store: store.New(pool), Zones: zones, Contacts: s.contacts}))
 	in := ingest.New(zones)
 	member := outbox.MemberName()
-	s.messaging = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName, member, in.MessagingHandler(), outbox.WithLogger(log))
+	for i := range MessagingMembers {
+		s.messaging = append(s.messaging, outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName,
+			member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithLogger(log)))
+	}
 	s.campaigns = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log))
 	return s, nil
 }
@@ -118,7 +128,9 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 // until ctx is done.
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.messaging.Run(gctx) })
+	for _, c := range s.messaging {
+		g.Go(func() error { return c.Run(gctx) })
+	}
 	g.Go(func() error { return s.campaigns.Run(gctx) })
 	g.Go(func() error { ingest.FoldLoop(gctx, s.pool, s.log); return nil })
 	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })

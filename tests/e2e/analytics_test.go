@@ -397,7 +397,8 @@ func TestAnalyticsFollowsTheProducersWithinFiveSeconds(t *testing.T) {
 	eventually(t, 10*time.Second, "the campaign in the overview", func() bool {
 		ov := tn.analytics("overview").JSON(t)
 		m := ov["messages"].(map[string]any)
-		return m["delivered"] == 2.0 && m["failed"] == 1.0 && ov["clicks"].(map[string]any)["previews"] == 1.0
+		return m["delivered"] == 2.0 && m["failed"] == 1.0 && m["received"] == 1.0 && ov["clicks"].(map[string]any)["human"] == 1.0 &&
+			ov["clicks"].(map[string]any)["previews"] == 1.0 && ov["contacts"].(map[string]any)["optedOut"] == 1.0
 	})
 	ov := tn.analytics("overview").JSON(t)
 	// Four campaign messages (0006 failed, 0007 undelivered); the test copy and the STOP's

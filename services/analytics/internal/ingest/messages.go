@@ -179,17 +179,22 @@ func merge(old *fact, r report) fact {
 	return f
 }
 
+// readFact locks the message's fact, making a placeholder (status "") when there is none yet,
+// so two events of one message applied at once by two members of the group take turns
+// instead of both starting from nothing. It returns nil for a message not seen before.
 func readFact(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*fact, error) {
 	var f fact
 	var hour int16
-	err := tx.QueryRow(ctx, `SELECT source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour
-		FROM messages WHERE organization_id = $1 AND id = $2 FOR UPDATE`, org, id).
+	err := tx.QueryRow(ctx, `INSERT INTO messages AS m (organization_id, id, source_kind, status, day, hour)
+		VALUES ($1, $2, '', '', '1970-01-01', 0)
+		ON CONFLICT (organization_id, id) DO UPDATE SET status = m.status
+		RETURNING source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour`, org, id).
 		Scan(&f.kind, &f.campaign, &f.status, &f.withdrawn, &f.created, &f.left, &f.day, &hour)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read message %s: %w", id, err)
+		return nil, fmt.Errorf("lock message %s: %w", id, err)
+	}
+	if f.status == "" {
+		return nil, nil
 	}
 	f.hour = int(hour)
 	f.day = f.day.UTC()
@@ -209,7 +214,8 @@ func utc(t *time.Time) *time.Time {
 func writeFact(b *pgx.Batch, org, id uuid.UUID, f *fact) {
 	b.Queue(`INSERT INTO messages (organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		ON CONFLICT (organization_id, id) DO UPDATE SET status = excluded.status, withdrawn = excluded.withdrawn,
+		ON CONFLICT (organization_id, id) DO UPDATE SET source_kind = excluded.source_kind, campaign_id = excluded.campaign_id,
+			status = excluded.status, withdrawn = excluded.withdrawn,
 			created_at = excluded.created_at, left_at = excluded.left_at, day = excluded.day, hour = excluded.hour`,
 		org, id, f.kind, f.campaign, f.status, f.withdrawn, f.created, f.left, f.day, int16(f.hour))
 }
