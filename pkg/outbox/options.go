@@ -18,6 +18,7 @@ type settings struct {
 	retryMax      time.Duration
 	claimIdle     time.Duration
 	maxDeliveries int64
+	batch         BatchHandler
 }
 
 func newSettings(opts []Option) settings {
@@ -122,4 +123,13 @@ func WithMaxDeliveries(n int) Option {
 			s.maxDeliveries = int64(n)
 		}
 	}
+}
+
+// WithBatchHandler makes a Consumer apply each read's new events with h in one call, after
+// recording them all as processed in one statement, instead of one savepoint and one handler
+// call per event: for consumers whose work per event is a few statements that h can make once
+// for the whole read. When h (or the commit) fails, the read is applied again event by event
+// with the Consumer's Handler, so one bad event fails alone, as without this option.
+func WithBatchHandler(h BatchHandler) Option {
+	return func(s *settings) { s.batch = h }
 }
