@@ -45,6 +45,10 @@ const ServiceName = "analytics"
 // they do not queue on each other; two events of one message lock its fact in turn).
 const MessagingMembers = 4
 
+// MessagingBatchSize is how many of messaging's events a member reads and applies at once
+// (ingest.MessagingBatch: a few statements whatever the number).
+const MessagingBatchSize = 500
+
 // DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC reads, the event consumers
 // (one transaction each) and the folder.
 const DefaultDBMaxConns = 12
@@ -118,7 +122,8 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	member := outbox.MemberName()
 	for i := range MessagingMembers {
 		s.messaging = append(s.messaging, outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName,
-			member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithLogger(log)))
+			member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithBatchHandler(in.MessagingBatch()),
+			outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)))
 	}
 	s.campaigns = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log))
 	return s, nil

@@ -40,29 +40,3 @@ func (in *Ingester) campaign(ctx context.Context, tx pgx.Tx, org uuid.UUID, ev *
 	}
 	return nil
 }
-
-// addCampaignOutcomes queues the addition of d to a campaign's message outcomes, as a pending
-// change (Fold).
-func addCampaignOutcomes(b *pgx.Batch, org, campaign uuid.UUID, d counts) {
-	b.Queue(`INSERT INTO pending_counts (organization_id, campaign_id, sent, delivered, failed) VALUES ($1, $2, $3, $4, $5)`,
-		org, campaign, d.sent, d.delivered, d.failed)
-}
-
-// click counts a short-link follow on its local day: a person's, or a preview fetcher's.
-func (in *Ingester) click(ctx context.Context, tx pgx.Tx, org uuid.UUID, at time.Time, fetcher bool) error {
-	day, _, err := in.local(ctx, org, at)
-	if err != nil {
-		return err
-	}
-	human, previews := 1, 0
-	if fetcher {
-		human, previews = 0, 1
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO click_days AS d (organization_id, day, human, previews) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (organization_id, day) DO UPDATE SET human = d.human + excluded.human, previews = d.previews + excluded.previews`,
-		org, day, human, previews)
-	if err != nil {
-		return fmt.Errorf("count click: %w", err)
-	}
-	return nil
-}

@@ -1,13 +1,9 @@
 package ingest
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // Message statuses as messaging reports them.
@@ -99,59 +95,6 @@ func (c counts) minus(o counts) counts {
 
 func (c counts) zero() bool { return c == counts{} }
 
-// message merges r into the message's fact and moves the rollups by the difference: out of
-// the bucket it was in, into the bucket it is in now (they differ when the first status report
-// moves it from its creation to the time it left). A message's time is when it left the
-// queue, the earliest status report, else its creation; both are kept as the least seen, so
-// the result does not depend on the order the events come in.
-func (in *Ingester) message(ctx context.Context, tx pgx.Tx, org uuid.UUID, messageID string, r report) error {
-	if uncounted(r.kind) {
-		return nil
-	}
-	id, err := uuid.Parse(messageID)
-	if err != nil {
-		return nil // not a message of ours: nothing to count
-	}
-	old, err := readFact(ctx, tx, org, id)
-	if err != nil {
-		return err
-	}
-	next := merge(old, r)
-	at := next.left
-	if at == nil {
-		at = next.created
-	}
-	if at == nil {
-		return errors.New("message event without a time")
-	}
-	if next.day, next.hour, err = in.local(ctx, org, *at); err != nil {
-		return err
-	}
-	if old != nil && old.same(&next) {
-		return nil
-	}
-	// The fact and the rollups it moves are written in one round trip.
-	b := &pgx.Batch{}
-	writeFact(b, org, id, &next)
-	before, after := old.counts(), next.counts()
-	if old != nil && (!old.day.Equal(next.day) || old.hour != next.hour) {
-		addHour(b, org, old.day, old.hour, counts{}.minus(before), 0)
-		before = counts{}
-	}
-	if d := after.minus(before); !d.zero() {
-		addHour(b, org, next.day, next.hour, d, 0)
-	}
-	if next.campaign != nil {
-		if d := after.minus(old.counts()); !d.zero() {
-			addCampaignOutcomes(b, org, *next.campaign, d)
-		}
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("store message %s and its counts: %w", id, err)
-	}
-	return nil
-}
-
 // merge is old with r applied.
 func merge(old *fact, r report) fact {
 	var f fact
@@ -177,67 +120,4 @@ func merge(old *fact, r report) fact {
 		f.status, f.withdrawn = r.status, r.withdrawn
 	}
 	return f
-}
-
-// readFact locks the message's fact, making a placeholder (status "") when there is none yet,
-// so two events of one message applied at once by two members of the group take turns
-// instead of both starting from nothing. It returns nil for a message not seen before.
-func readFact(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*fact, error) {
-	var f fact
-	var hour int16
-	err := tx.QueryRow(ctx, `INSERT INTO messages AS m (organization_id, id, source_kind, status, day, hour)
-		VALUES ($1, $2, '', '', '1970-01-01', 0)
-		ON CONFLICT (organization_id, id) DO UPDATE SET status = m.status
-		RETURNING source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour`, org, id).
-		Scan(&f.kind, &f.campaign, &f.status, &f.withdrawn, &f.created, &f.left, &f.day, &hour)
-	if err != nil {
-		return nil, fmt.Errorf("lock message %s: %w", id, err)
-	}
-	if f.status == "" {
-		return nil, nil
-	}
-	f.hour = int(hour)
-	f.day = f.day.UTC()
-	f.created, f.left = utc(f.created), utc(f.left)
-	return &f, nil
-}
-
-// utc drops the location PostgreSQL's answer came in, so facts compare by value.
-func utc(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
-
-func writeFact(b *pgx.Batch, org, id uuid.UUID, f *fact) {
-	b.Queue(`INSERT INTO messages (organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		ON CONFLICT (organization_id, id) DO UPDATE SET source_kind = excluded.source_kind, campaign_id = excluded.campaign_id,
-			status = excluded.status, withdrawn = excluded.withdrawn,
-			created_at = excluded.created_at, left_at = excluded.left_at, day = excluded.day, hour = excluded.hour`,
-		org, id, f.kind, f.campaign, f.status, f.withdrawn, f.created, f.left, f.day, int16(f.hour))
-}
-
-// addHour queues the addition of d (and of received inbound messages) to org's counts of one
-// local hour, as a pending change (Fold).
-func addHour(b *pgx.Batch, org uuid.UUID, day time.Time, hour int, d counts, received int) {
-	b.Queue(`INSERT INTO pending_counts (organization_id, day, hour, total, sent, delivered, undelivered, failed, received)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		org, day, int16(hour), d.total, d.sent, d.delivered, d.undelivered, d.failed, received)
-}
-
-// received counts an inbound message in the hour it arrived.
-func (in *Ingester) received(ctx context.Context, tx pgx.Tx, org uuid.UUID, at time.Time) error {
-	day, hour, err := in.local(ctx, org, at)
-	if err != nil {
-		return err
-	}
-	b := &pgx.Batch{}
-	addHour(b, org, day, hour, counts{}, 1)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("count inbound message: %w", err)
-	}
-	return nil
 }
