@@ -16,9 +16,11 @@ SELECT organization_id, count(*), count(*) FILTER (WHERE is_textable), count(*) 
 FROM contacts GROUP BY organization_id;
 
 -- A trigger function reads only the transition tables its trigger declares, so each kind of
--- statement gets a function body that names what it has.
+-- statement gets a function body that names what it has. Each keeps the schema it was made in
+-- (SET search_path FROM CURRENT), so a write from a session with another search_path still
+-- finds contact_totals.
 -- +goose StatementBegin
-CREATE FUNCTION contact_totals_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION contact_totals_insert() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO contact_totals AS t (organization_id, total, textable, opted_out)
     SELECT organization_id, count(*), count(*) FILTER (WHERE is_textable), count(*) FILTER (WHERE NOT is_opted_in)
@@ -31,7 +33,7 @@ $$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
-CREATE FUNCTION contact_totals_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION contact_totals_delete() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     UPDATE contact_totals t SET total = t.total - d.n, textable = t.textable - d.textable, opted_out = t.opted_out - d.opted_out
     FROM (SELECT organization_id, count(*) AS n, count(*) FILTER (WHERE is_textable) AS textable,
@@ -44,7 +46,7 @@ $$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
-CREATE FUNCTION contact_totals_update() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION contact_totals_update() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO contact_totals AS t (organization_id, total, textable, opted_out)
     SELECT organization_id, sum(n), sum(textable), sum(opted_out) FROM (
