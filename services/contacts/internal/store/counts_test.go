@@ -8,10 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/pkg/pgdb"
-	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
-	"github.com/chorus-sms/chorus/services/contacts/migrations"
 )
 
 // The totals follow every kind of write (bulk and single inserts, updates of textability and
@@ -20,10 +17,7 @@ import (
 func TestTotalsFollowEveryWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "contacts")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "contacts", migrations.FS, migrations.With...))
+	pool := newPool(t)
 	st := store.New(pool)
 	org, other := uuid.New(), uuid.New()
 	totals := func(o uuid.UUID) store.Counts {
@@ -36,7 +30,7 @@ func TestTotalsFollowEveryWrite(t *testing.T) {
 		return c
 	}
 	assert.Equal(t, store.Counts{}, totals(org), "no contact yet")
-	_, err = pool.Exec(ctx, `INSERT INTO contacts (id, organization_id, phone, is_textable, is_opted_in) VALUES
+	_, err := pool.Exec(ctx, `INSERT INTO contacts (id, organization_id, phone, is_textable, is_opted_in) VALUES
 		(gen_random_uuid(), $1, '+12025550101', true, true),
 		(gen_random_uuid(), $1, '+12025550102', true, false),
 		(gen_random_uuid(), $1, '+12025550103', NULL, true),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -22,12 +23,18 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
+	return store.New(newPool(t))
+}
+
+// newPool is a pool on a new database with the messaging schema migrated.
+func newPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
 	ctx := context.Background()
 	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "messaging")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS, migrations.With...))
-	return store.New(pool)
+	return pool
 }
 
 func outgoing(org uuid.UUID, to string) *store.Message {
@@ -331,10 +338,7 @@ func TestClaimManyClaimsEachMessageOnce(t *testing.T) {
 // stores it (analytics counts messages from it); a deduplicated one is not announced again.
 func TestStoredOutgoingMessagesAreAnnouncedOnce(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "messaging")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS, migrations.With...))
+	pool := newPool(t)
 	st := store.New(pool)
 	org := uuid.New()
 	a, b := outgoing(org, "+12025550143"), outgoing(org, "+12025550144")
