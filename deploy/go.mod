@@ -7,6 +7,7 @@ replace (
 	github.com/chorus-sms/chorus/gateway => ../gateway
 	github.com/chorus-sms/chorus/pkg => ../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../proto/gen/go
+	github.com/chorus-sms/chorus/services/analytics => ../services/analytics
 	github.com/chorus-sms/chorus/services/billing => ../services/billing
 	github.com/chorus-sms/chorus/services/campaigns => ../services/campaigns
 	github.com/chorus-sms/chorus/services/contacts => ../services/contacts
@@ -19,6 +20,7 @@ require (
 	github.com/chorus-sms/chorus/cmd v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/pkg v0.0.0
+	github.com/chorus-sms/chorus/services/analytics v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/billing v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/campaigns v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000

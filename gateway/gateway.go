@@ -41,7 +41,10 @@ type Config struct {
 	// PollsAddr is the polls service's gRPC address (CHORUS_POLLS_ADDR); empty leaves out the
 	// poll routes.
 	PollsAddr string
-	RedisURL  string // CHORUS_REDIS_URL: rate-limit counters
+	// AnalyticsAddr is the analytics service's gRPC address (CHORUS_ANALYTICS_ADDR); empty
+	// leaves out the analytics routes.
+	AnalyticsAddr string
+	RedisURL      string // CHORUS_REDIS_URL: rate-limit counters
 
 	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
 	Issuer      string        // CHORUS_JWT_ISSUER: required iss
@@ -79,6 +82,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		MessagingAddr:  registry.Messaging.AddrFrom(r),
 		CampaignsAddr:  registry.Campaigns.AddrFrom(r),
 		PollsAddr:      registry.Polls.AddrFrom(r),
+		AnalyticsAddr:  registry.Analytics.AddrFrom(r),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
@@ -219,6 +223,13 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		}
 	}
 
+	var analyticsConn *clients.Conn
+	if cfg.AnalyticsAddr != "" {
+		if analyticsConn, err = g.dial("analytics", cfg.AnalyticsAddr); err != nil {
+			return nil, err
+		}
+	}
+
 	subOpts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: CHORUS_REDIS_URL: %w", err)
@@ -233,7 +244,7 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	api, err := newAPIMux(ctx, backendConns{
 		contacts: contactsConn.ClientConn(), billing: billingConn.ClientConn(),
 		messaging: messagingConn.ClientConn(), campaigns: campaignsConn.ClientConn(),
-		polls: pollsConn.ClientConn(),
+		polls: pollsConn.ClientConn(), analytics: analyticsConn.ClientConn(),
 	}, g.log)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	analyticsv1 "github.com/chorus-sms/chorus/proto/gen/go/analytics/v1"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -29,7 +30,7 @@ const httpCodeHeader = "x-http-code"
 // backendConns are the services whose REST routes the mux serves; a nil connection other than
 // contacts leaves that service's routes out.
 type backendConns struct {
-	contacts, billing, messaging, campaigns, polls *grpc.ClientConn
+	contacts, billing, messaging, campaigns, polls, analytics *grpc.ClientConn
 }
 
 // newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules.
@@ -81,6 +82,15 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 	if b.polls != nil {
 		if err := pollsv1.RegisterPollsServiceHandlerClient(ctx, mux, pollsv1.NewPollsServiceClient(b.polls)); err != nil {
 			return nil, fmt.Errorf("gateway: register polls routes: %w", err)
+		}
+	}
+	if b.analytics != nil {
+		client := analyticsv1.NewAnalyticsServiceClient(b.analytics)
+		if err := analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, client); err != nil {
+			return nil, fmt.Errorf("gateway: register analytics routes: %w", err)
+		}
+		if err := mux.HandlePath(http.MethodGet, exportPath, exportHandler(mux, client)); err != nil {
+			return nil, fmt.Errorf("gateway: register the analytics export: %w", err)
 		}
 	}
 	return mux, nil

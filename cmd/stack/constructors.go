@@ -7,6 +7,7 @@ import (
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/services/analytics"
 	"github.com/chorus-sms/chorus/services/billing"
 	"github.com/chorus-sms/chorus/services/campaigns"
 	"github.com/chorus-sms/chorus/services/contacts"
@@ -63,6 +64,13 @@ var constructors = map[string]constructor{
 		c.MessagingAddr = peers[registry.Messaging.Name]
 		return polls.New(ctx, c)
 	},
+	registry.Analytics.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
+		c := cfg.Analytics
+		c.Logger = log
+		c.OrgsAddr = peers[registry.Orgs.Name]
+		c.ContactsAddr = peers[registry.Contacts.Name]
+		return analytics.New(ctx, c)
+	},
 	registry.Gateway.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
 		c := cfg.Gateway
 		c.Logger = log
@@ -72,6 +80,7 @@ var constructors = map[string]constructor{
 		c.MessagingAddr = peers[registry.Messaging.Name]
 		c.CampaignsAddr = peers[registry.Campaigns.Name]
 		c.PollsAddr = peers[registry.Polls.Name]
+		c.AnalyticsAddr = peers[registry.Analytics.Name]
 		return gateway.New(ctx, c)
 	},
 }

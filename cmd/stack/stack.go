@@ -19,6 +19,7 @@ import (
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/services/analytics"
 	"github.com/chorus-sms/chorus/services/billing"
 	"github.com/chorus-sms/chorus/services/campaigns"
 	"github.com/chorus-sms/chorus/services/contacts"
@@ -36,6 +37,7 @@ type Config struct {
 	Messaging messaging.Config
 	Campaigns campaigns.Config
 	Polls     polls.Config
+	Analytics analytics.Config
 	Gateway   gateway.Config
 	// Addrs is where each registry service listens, by name, from its AddrVar (port 0 picks a
 	// free port). The gateway's and messaging's addresses of their peers are set from the
@@ -69,6 +71,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		Messaging:      messaging.ConfigFromEnv(r),
 		Campaigns:      campaigns.ConfigFromEnv(r),
 		Polls:          polls.ConfigFromEnv(r),
+		Analytics:      analytics.ConfigFromEnv(r),
 		DevKeyPath:     r.String("CHORUS_DEV_KEY", ".run/dev-key.pem"),
 		JWKSAddr:       r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
 		DevIdentity:    r.String("CHORUS_JWT_JWKS_URL", "") == "",

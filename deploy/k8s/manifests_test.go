@@ -34,6 +34,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/services/analytics"
 	"github.com/chorus-sms/chorus/services/billing"
 	"github.com/chorus-sms/chorus/services/campaigns"
 	"github.com/chorus-sms/chorus/services/contacts"
@@ -52,6 +53,7 @@ var setups = map[string]process.Setup{
 	registry.Messaging.Name: messaging.Setup,
 	registry.Campaigns.Name: campaigns.Setup,
 	registry.Polls.Name:     polls.Setup,
+	registry.Analytics.Name: analytics.Setup,
 	registry.Gateway.Name:   gateway.Setup,
 }
 
@@ -559,7 +561,7 @@ func TestManifestCheckFindsDrift(t *testing.T) {
 			drift: func(m *manifests) {
 				dropValue(&m.policies["postgresql"].Spec.Ingress[0].From[0].PodSelector.MatchExpressions[0].Values, "billing")
 			},
-			want: "NetworkPolicy postgresql admits [campaigns contacts messaging orgs polls], want the readers of CHORUS_DATABASE_URL [billing campaigns contacts messaging orgs polls]",
+			want: "NetworkPolicy postgresql admits [analytics campaigns contacts messaging orgs polls], want the readers of CHORUS_DATABASE_URL [analytics billing campaigns contacts messaging orgs polls]",
 		},
 		"a Secret in the manifests": {
 			drift: func(m *manifests) { m.secrets = append(m.secrets, "chorus-orgs") },

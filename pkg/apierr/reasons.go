@@ -61,3 +61,10 @@ const (
 	// Polls (INVALID_STATE and QUIET_HOURS as for campaigns).
 	ReasonPollNotFound = "POLL_NOT_FOUND" // 404: no such poll in the organization
 )
+
+// Withdrawn says a failed message's errorCode means messaging withdrew it before the carrier
+// saw it (its campaign or poll canceled, its contact deleted or opted out meanwhile): it was
+// never sent, so the services that count messages count it neither as sent nor as failed.
+func Withdrawn(code string) bool {
+	return code == ReasonSourceCanceled || code == ReasonContactNotFound || code == ReasonContactOptedOut
+}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -26,6 +27,11 @@ const maxBlock = time.Second
 // both back and leaves the entry pending to be retried with backoff; the batch's other events
 // are applied.
 type Handler func(ctx context.Context, tx pgx.Tx, m Message) error
+
+// BatchHandler applies several events inside tx, the transaction that also records them as
+// processed by the group (WithBatchHandler); the events are those not processed before, in
+// stream order. Returning an error rolls the whole call back.
+type BatchHandler func(ctx context.Context, tx pgx.Tx, ms []Message) error
 
 // Consumer handles a stream's entries as one member of a consumer group, a read's worth at a
 // time in one transaction.
@@ -272,6 +278,13 @@ func (c *Consumer) process(ctx context.Context, entries []redis.XMessage, delive
 // transaction and then sees its row. An error of the consumer's own statements, or of a
 // batch's commit, is returned and nothing of the batch is applied: its entries stay pending.
 func (c *Consumer) apply(ctx context.Context, msgs []Message) (failed []error, err error) {
+	if c.cfg.batch != nil && len(msgs) > 1 {
+		done, err := c.applyBatch(ctx, msgs)
+		if err != nil || done {
+			return make([]error, len(msgs)), err
+		}
+		// The batch failed as a whole: find which event by applying them one at a time.
+	}
 	tx, err := c.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: begin: %w", err)
@@ -354,6 +367,63 @@ func (c *Consumer) applyPartitioned(ctx context.Context, msgs []Message) ([]erro
 		return nil, err
 	}
 	return failed, nil
+}
+
+// applyBatch records msgs as processed in one statement and applies those not processed
+// before with the batch handler, all in one transaction. done is false, with nothing applied,
+// when the handler or the commit failed (the caller then applies the events one by one); an
+// error of the consumer's own statements is returned.
+func (c *Consumer) applyBatch(ctx context.Context, msgs []Message) (done bool, err error) {
+	tx, err := c.pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("outbox: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+	ids := make([]uuid.UUID, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.EventID
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO processed_events (consumer, event_id) SELECT $1, unnest($2::uuid[])
+		ON CONFLICT DO NOTHING RETURNING event_id`, c.group, ids)
+	if err != nil {
+		return false, fmt.Errorf("outbox: record %d events as processed: %w", len(msgs), err)
+	}
+	recorded, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return false, fmt.Errorf("outbox: record %d events as processed: %w", len(msgs), err)
+	}
+	isNew := make(map[uuid.UUID]bool, len(recorded))
+	for _, id := range recorded {
+		isNew[id] = true
+	}
+	fresh := make([]Message, 0, len(recorded))
+	for _, m := range msgs {
+		if isNew[m.EventID] {
+			fresh = append(fresh, m)
+			isNew[m.EventID] = false // an event read twice in one batch is applied once
+		}
+	}
+	if len(fresh) > 0 {
+		if err := c.runBatch(ctx, tx, fresh); err != nil {
+			c.log.DebugContext(ctx, "outbox: batch handler failed; applying its events one by one", "events", len(fresh), "err", err)
+			return false, nil
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		c.log.DebugContext(ctx, "outbox: batch commit failed; applying its events one by one", "events", len(fresh), "err", err)
+		return false, nil
+	}
+	return true, nil
+}
+
+// runBatch is runHandler for the batch handler.
+func (c *Consumer) runBatch(ctx context.Context, tx pgx.Tx, ms []Message) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("batch handler panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return c.cfg.batch(ctx, tx, ms)
 }
 
 // runHandler turns a handler panic into an error, so a bad event is retried and dead-lettered

@@ -371,3 +371,67 @@ func TestPartitionsApplyOneKeyInOrderAndOthersAtOnce(t *testing.T) {
 	require.Equal(t, []uuid.UUID{ids[1], ids[3], ids[5]}, order["b"])
 	require.Equal(t, 6, e.count(`SELECT count(*) FROM handled`))
 }
+
+// With a batch handler a read's new events are applied in one call, each once (an event
+// already processed is left out); when the batch fails, the read is applied event by event
+// with the handler, so only the bad event waits for its retry.
+func TestBatchHandlerAppliesAReadOnceAndFallsBackEventByEvent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	org := uuid.New()
+	var ids []uuid.UUID
+	for i := range 6 {
+		ids = append(ids, e.enqueue("contact.deleted", org, fmt.Sprint(i)))
+	}
+	_, err := e.db.Exec(e.ctx, `INSERT INTO processed_events (consumer, event_id) VALUES ('g', $1)`, ids[0])
+	require.NoError(t, err)
+	bad := ids[3]
+	e.startRelay()
+	e.waitPublished(6) // before the consumer starts: one read takes them all
+	var mu sync.Mutex
+	var batches [][]uuid.UUID
+	single := map[uuid.UUID]int{}
+	insert := func(ctx context.Context, tx pgx.Tx, m outbox.Message, how string) error {
+		_, err := tx.Exec(ctx, `INSERT INTO handled (event_id, member, type) VALUES ($1, $2, $3)`, m.EventID, how, m.Type)
+		return err
+	}
+	batch := func(ctx context.Context, tx pgx.Tx, ms []outbox.Message) error {
+		mu.Lock()
+		var got []uuid.UUID
+		for _, m := range ms {
+			got = append(got, m.EventID)
+		}
+		batches = append(batches, got)
+		mu.Unlock()
+		for _, m := range ms {
+			if err := insert(ctx, tx, m, "batch"); err != nil {
+				return err
+			}
+			if m.EventID == bad {
+				return errors.New("cannot apply this one")
+			}
+		}
+		return nil
+	}
+	e.startConsumer("g", "m1", func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
+		mu.Lock()
+		single[m.EventID]++
+		call := single[m.EventID]
+		mu.Unlock()
+		if m.EventID == bad && call == 1 {
+			return errors.New("still not")
+		}
+		return insert(ctx, tx, m, "single")
+	}, outbox.WithBatchHandler(batch), outbox.WithRetryBackoff(50*time.Millisecond, time.Second))
+
+	e.waitDrained("g")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, [][]uuid.UUID{ids[1:]}, batches, "one call with the five new events")
+	require.Zero(t, e.count(`SELECT count(*) FROM handled WHERE member = 'batch'`), "the failed batch left nothing")
+	for _, id := range ids[1:] {
+		require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, id), "applied once: %s", id)
+	}
+	require.Zero(t, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, ids[0]), "processed before: skipped")
+	require.Equal(t, 2, single[bad], "the bad event failed alone and was retried")
+}

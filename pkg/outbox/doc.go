@@ -11,7 +11,9 @@
 // A [Consumer] reads a stream in a consumer group and runs its [Handler] in a transaction that
 // first records the event id in processed_events, then acknowledges the entry. The entries of
 // one read share a transaction (one commit, one acknowledgement), each under a savepoint of
-// its own, so a failing handler rolls back only its own event. Publishing is
+// its own, so a failing handler rolls back only its own event; a consumer given a batch handler
+// ([WithBatchHandler]) applies a read's new events in one call instead, and falls back to one
+// at a time when that fails. Publishing is
 // at least once (a relay that dies between XADD and commit publishes again) and so is delivery
 // (a consumer that dies before XACK is redelivered to); that record makes the effect happen
 // once. Failed entries stay pending and are retried with exponential backoff; entries left by

@@ -21,6 +21,7 @@ type settings struct {
 	types         map[string]bool // nil: every type
 	partitions    int
 	partitionKey  func(Message) string
+	batch         BatchHandler
 }
 
 func newSettings(opts []Option) settings {
@@ -156,4 +157,13 @@ func WithPartitions(n int, key func(Message) string) Option {
 			s.partitions, s.partitionKey = n, key
 		}
 	}
+}
+
+// WithBatchHandler makes a Consumer apply each read's new events with h in one call, after
+// recording them all as processed in one statement, instead of one savepoint and one handler
+// call per event: for consumers whose work per event is a few statements that h can make once
+// for the whole read. When h (or the commit) fails, the read is applied again event by event
+// with the Consumer's Handler, so one bad event fails alone, as without this option.
+func WithBatchHandler(h BatchHandler) Option {
+	return func(s *settings) { s.batch = h }
 }

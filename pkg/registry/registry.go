@@ -95,15 +95,20 @@ var (
 		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name},
 		Main:  "services/polls/cmd/polls", Drain: drain,
 	}
+	Analytics = Service{
+		Name: "analytics", Protocol: GRPC, Addr: "127.0.0.1:9106", AddrVar: "CHORUS_ANALYTICS_ADDR", OpsPort: opsPort,
+		Needs: []string{Orgs.Name, Contacts.Name},
+		Main:  "services/analytics/cmd/analytics", Drain: drain,
+	}
 	Gateway = Service{
 		Name: "gateway", Protocol: HTTP, Addr: "127.0.0.1:8080", AddrVar: "CHORUS_HTTP_ADDR",
-		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name, Polls.Name},
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name, Polls.Name, Analytics.Name},
 		Main:  "gateway/cmd/gateway", Drain: drain,
 	}
 )
 
 // All is every row in start order: each comes after the services it needs (TestStartOrder).
-var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Gateway}
+var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Analytics, Gateway}
 
 // AddrFrom is where callers reach the service: AddrVar, else the default.
 func (s Service) AddrFrom(r *envconfig.Reader) string { return r.String(s.AddrVar, s.Addr) }

@@ -95,6 +95,7 @@ type Service struct {
 	messaging *messaging.Client
 	fanout    *fanout.Runner
 	events    *outbox.Consumer
+	relay     *outbox.Relay // campaign.changed events onto chorus.campaigns.events
 	grpc      *grpc.Server
 	log       *slog.Logger
 }
@@ -147,6 +148,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Store: st, Orgs: s.orgs, Contacts: s.contacts, Messaging: s.messaging, Jobs: s.fanout,
 	}))
 	s.events = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, s.fanout), outbox.WithLogger(log))
+	s.relay = outbox.NewRelay(pool, s.rdb, outbox.StreamName(Schema), outbox.WithLogger(log))
 	return s, nil
 }
 
@@ -158,6 +160,7 @@ func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return s.events.Run(gctx) })
+	g.Go(func() error { return s.relay.Run(gctx) })
 	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("campaigns: %w", err)

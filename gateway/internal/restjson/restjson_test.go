@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/chorus-sms/chorus/gateway/internal/restjson"
+	analyticsv1 "github.com/chorus-sms/chorus/proto/gen/go/analytics/v1"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -30,6 +31,7 @@ var gatewayServices = []protoreflect.FileDescriptor{
 	messagingv1.File_messaging_v1_messaging_proto,
 	campaignsv1.File_campaigns_v1_campaigns_proto,
 	pollsv1.File_polls_v1_polls_proto,
+	analyticsv1.File_analytics_v1_analytics_proto,
 }
 
 // Every service the HTTP rules route to is in gatewayServices, so a new service's responses

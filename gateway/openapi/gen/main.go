@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	_ "github.com/chorus-sms/chorus/proto/gen/go/analytics/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -341,7 +342,7 @@ func mergeComponents(doc *openapi3.T, raw map[string]any) error {
 }
 
 // addPaths adds the routes outside /api. Their x-errors become references to the shared error
-// responses, and each GET is also declared as HEAD, which the gateway serves alike.
+// responses, and each GET outside /api is also declared as HEAD, which the gateway serves alike.
 func addPaths(doc *openapi3.T, raw map[string]any) error {
 	for path, rawItem := range raw {
 		item := &openapi3.PathItem{}
@@ -359,8 +360,14 @@ func addPaths(doc *openapi3.T, raw map[string]any) error {
 				op.Responses.Set(strconv.Itoa(int(code)), errorRef(int(code)))
 			}
 			op.Security = &openapi3.SecurityRequirements{}
+			if strings.HasPrefix(path, "/api/") {
+				// A route of the gateway's own under /api (the CSV export): authenticated as
+				// every /api operation.
+				op.Parameters = append(op.Parameters, &openapi3.ParameterRef{Ref: "#/components/parameters/OrganizationId"})
+				op.Security = &openapi3.SecurityRequirements{{"bearer": {}}}
+			}
 		}
-		if get := item.Get; get != nil {
+		if get := item.Get; get != nil && !strings.HasPrefix(path, "/api/") { // /api routes are GET only, as the mux's
 			head := *get
 			head.OperationID = get.OperationID + "Head"
 			head.Responses = openapi3.NewResponses()

@@ -47,6 +47,13 @@ func (c *Client) CheckSendable(ctx context.Context, org uuid.UUID, phones []stri
 	return resp.GetResults(), err
 }
 
+// Count returns org's contact totals (all, textable, opted out).
+func (c *Client) Count(ctx context.Context, org uuid.UUID) (*contactsv1.CountContactsResponse, error) {
+	return clients.Call(ctx, c.conn, "CountContacts", clients.Idempotent, func(ctx context.Context) (*contactsv1.CountContactsResponse, error) {
+		return c.stub.CountContacts(c.conn.For(ctx, org), &contactsv1.CountContactsRequest{})
+	})
+}
+
 // ListContacts pages through org's contacts.
 func (c *Client) ListContacts(ctx context.Context, org uuid.UUID, req *contactsv1.ListContactsRequest) (*contactsv1.ListContactsResponse, error) {
 	return clients.Call(ctx, c.conn, "ListContacts", clients.Idempotent, func(ctx context.Context) (*contactsv1.ListContactsResponse, error) {

@@ -13,5 +13,6 @@ import (
 var FS embed.FS
 
 // With is what the campaigns schema holds besides its own tables: River's (start and fan-out
-// jobs) and processed_events (messaging events it consumes for its counters).
-var With = []pgdb.MigrateOption{pgdb.WithRiver(), pgdb.WithProcessedEvents()}
+// jobs), processed_events (messaging events it consumes for its counters) and the outbox of
+// its own campaign.changed events.
+var With = []pgdb.MigrateOption{pgdb.WithRiver(), pgdb.WithProcessedEvents(), pgdb.WithOutbox()}

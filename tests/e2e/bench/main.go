@@ -7,7 +7,8 @@
 // alone, and the dispatch rate of queued messages against the per-number throttle. Then a
 // campaign's fan-out to 1,000,000 contacts against a raw COPY of its message rows (fanout.go).
 // Then polls (polls.go): answers through the inbound webhook, webhook to next question at the
-// carrier.
+// carrier. Then analytics (analytics.go): every endpoint for the largest organization against
+// the raw GROUP BY of its message rows, and the ingest rate of events into the rollups.
 package main
 
 import (
@@ -59,7 +60,7 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, fanout, polls or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, fanout, polls, analytics or all")
 	pollParticipants := flag.Int("pollparticipants", 10_000, "participants of the polls case")
 	pollQuestions := flag.Int("pollquestions", 5, "questions of the polls case")
 	pollConc := flag.Int("pollconc", 32, "answer webhooks in flight at once in the polls case")
@@ -71,6 +72,10 @@ func main() {
 	paced := flag.String("paced", "1,10", "rates (messages per second per number) of the paced cases, run after the dispatch case; \"\" for none")
 	pacedFor := flag.Duration("pacedfor", 30*time.Second, "how long each paced case sends")
 	fanoutContacts := flag.Int("contacts", 1_000_000, "contacts the fan-out case sends one campaign to")
+	aMessages := flag.Int("amessages", 10_000_000, "messages of the analytics case, a fifth of them in the largest organization")
+	aOrgs := flag.Int("aorgs", 1000, "organizations of the analytics case")
+	aContacts := flag.Int("acontacts", 200_000, "contacts of the analytics case's largest organization")
+	aIngest := flag.Int("ingest", 30_000, "events of the analytics ingest case")
 	flag.Parse()
 	// The fan-out case profiles its fan-out alone.
 	if *cpuProfile != "" && *suite != "fanout" {
@@ -114,6 +119,9 @@ func main() {
 	}
 	if err == nil && (*suite == "all" || *suite == "polls") {
 		err = benchPolls(ctx, *pollParticipants, *pollQuestions, *pollConc)
+	}
+	if err == nil && (*suite == "all" || *suite == "analytics") {
+		err = benchAnalytics(ctx, analyticsRun{messages: *aMessages, orgs: *aOrgs, contacts: *aContacts, ingest: *aIngest, n: *n})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

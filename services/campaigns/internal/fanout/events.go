@@ -41,9 +41,7 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			}
 			// A message withdrawn before the carrier saw it, by the campaign's cancel or because
 			// its contact was deleted or opted out meanwhile, was never sent and is no failure.
-			code := ev.GetErrorCode()
-			counted := code != apierr.ReasonSourceCanceled && code != apierr.ReasonContactNotFound &&
-				code != apierr.ReasonContactOptedOut
+			counted := !apierr.Withdrawn(ev.GetErrorCode())
 			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, ev.GetTo(), ev.GetStatus(), counted)
 			if err != nil || !moved {
 				return err

@@ -83,7 +83,8 @@ func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs [
 // failed as unsendable (failedCount), and the credits its messages cost. Repeating it changes
 // nothing.
 func (s *Store) ResolveAudience(ctx context.Context, org, id uuid.UUID) (total, credits int32, err error) {
-	err = s.pool.QueryRow(ctx, `
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `
 		WITH r AS (
 			SELECT count(*)::int AS n, (count(*) FILTER (WHERE status = 'failed'))::int AS failed,
 				coalesce(sum(credits), 0)::int AS credits
@@ -93,8 +94,13 @@ func (s *Store) ResolveAudience(ctx context.Context, org, id uuid.UUID) (total, 
 			updated_at = now()
 		FROM r WHERE c.organization_id = $1 AND c.id = $2
 		RETURNING c.total_count, r.credits`, org, id).Scan(&total, &credits)
+		if err != nil {
+			return fmt.Errorf("resolve audience: %w", err)
+		}
+		return announce(ctx, tx, org, id)
+	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("resolve audience: %w", err)
+		return 0, 0, err
 	}
 	return total, credits, nil
 }
@@ -102,18 +108,24 @@ func (s *Store) ResolveAudience(ctx context.Context, org, id uuid.UUID) (total, 
 // Advance moves a running campaign from one stage to the next (pending → queued → sending),
 // also when it is paused in that stage (it then resumes into the next one), and records the
 // credits held. It reports whether the campaign was in stage from.
-func (s *Store) Advance(ctx context.Context, org, id uuid.UUID, from, to string, held int32) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `
+func (s *Store) Advance(ctx context.Context, org, id uuid.UUID, from, to string, held int32) (moved bool, err error) {
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
 		UPDATE campaigns SET
 			status = CASE WHEN status = $3 THEN $4 ELSE status END,
 			paused_from = CASE WHEN paused_from = $3 THEN $4 ELSE paused_from END,
 			held_credits = greatest(held_credits, $5), updated_at = now()
 		WHERE organization_id = $1 AND id = $2 AND (status = $3 OR (status = 'paused' AND paused_from = $3))`,
-		org, id, from, to, held)
-	if err != nil {
-		return false, fmt.Errorf("advance campaign: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
+			org, id, from, to, held)
+		if err != nil {
+			return fmt.Errorf("advance campaign: %w", err)
+		}
+		if moved = tag.RowsAffected() == 1; !moved {
+			return nil
+		}
+		return announce(ctx, tx, org, id)
+	})
+	return moved, err
 }
 
 // Fail ends a campaign that cannot go on (pending or queued, or paused in one of them; an A/B
@@ -129,7 +141,10 @@ func (s *Store) Fail(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason s
 	if err != nil {
 		return false, fmt.Errorf("fail campaign: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	if tag.RowsAffected() != 1 {
+		return false, nil
+	}
+	return true, announce(ctx, tx, org, id)
 }
 
 // EachUnqueued hands fn the recipients of a campaign that messaging has not queued yet, by
@@ -289,17 +304,23 @@ func (s *Store) Complete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*Ca
 	if err != nil {
 		return nil, err
 	}
-	return &c, nil
+	return &c, announce(ctx, tx, org, id)
 }
 
 // Begin moves a scheduled campaign of submission to pending when its time comes. It reports
 // whether it did.
-func (s *Store) Begin(ctx context.Context, org, id uuid.UUID, submission int32) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `
+func (s *Store) Begin(ctx context.Context, org, id uuid.UUID, submission int32) (begun bool, err error) {
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
 		UPDATE campaigns SET status = 'pending', started_at = now(), updated_at = now()
 		WHERE organization_id = $1 AND id = $2 AND status = 'scheduled' AND submission = $3`, org, id, submission)
-	if err != nil {
-		return false, fmt.Errorf("begin campaign: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
+		if err != nil {
+			return fmt.Errorf("begin campaign: %w", err)
+		}
+		if begun = tag.RowsAffected() == 1; !begun {
+			return nil
+		}
+		return announce(ctx, tx, org, id)
+	})
+	return begun, err
 }

@@ -189,23 +189,24 @@ func (s *Store) List(ctx context.Context, org uuid.UUID) ([]Campaign, error) {
 	return out, nil
 }
 
-// Insert stores a new campaign inside tx.
+// Insert stores a new campaign inside tx and announces it (campaign.changed).
 func (s *Store) Insert(ctx context.Context, tx pgx.Tx, c *Campaign) error {
 	_, err := tx.Exec(ctx, `INSERT INTO campaigns (`+columns+`) VALUES (`+placeholders(columnCount)+`)`, c.values()...)
 	if err != nil {
 		return fmt.Errorf("insert campaign: %w", err)
 	}
-	return nil
+	return announce(ctx, tx, c.OrgID, c.ID)
 }
 
-// Save writes every field of a campaign locked in tx (Lock), and sets its updated_at.
+// Save writes every field of a campaign locked in tx (Lock), sets its updated_at and announces
+// it (campaign.changed).
 func (s *Store) Save(ctx context.Context, tx pgx.Tx, c *Campaign) error {
 	c.UpdatedAt = time.Now()
 	_, err := tx.Exec(ctx, `UPDATE campaigns SET (`+columns+`) = (`+placeholders(columnCount)+`) WHERE organization_id = $2 AND id = $1`, c.values()...)
 	if err != nil {
 		return fmt.Errorf("save campaign: %w", err)
 	}
-	return nil
+	return announce(ctx, tx, c.OrgID, c.ID)
 }
 
 func (c *Campaign) values() []any {

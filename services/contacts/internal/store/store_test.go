@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,13 +21,10 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestSetTextableOnlyFillsAnUnknownValueForTheCurrentPhone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "contacts")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "contacts", migrations.FS, migrations.With...))
+	pool := newPool(t)
 	st := store.New(pool)
 	org, id := uuid.New(), uuid.New()
-	_, err = pool.Exec(ctx, `INSERT INTO contacts (id, organization_id, phone) VALUES ($1, $2, '+12025550143')`, id, org)
+	_, err := pool.Exec(ctx, `INSERT INTO contacts (id, organization_id, phone) VALUES ($1, $2, '+12025550143')`, id, org)
 	require.NoError(t, err)
 
 	changed, err := st.SetTextable(ctx, org, id, "+12025550199", true)
@@ -47,4 +45,15 @@ func TestSetTextableOnlyFillsAnUnknownValueForTheCurrentPhone(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, c.IsTextable)
 	assert.False(t, *c.IsTextable)
+}
+
+// newPool is a pool on a new database with the contacts schema migrated.
+func newPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "contacts")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, pgdb.Migrate(ctx, pool, "contacts", migrations.FS, migrations.With...))
+	return pool
 }

@@ -56,6 +56,7 @@ func (s *Server) FollowShortLink(ctx context.Context, req *messagingv1.FollowSho
 				SourceKind:     l.Source.Kind,
 				SourceId:       l.Source.ID,
 				ClickedAt:      timestamppb.New(time.Now()),
+				UserAgent:      ua,
 			}
 			if l.MessageID != nil {
 				ev.MessageId = l.MessageID.String()

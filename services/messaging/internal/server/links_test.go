@@ -103,6 +103,7 @@ func TestFollowingASourceLinkPublishesTheClick(t *testing.T) {
 		assert.Equal(t, code, ev.GetCode())
 		assert.Empty(t, ev.GetMessageId())
 		assert.NotNil(t, ev.GetClickedAt())
+		assert.Equal(t, "test", ev.GetUserAgent(), "the follower's user agent, for analytics")
 	}
 
 	_, err = e.msg.FollowShortLink(context.Background(), &messagingv1.FollowShortLinkRequest{Code: "ZZZZZZZZ"})

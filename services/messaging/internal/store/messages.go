@@ -9,6 +9,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
 
 // Directions and statuses of the message log.
@@ -180,12 +184,44 @@ func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Messa
 	if err != nil {
 		return nil, fmt.Errorf("insert outgoing messages: %w", err)
 	}
+	if err := outbox.EnqueueMany(ctx, tx, createdEvents(msgs, inserted)); err != nil {
+		return nil, err
+	}
 	if len(inserted) < len(msgs) {
 		if err := s.resolveDuplicates(ctx, tx, msgs, inserted); err != nil {
 			return nil, err
 		}
 	}
 	return inserted, nil
+}
+
+// EventCreated is the outbox event type of MessageCreated.
+const EventCreated = "message.created"
+
+// createdEvents are the message.created events of the msgs whose ids were inserted (a message
+// deduplicated into an existing one was announced when that one was stored).
+func createdEvents(msgs []*Message, inserted []uuid.UUID) []outbox.Event {
+	stored := make(map[uuid.UUID]bool, len(inserted))
+	for _, id := range inserted {
+		stored[id] = true
+	}
+	events := make([]outbox.Event, 0, len(inserted))
+	for _, m := range msgs {
+		if !stored[m.ID] {
+			continue
+		}
+		stored[m.ID] = false // a message listed twice is announced once
+		events = append(events, outbox.Event{Type: EventCreated, OrgID: m.OrgID, Payload: &eventsv1.MessageCreated{
+			OrganizationId: m.OrgID.String(),
+			MessageId:      m.ID.String(),
+			To:             m.ContactPhone,
+			SourceKind:     m.SourceKind,
+			SourceId:       m.SourceID,
+			Status:         m.Status,
+			CreatedAt:      timestamppb.New(m.CreatedAt),
+		}})
+	}
+	return events
 }
 
 // outgoingColumns holds a batch of outgoing messages column by column, the shape unnest takes.

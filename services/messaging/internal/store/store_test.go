@@ -7,11 +7,14 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 	"github.com/chorus-sms/chorus/services/messaging/migrations"
 )
@@ -20,12 +23,18 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
+	return store.New(newPool(t))
+}
+
+// newPool is a pool on a new database with the messaging schema migrated.
+func newPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
 	ctx := context.Background()
 	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "messaging")
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	require.NoError(t, pgdb.Migrate(ctx, pool, "messaging", migrations.FS, migrations.With...))
-	return store.New(pool)
+	return pool
 }
 
 func outgoing(org uuid.UUID, to string) *store.Message {
@@ -323,4 +332,35 @@ func TestClaimManyClaimsEachMessageOnce(t *testing.T) {
 	claimed, err = st.ClaimMany(ctx, []store.ClaimRequest{{ID: a, DispatchedAt: now}})
 	require.NoError(t, err)
 	assert.Equal(t, []bool{false}, claimed, "claimed already")
+}
+
+// Each stored outgoing message is announced once as message.created, in the transaction that
+// stores it (analytics counts messages from it); a deduplicated one is not announced again.
+func TestStoredOutgoingMessagesAreAnnouncedOnce(t *testing.T) {
+	ctx := context.Background()
+	pool := newPool(t)
+	st := store.New(pool)
+	org := uuid.New()
+	a, b := outgoing(org, "+12025550143"), outgoing(org, "+12025550144")
+	a.SourceKind, a.SourceID, a.DedupeKey, a.Status = store.SourceCampaign, uuid.NewString(), "k:a", store.StatusQueued
+	b.SourceKind, b.DedupeKey = store.SourceTest, "k:b"
+	dup := outgoing(org, "+12025550143")
+	dup.DedupeKey = "k:a"
+	for _, batch := range [][]*store.Message{{a, b}, {dup}} {
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoingMany(ctx, tx, batch); return err }))
+	}
+	rows, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE event_type = $1 ORDER BY event_id`, store.EventCreated)
+	require.NoError(t, err)
+	payloads, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	require.NoError(t, err)
+	require.Len(t, payloads, 2, "the duplicate is not announced")
+	var ev eventsv1.MessageCreated
+	require.NoError(t, proto.Unmarshal(payloads[0], &ev))
+	assert.Equal(t, a.ID.String(), ev.GetMessageId())
+	assert.Equal(t, "campaign", ev.GetSourceKind())
+	assert.Equal(t, a.SourceID, ev.GetSourceId())
+	assert.Equal(t, "queued", ev.GetStatus())
+	assert.Equal(t, a.CreatedAt.UnixMicro(), ev.GetCreatedAt().AsTime().UnixMicro())
+	require.NoError(t, proto.Unmarshal(payloads[1], &ev))
+	assert.Equal(t, "test", ev.GetSourceKind(), "a test copy is announced as one")
 }

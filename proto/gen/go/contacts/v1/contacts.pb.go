@@ -92,6 +92,106 @@ func (SendableReason) EnumDescriptor() ([]byte, []int) {
 	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{0}
 }
 
+// CountContactsRequest asks for the calling organization's totals.
+type CountContactsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CountContactsRequest) Reset() {
+	*x = CountContactsRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CountContactsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CountContactsRequest) ProtoMessage() {}
+
+func (x *CountContactsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CountContactsRequest.ProtoReflect.Descriptor instead.
+func (*CountContactsRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{0}
+}
+
+// CountContactsResponse is the organization's contacts as they are now.
+type CountContactsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Total int32                  `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
+	// isTextable true.
+	Textable int32 `protobuf:"varint,2,opt,name=textable,proto3" json:"textable,omitempty"`
+	// isOptedIn false.
+	OptedOut      int32 `protobuf:"varint,3,opt,name=opted_out,json=optedOut,proto3" json:"opted_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CountContactsResponse) Reset() {
+	*x = CountContactsResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CountContactsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CountContactsResponse) ProtoMessage() {}
+
+func (x *CountContactsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CountContactsResponse.ProtoReflect.Descriptor instead.
+func (*CountContactsResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CountContactsResponse) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *CountContactsResponse) GetTextable() int32 {
+	if x != nil {
+		return x.Textable
+	}
+	return 0
+}
+
+func (x *CountContactsResponse) GetOptedOut() int32 {
+	if x != nil {
+		return x.OptedOut
+	}
+	return 0
+}
+
 // Contact is the full contact record.
 type Contact struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -122,7 +222,7 @@ type Contact struct {
 
 func (x *Contact) Reset() {
 	*x = Contact{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[0]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -134,7 +234,7 @@ func (x *Contact) String() string {
 func (*Contact) ProtoMessage() {}
 
 func (x *Contact) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[0]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -147,7 +247,7 @@ func (x *Contact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Contact.ProtoReflect.Descriptor instead.
 func (*Contact) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{0}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Contact) GetId() string {
@@ -318,7 +418,7 @@ type ContactListItem struct {
 
 func (x *ContactListItem) Reset() {
 	*x = ContactListItem{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[1]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +430,7 @@ func (x *ContactListItem) String() string {
 func (*ContactListItem) ProtoMessage() {}
 
 func (x *ContactListItem) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[1]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +443,7 @@ func (x *ContactListItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContactListItem.ProtoReflect.Descriptor instead.
 func (*ContactListItem) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{1}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ContactListItem) GetId() string {
@@ -501,7 +601,7 @@ type CreatedContact struct {
 
 func (x *CreatedContact) Reset() {
 	*x = CreatedContact{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[2]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -513,7 +613,7 @@ func (x *CreatedContact) String() string {
 func (*CreatedContact) ProtoMessage() {}
 
 func (x *CreatedContact) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[2]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -526,7 +626,7 @@ func (x *CreatedContact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedContact.ProtoReflect.Descriptor instead.
 func (*CreatedContact) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{2}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreatedContact) GetId() string {
@@ -633,7 +733,7 @@ type ContactFilter struct {
 
 func (x *ContactFilter) Reset() {
 	*x = ContactFilter{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[3]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +745,7 @@ func (x *ContactFilter) String() string {
 func (*ContactFilter) ProtoMessage() {}
 
 func (x *ContactFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[3]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +758,7 @@ func (x *ContactFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContactFilter.ProtoReflect.Descriptor instead.
 func (*ContactFilter) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{3}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ContactFilter) GetSearch() string {
@@ -750,7 +850,7 @@ type ListContactsRequest struct {
 
 func (x *ListContactsRequest) Reset() {
 	*x = ListContactsRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[4]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -762,7 +862,7 @@ func (x *ListContactsRequest) String() string {
 func (*ListContactsRequest) ProtoMessage() {}
 
 func (x *ListContactsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[4]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -775,7 +875,7 @@ func (x *ListContactsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContactsRequest.ProtoReflect.Descriptor instead.
 func (*ListContactsRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{4}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListContactsRequest) GetSearch() string {
@@ -900,7 +1000,7 @@ type ListContactsResponse struct {
 
 func (x *ListContactsResponse) Reset() {
 	*x = ListContactsResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[5]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +1012,7 @@ func (x *ListContactsResponse) String() string {
 func (*ListContactsResponse) ProtoMessage() {}
 
 func (x *ListContactsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[5]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1025,7 @@ func (x *ListContactsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListContactsResponse.ProtoReflect.Descriptor instead.
 func (*ListContactsResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{5}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListContactsResponse) GetContacts() []*ContactListItem {
@@ -990,7 +1090,7 @@ type CreateContactRequest struct {
 
 func (x *CreateContactRequest) Reset() {
 	*x = CreateContactRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[6]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1102,7 @@ func (x *CreateContactRequest) String() string {
 func (*CreateContactRequest) ProtoMessage() {}
 
 func (x *CreateContactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[6]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1115,7 @@ func (x *CreateContactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContactRequest.ProtoReflect.Descriptor instead.
 func (*CreateContactRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{6}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateContactRequest) GetPhone() string {
@@ -1105,7 +1205,7 @@ type CreateContactResponse struct {
 
 func (x *CreateContactResponse) Reset() {
 	*x = CreateContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[7]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1117,7 +1217,7 @@ func (x *CreateContactResponse) String() string {
 func (*CreateContactResponse) ProtoMessage() {}
 
 func (x *CreateContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[7]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1130,7 +1230,7 @@ func (x *CreateContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateContactResponse.ProtoReflect.Descriptor instead.
 func (*CreateContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{7}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateContactResponse) GetContact() *CreatedContact {
@@ -1150,7 +1250,7 @@ type GetContactRequest struct {
 
 func (x *GetContactRequest) Reset() {
 	*x = GetContactRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[8]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1262,7 @@ func (x *GetContactRequest) String() string {
 func (*GetContactRequest) ProtoMessage() {}
 
 func (x *GetContactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[8]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1275,7 @@ func (x *GetContactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContactRequest.ProtoReflect.Descriptor instead.
 func (*GetContactRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{8}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetContactRequest) GetId() string {
@@ -1195,7 +1295,7 @@ type GetContactResponse struct {
 
 func (x *GetContactResponse) Reset() {
 	*x = GetContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[9]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1307,7 @@ func (x *GetContactResponse) String() string {
 func (*GetContactResponse) ProtoMessage() {}
 
 func (x *GetContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[9]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1320,7 @@ func (x *GetContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContactResponse.ProtoReflect.Descriptor instead.
 func (*GetContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{9}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetContactResponse) GetContact() *Contact {
@@ -1255,7 +1355,7 @@ type UpdateContactRequest struct {
 
 func (x *UpdateContactRequest) Reset() {
 	*x = UpdateContactRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[10]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1367,7 @@ func (x *UpdateContactRequest) String() string {
 func (*UpdateContactRequest) ProtoMessage() {}
 
 func (x *UpdateContactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[10]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1380,7 @@ func (x *UpdateContactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContactRequest.ProtoReflect.Descriptor instead.
 func (*UpdateContactRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{10}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateContactRequest) GetId() string {
@@ -1391,7 +1491,7 @@ type UpdateContactResponse struct {
 
 func (x *UpdateContactResponse) Reset() {
 	*x = UpdateContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[11]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1403,7 +1503,7 @@ func (x *UpdateContactResponse) String() string {
 func (*UpdateContactResponse) ProtoMessage() {}
 
 func (x *UpdateContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[11]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1416,7 +1516,7 @@ func (x *UpdateContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContactResponse.ProtoReflect.Descriptor instead.
 func (*UpdateContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{11}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UpdateContactResponse) GetContact() *Contact {
@@ -1436,7 +1536,7 @@ type DeleteContactRequest struct {
 
 func (x *DeleteContactRequest) Reset() {
 	*x = DeleteContactRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[12]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1548,7 @@ func (x *DeleteContactRequest) String() string {
 func (*DeleteContactRequest) ProtoMessage() {}
 
 func (x *DeleteContactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[12]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1561,7 @@ func (x *DeleteContactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContactRequest.ProtoReflect.Descriptor instead.
 func (*DeleteContactRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{12}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteContactRequest) GetId() string {
@@ -1482,7 +1582,7 @@ type DeleteContactResponse struct {
 
 func (x *DeleteContactResponse) Reset() {
 	*x = DeleteContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[13]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1594,7 @@ func (x *DeleteContactResponse) String() string {
 func (*DeleteContactResponse) ProtoMessage() {}
 
 func (x *DeleteContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[13]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1607,7 @@ func (x *DeleteContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContactResponse.ProtoReflect.Descriptor instead.
 func (*DeleteContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{13}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeleteContactResponse) GetId() string {
@@ -1539,7 +1639,7 @@ type Segment struct {
 
 func (x *Segment) Reset() {
 	*x = Segment{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[14]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1651,7 @@ func (x *Segment) String() string {
 func (*Segment) ProtoMessage() {}
 
 func (x *Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[14]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1664,7 @@ func (x *Segment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Segment.ProtoReflect.Descriptor instead.
 func (*Segment) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{14}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Segment) GetId() string {
@@ -1618,7 +1718,7 @@ type ListSegmentsRequest struct {
 
 func (x *ListSegmentsRequest) Reset() {
 	*x = ListSegmentsRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[15]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1730,7 @@ func (x *ListSegmentsRequest) String() string {
 func (*ListSegmentsRequest) ProtoMessage() {}
 
 func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[15]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1743,7 @@ func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSegmentsRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{15}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{17}
 }
 
 // ListSegmentsResponse lists segments, newest first.
@@ -1656,7 +1756,7 @@ type ListSegmentsResponse struct {
 
 func (x *ListSegmentsResponse) Reset() {
 	*x = ListSegmentsResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[16]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1768,7 @@ func (x *ListSegmentsResponse) String() string {
 func (*ListSegmentsResponse) ProtoMessage() {}
 
 func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[16]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1781,7 @@ func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSegmentsResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{16}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListSegmentsResponse) GetSegments() []*Segment {
@@ -1702,7 +1802,7 @@ type CreateSegmentRequest struct {
 
 func (x *CreateSegmentRequest) Reset() {
 	*x = CreateSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[17]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1814,7 @@ func (x *CreateSegmentRequest) String() string {
 func (*CreateSegmentRequest) ProtoMessage() {}
 
 func (x *CreateSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[17]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1827,7 @@ func (x *CreateSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSegmentRequest.ProtoReflect.Descriptor instead.
 func (*CreateSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{17}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateSegmentRequest) GetName() string {
@@ -1754,7 +1854,7 @@ type CreateSegmentResponse struct {
 
 func (x *CreateSegmentResponse) Reset() {
 	*x = CreateSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1766,7 +1866,7 @@ func (x *CreateSegmentResponse) String() string {
 func (*CreateSegmentResponse) ProtoMessage() {}
 
 func (x *CreateSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1779,7 +1879,7 @@ func (x *CreateSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSegmentResponse.ProtoReflect.Descriptor instead.
 func (*CreateSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{18}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateSegmentResponse) GetSegment() *Segment {
@@ -1799,7 +1899,7 @@ type GetSegmentRequest struct {
 
 func (x *GetSegmentRequest) Reset() {
 	*x = GetSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1811,7 +1911,7 @@ func (x *GetSegmentRequest) String() string {
 func (*GetSegmentRequest) ProtoMessage() {}
 
 func (x *GetSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1824,7 +1924,7 @@ func (x *GetSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSegmentRequest.ProtoReflect.Descriptor instead.
 func (*GetSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{19}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetSegmentRequest) GetId() string {
@@ -1844,7 +1944,7 @@ type GetSegmentResponse struct {
 
 func (x *GetSegmentResponse) Reset() {
 	*x = GetSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1856,7 +1956,7 @@ func (x *GetSegmentResponse) String() string {
 func (*GetSegmentResponse) ProtoMessage() {}
 
 func (x *GetSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1869,7 +1969,7 @@ func (x *GetSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSegmentResponse.ProtoReflect.Descriptor instead.
 func (*GetSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{20}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetSegmentResponse) GetSegment() *Segment {
@@ -1891,7 +1991,7 @@ type UpdateSegmentRequest struct {
 
 func (x *UpdateSegmentRequest) Reset() {
 	*x = UpdateSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1903,7 +2003,7 @@ func (x *UpdateSegmentRequest) String() string {
 func (*UpdateSegmentRequest) ProtoMessage() {}
 
 func (x *UpdateSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,7 +2016,7 @@ func (x *UpdateSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSegmentRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{21}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *UpdateSegmentRequest) GetId() string {
@@ -1950,7 +2050,7 @@ type UpdateSegmentResponse struct {
 
 func (x *UpdateSegmentResponse) Reset() {
 	*x = UpdateSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1962,7 +2062,7 @@ func (x *UpdateSegmentResponse) String() string {
 func (*UpdateSegmentResponse) ProtoMessage() {}
 
 func (x *UpdateSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1975,7 +2075,7 @@ func (x *UpdateSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSegmentResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{22}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateSegmentResponse) GetSegment() *Segment {
@@ -1995,7 +2095,7 @@ type DeleteSegmentRequest struct {
 
 func (x *DeleteSegmentRequest) Reset() {
 	*x = DeleteSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2007,7 +2107,7 @@ func (x *DeleteSegmentRequest) String() string {
 func (*DeleteSegmentRequest) ProtoMessage() {}
 
 func (x *DeleteSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2020,7 +2120,7 @@ func (x *DeleteSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSegmentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{23}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeleteSegmentRequest) GetId() string {
@@ -2041,7 +2141,7 @@ type DeleteSegmentResponse struct {
 
 func (x *DeleteSegmentResponse) Reset() {
 	*x = DeleteSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2053,7 +2153,7 @@ func (x *DeleteSegmentResponse) String() string {
 func (*DeleteSegmentResponse) ProtoMessage() {}
 
 func (x *DeleteSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2066,7 +2166,7 @@ func (x *DeleteSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSegmentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{24}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteSegmentResponse) GetId() string {
@@ -2093,7 +2193,7 @@ type FindContactByPhoneRequest struct {
 
 func (x *FindContactByPhoneRequest) Reset() {
 	*x = FindContactByPhoneRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2205,7 @@ func (x *FindContactByPhoneRequest) String() string {
 func (*FindContactByPhoneRequest) ProtoMessage() {}
 
 func (x *FindContactByPhoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2218,7 @@ func (x *FindContactByPhoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindContactByPhoneRequest.ProtoReflect.Descriptor instead.
 func (*FindContactByPhoneRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{25}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *FindContactByPhoneRequest) GetPhone() string {
@@ -2138,7 +2238,7 @@ type FindContactByPhoneResponse struct {
 
 func (x *FindContactByPhoneResponse) Reset() {
 	*x = FindContactByPhoneResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2250,7 @@ func (x *FindContactByPhoneResponse) String() string {
 func (*FindContactByPhoneResponse) ProtoMessage() {}
 
 func (x *FindContactByPhoneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2263,7 @@ func (x *FindContactByPhoneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindContactByPhoneResponse.ProtoReflect.Descriptor instead.
 func (*FindContactByPhoneResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{26}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FindContactByPhoneResponse) GetContact() *Contact {
@@ -2183,7 +2283,7 @@ type RecordInboundRequest struct {
 
 func (x *RecordInboundRequest) Reset() {
 	*x = RecordInboundRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2295,7 @@ func (x *RecordInboundRequest) String() string {
 func (*RecordInboundRequest) ProtoMessage() {}
 
 func (x *RecordInboundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2308,7 @@ func (x *RecordInboundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordInboundRequest.ProtoReflect.Descriptor instead.
 func (*RecordInboundRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{27}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RecordInboundRequest) GetPhone() string {
@@ -2230,7 +2330,7 @@ type RecordInboundResponse struct {
 
 func (x *RecordInboundResponse) Reset() {
 	*x = RecordInboundResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2342,7 @@ func (x *RecordInboundResponse) String() string {
 func (*RecordInboundResponse) ProtoMessage() {}
 
 func (x *RecordInboundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2355,7 @@ func (x *RecordInboundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordInboundResponse.ProtoReflect.Descriptor instead.
 func (*RecordInboundResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{28}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RecordInboundResponse) GetFound() bool {
@@ -2288,7 +2388,7 @@ type SetConsentRequest struct {
 
 func (x *SetConsentRequest) Reset() {
 	*x = SetConsentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2400,7 @@ func (x *SetConsentRequest) String() string {
 func (*SetConsentRequest) ProtoMessage() {}
 
 func (x *SetConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2413,7 @@ func (x *SetConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConsentRequest.ProtoReflect.Descriptor instead.
 func (*SetConsentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{29}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetConsentRequest) GetPhone() string {
@@ -2359,7 +2459,7 @@ type SetConsentResponse struct {
 
 func (x *SetConsentResponse) Reset() {
 	*x = SetConsentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2371,7 +2471,7 @@ func (x *SetConsentResponse) String() string {
 func (*SetConsentResponse) ProtoMessage() {}
 
 func (x *SetConsentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2384,7 +2484,7 @@ func (x *SetConsentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConsentResponse.ProtoReflect.Descriptor instead.
 func (*SetConsentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{30}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetConsentResponse) GetFound() bool {
@@ -2425,7 +2525,7 @@ type CheckSendableRequest struct {
 
 func (x *CheckSendableRequest) Reset() {
 	*x = CheckSendableRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2537,7 @@ func (x *CheckSendableRequest) String() string {
 func (*CheckSendableRequest) ProtoMessage() {}
 
 func (x *CheckSendableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2550,7 @@ func (x *CheckSendableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSendableRequest.ProtoReflect.Descriptor instead.
 func (*CheckSendableRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{31}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CheckSendableRequest) GetPhones() []string {
@@ -2470,7 +2570,7 @@ type CheckSendableResponse struct {
 
 func (x *CheckSendableResponse) Reset() {
 	*x = CheckSendableResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2482,7 +2582,7 @@ func (x *CheckSendableResponse) String() string {
 func (*CheckSendableResponse) ProtoMessage() {}
 
 func (x *CheckSendableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2495,7 +2595,7 @@ func (x *CheckSendableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSendableResponse.ProtoReflect.Descriptor instead.
 func (*CheckSendableResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{32}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CheckSendableResponse) GetResults() []*Sendability {
@@ -2524,7 +2624,7 @@ type Sendability struct {
 
 func (x *Sendability) Reset() {
 	*x = Sendability{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2536,7 +2636,7 @@ func (x *Sendability) String() string {
 func (*Sendability) ProtoMessage() {}
 
 func (x *Sendability) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2549,7 +2649,7 @@ func (x *Sendability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sendability.ProtoReflect.Descriptor instead.
 func (*Sendability) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{33}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Sendability) GetPhone() string {
@@ -2610,7 +2710,7 @@ type StreamAudienceRequest struct {
 
 func (x *StreamAudienceRequest) Reset() {
 	*x = StreamAudienceRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2622,7 +2722,7 @@ func (x *StreamAudienceRequest) String() string {
 func (*StreamAudienceRequest) ProtoMessage() {}
 
 func (x *StreamAudienceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2635,7 +2735,7 @@ func (x *StreamAudienceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAudienceRequest.ProtoReflect.Descriptor instead.
 func (*StreamAudienceRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{34}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StreamAudienceRequest) GetSegmentId() string {
@@ -2688,7 +2788,7 @@ type AudienceMember struct {
 
 func (x *AudienceMember) Reset() {
 	*x = AudienceMember{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2700,7 +2800,7 @@ func (x *AudienceMember) String() string {
 func (*AudienceMember) ProtoMessage() {}
 
 func (x *AudienceMember) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2713,7 +2813,7 @@ func (x *AudienceMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AudienceMember.ProtoReflect.Descriptor instead.
 func (*AudienceMember) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{35}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AudienceMember) GetContactId() string {
@@ -2803,7 +2903,7 @@ type StreamAudienceResponse struct {
 
 func (x *StreamAudienceResponse) Reset() {
 	*x = StreamAudienceResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +2915,7 @@ func (x *StreamAudienceResponse) String() string {
 func (*StreamAudienceResponse) ProtoMessage() {}
 
 func (x *StreamAudienceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +2928,7 @@ func (x *StreamAudienceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAudienceResponse.ProtoReflect.Descriptor instead.
 func (*StreamAudienceResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{36}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StreamAudienceResponse) GetMembers() []*AudienceMember {
@@ -2842,7 +2942,12 @@ var File_contacts_v1_contacts_proto protoreflect.FileDescriptor
 
 const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
-	"\x1acontacts/v1/contacts.proto\x12\x12chorus.contacts.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xcb\x05\n" +
+	"\x1acontacts/v1/contacts.proto\x12\x12chorus.contacts.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\x16\n" +
+	"\x14CountContactsRequest\"f\n" +
+	"\x15CountContactsResponse\x12\x14\n" +
+	"\x05total\x18\x01 \x01(\x05R\x05total\x12\x1a\n" +
+	"\btextable\x18\x02 \x01(\x05R\btextable\x12\x1b\n" +
+	"\topted_out\x18\x03 \x01(\x05R\boptedOut\"\xcb\x05\n" +
 	"\aContact\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x14\n" +
@@ -3128,7 +3233,7 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x19SENDABLE_REASON_OPTED_OUT\x10\x03\x12 \n" +
 	"\x1cSENDABLE_REASON_NOT_TEXTABLE\x10\x04\x12\"\n" +
 	"\x1eSENDABLE_REASON_LOOKUP_PENDING\x10\x05\x12!\n" +
-	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\xfe\v\n" +
+	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\xe4\f\n" +
 	"\x0fContactsService\x12a\n" +
 	"\fListContacts\x12'.chorus.contacts.v1.ListContactsRequest\x1a(.chorus.contacts.v1.ListContactsResponse\x12d\n" +
 	"\rCreateContact\x12(.chorus.contacts.v1.CreateContactRequest\x1a).chorus.contacts.v1.CreateContactResponse\x12[\n" +
@@ -3147,7 +3252,8 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
 	"SetConsent\x12%.chorus.contacts.v1.SetConsentRequest\x1a&.chorus.contacts.v1.SetConsentResponse\x12d\n" +
 	"\rCheckSendable\x12(.chorus.contacts.v1.CheckSendableRequest\x1a).chorus.contacts.v1.CheckSendableResponse\x12i\n" +
-	"\x0eStreamAudience\x12).chorus.contacts.v1.StreamAudienceRequest\x1a*.chorus.contacts.v1.StreamAudienceResponse0\x01BBZ@github.com/chorus-sms/chorus/proto/gen/go/contacts/v1;contactsv1b\x06proto3"
+	"\x0eStreamAudience\x12).chorus.contacts.v1.StreamAudienceRequest\x1a*.chorus.contacts.v1.StreamAudienceResponse0\x01\x12d\n" +
+	"\rCountContacts\x12(.chorus.contacts.v1.CountContactsRequest\x1a).chorus.contacts.v1.CountContactsResponseBBZ@github.com/chorus-sms/chorus/proto/gen/go/contacts/v1;contactsv1b\x06proto3"
 
 var (
 	file_contacts_v1_contacts_proto_rawDescOnce sync.Once
@@ -3162,130 +3268,134 @@ func file_contacts_v1_contacts_proto_rawDescGZIP() []byte {
 }
 
 var file_contacts_v1_contacts_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_contacts_v1_contacts_proto_goTypes = []any{
 	(SendableReason)(0),                // 0: chorus.contacts.v1.SendableReason
-	(*Contact)(nil),                    // 1: chorus.contacts.v1.Contact
-	(*ContactListItem)(nil),            // 2: chorus.contacts.v1.ContactListItem
-	(*CreatedContact)(nil),             // 3: chorus.contacts.v1.CreatedContact
-	(*ContactFilter)(nil),              // 4: chorus.contacts.v1.ContactFilter
-	(*ListContactsRequest)(nil),        // 5: chorus.contacts.v1.ListContactsRequest
-	(*ListContactsResponse)(nil),       // 6: chorus.contacts.v1.ListContactsResponse
-	(*CreateContactRequest)(nil),       // 7: chorus.contacts.v1.CreateContactRequest
-	(*CreateContactResponse)(nil),      // 8: chorus.contacts.v1.CreateContactResponse
-	(*GetContactRequest)(nil),          // 9: chorus.contacts.v1.GetContactRequest
-	(*GetContactResponse)(nil),         // 10: chorus.contacts.v1.GetContactResponse
-	(*UpdateContactRequest)(nil),       // 11: chorus.contacts.v1.UpdateContactRequest
-	(*UpdateContactResponse)(nil),      // 12: chorus.contacts.v1.UpdateContactResponse
-	(*DeleteContactRequest)(nil),       // 13: chorus.contacts.v1.DeleteContactRequest
-	(*DeleteContactResponse)(nil),      // 14: chorus.contacts.v1.DeleteContactResponse
-	(*Segment)(nil),                    // 15: chorus.contacts.v1.Segment
-	(*ListSegmentsRequest)(nil),        // 16: chorus.contacts.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),       // 17: chorus.contacts.v1.ListSegmentsResponse
-	(*CreateSegmentRequest)(nil),       // 18: chorus.contacts.v1.CreateSegmentRequest
-	(*CreateSegmentResponse)(nil),      // 19: chorus.contacts.v1.CreateSegmentResponse
-	(*GetSegmentRequest)(nil),          // 20: chorus.contacts.v1.GetSegmentRequest
-	(*GetSegmentResponse)(nil),         // 21: chorus.contacts.v1.GetSegmentResponse
-	(*UpdateSegmentRequest)(nil),       // 22: chorus.contacts.v1.UpdateSegmentRequest
-	(*UpdateSegmentResponse)(nil),      // 23: chorus.contacts.v1.UpdateSegmentResponse
-	(*DeleteSegmentRequest)(nil),       // 24: chorus.contacts.v1.DeleteSegmentRequest
-	(*DeleteSegmentResponse)(nil),      // 25: chorus.contacts.v1.DeleteSegmentResponse
-	(*FindContactByPhoneRequest)(nil),  // 26: chorus.contacts.v1.FindContactByPhoneRequest
-	(*FindContactByPhoneResponse)(nil), // 27: chorus.contacts.v1.FindContactByPhoneResponse
-	(*RecordInboundRequest)(nil),       // 28: chorus.contacts.v1.RecordInboundRequest
-	(*RecordInboundResponse)(nil),      // 29: chorus.contacts.v1.RecordInboundResponse
-	(*SetConsentRequest)(nil),          // 30: chorus.contacts.v1.SetConsentRequest
-	(*SetConsentResponse)(nil),         // 31: chorus.contacts.v1.SetConsentResponse
-	(*CheckSendableRequest)(nil),       // 32: chorus.contacts.v1.CheckSendableRequest
-	(*CheckSendableResponse)(nil),      // 33: chorus.contacts.v1.CheckSendableResponse
-	(*Sendability)(nil),                // 34: chorus.contacts.v1.Sendability
-	(*StreamAudienceRequest)(nil),      // 35: chorus.contacts.v1.StreamAudienceRequest
-	(*AudienceMember)(nil),             // 36: chorus.contacts.v1.AudienceMember
-	(*StreamAudienceResponse)(nil),     // 37: chorus.contacts.v1.StreamAudienceResponse
-	(*structpb.Struct)(nil),            // 38: google.protobuf.Struct
-	(*wrapperspb.BoolValue)(nil),       // 39: google.protobuf.BoolValue
-	(*timestamppb.Timestamp)(nil),      // 40: google.protobuf.Timestamp
-	(*wrapperspb.Int32Value)(nil),      // 41: google.protobuf.Int32Value
-	(*structpb.ListValue)(nil),         // 42: google.protobuf.ListValue
+	(*CountContactsRequest)(nil),       // 1: chorus.contacts.v1.CountContactsRequest
+	(*CountContactsResponse)(nil),      // 2: chorus.contacts.v1.CountContactsResponse
+	(*Contact)(nil),                    // 3: chorus.contacts.v1.Contact
+	(*ContactListItem)(nil),            // 4: chorus.contacts.v1.ContactListItem
+	(*CreatedContact)(nil),             // 5: chorus.contacts.v1.CreatedContact
+	(*ContactFilter)(nil),              // 6: chorus.contacts.v1.ContactFilter
+	(*ListContactsRequest)(nil),        // 7: chorus.contacts.v1.ListContactsRequest
+	(*ListContactsResponse)(nil),       // 8: chorus.contacts.v1.ListContactsResponse
+	(*CreateContactRequest)(nil),       // 9: chorus.contacts.v1.CreateContactRequest
+	(*CreateContactResponse)(nil),      // 10: chorus.contacts.v1.CreateContactResponse
+	(*GetContactRequest)(nil),          // 11: chorus.contacts.v1.GetContactRequest
+	(*GetContactResponse)(nil),         // 12: chorus.contacts.v1.GetContactResponse
+	(*UpdateContactRequest)(nil),       // 13: chorus.contacts.v1.UpdateContactRequest
+	(*UpdateContactResponse)(nil),      // 14: chorus.contacts.v1.UpdateContactResponse
+	(*DeleteContactRequest)(nil),       // 15: chorus.contacts.v1.DeleteContactRequest
+	(*DeleteContactResponse)(nil),      // 16: chorus.contacts.v1.DeleteContactResponse
+	(*Segment)(nil),                    // 17: chorus.contacts.v1.Segment
+	(*ListSegmentsRequest)(nil),        // 18: chorus.contacts.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),       // 19: chorus.contacts.v1.ListSegmentsResponse
+	(*CreateSegmentRequest)(nil),       // 20: chorus.contacts.v1.CreateSegmentRequest
+	(*CreateSegmentResponse)(nil),      // 21: chorus.contacts.v1.CreateSegmentResponse
+	(*GetSegmentRequest)(nil),          // 22: chorus.contacts.v1.GetSegmentRequest
+	(*GetSegmentResponse)(nil),         // 23: chorus.contacts.v1.GetSegmentResponse
+	(*UpdateSegmentRequest)(nil),       // 24: chorus.contacts.v1.UpdateSegmentRequest
+	(*UpdateSegmentResponse)(nil),      // 25: chorus.contacts.v1.UpdateSegmentResponse
+	(*DeleteSegmentRequest)(nil),       // 26: chorus.contacts.v1.DeleteSegmentRequest
+	(*DeleteSegmentResponse)(nil),      // 27: chorus.contacts.v1.DeleteSegmentResponse
+	(*FindContactByPhoneRequest)(nil),  // 28: chorus.contacts.v1.FindContactByPhoneRequest
+	(*FindContactByPhoneResponse)(nil), // 29: chorus.contacts.v1.FindContactByPhoneResponse
+	(*RecordInboundRequest)(nil),       // 30: chorus.contacts.v1.RecordInboundRequest
+	(*RecordInboundResponse)(nil),      // 31: chorus.contacts.v1.RecordInboundResponse
+	(*SetConsentRequest)(nil),          // 32: chorus.contacts.v1.SetConsentRequest
+	(*SetConsentResponse)(nil),         // 33: chorus.contacts.v1.SetConsentResponse
+	(*CheckSendableRequest)(nil),       // 34: chorus.contacts.v1.CheckSendableRequest
+	(*CheckSendableResponse)(nil),      // 35: chorus.contacts.v1.CheckSendableResponse
+	(*Sendability)(nil),                // 36: chorus.contacts.v1.Sendability
+	(*StreamAudienceRequest)(nil),      // 37: chorus.contacts.v1.StreamAudienceRequest
+	(*AudienceMember)(nil),             // 38: chorus.contacts.v1.AudienceMember
+	(*StreamAudienceResponse)(nil),     // 39: chorus.contacts.v1.StreamAudienceResponse
+	(*structpb.Struct)(nil),            // 40: google.protobuf.Struct
+	(*wrapperspb.BoolValue)(nil),       // 41: google.protobuf.BoolValue
+	(*timestamppb.Timestamp)(nil),      // 42: google.protobuf.Timestamp
+	(*wrapperspb.Int32Value)(nil),      // 43: google.protobuf.Int32Value
+	(*structpb.ListValue)(nil),         // 44: google.protobuf.ListValue
 }
 var file_contacts_v1_contacts_proto_depIdxs = []int32{
-	38, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
-	39, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
-	40, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
-	40, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
-	40, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
-	39, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
-	40, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
-	40, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
-	40, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
-	39, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
-	40, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
-	40, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
-	39, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
-	39, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
-	39, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
-	39, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
-	39, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
-	39, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
-	39, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
-	39, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
-	41, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
-	41, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
-	2,  // 22: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
-	38, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
-	3,  // 24: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
-	1,  // 25: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	42, // 26: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
-	38, // 27: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
-	1,  // 28: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	4,  // 29: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
-	40, // 30: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
-	40, // 31: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
-	15, // 32: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
-	4,  // 33: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	15, // 34: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	15, // 35: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	4,  // 36: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	15, // 37: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	1,  // 38: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
-	40, // 39: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
-	34, // 40: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
+	40, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
+	41, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
+	42, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
+	42, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
+	42, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
+	41, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
+	42, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
+	42, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
+	42, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
+	41, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
+	42, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
+	42, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
+	41, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
+	41, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
+	41, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
+	41, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
+	41, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
+	41, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
+	41, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
+	41, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
+	43, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
+	43, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
+	4,  // 22: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
+	40, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	5,  // 24: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
+	3,  // 25: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	44, // 26: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
+	40, // 27: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	3,  // 28: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	6,  // 29: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
+	42, // 30: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
+	42, // 31: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
+	17, // 32: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
+	6,  // 33: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	17, // 34: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	17, // 35: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	6,  // 36: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	17, // 37: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	3,  // 38: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
+	42, // 39: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	36, // 40: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
 	0,  // 41: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
-	4,  // 42: chorus.contacts.v1.StreamAudienceRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	38, // 43: chorus.contacts.v1.AudienceMember.custom_fields:type_name -> google.protobuf.Struct
-	36, // 44: chorus.contacts.v1.StreamAudienceResponse.members:type_name -> chorus.contacts.v1.AudienceMember
-	5,  // 45: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
-	7,  // 46: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
-	9,  // 47: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
-	11, // 48: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
-	13, // 49: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
-	16, // 50: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
-	18, // 51: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
-	20, // 52: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
-	22, // 53: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
-	24, // 54: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
-	26, // 55: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
-	28, // 56: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
-	30, // 57: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
-	32, // 58: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
-	35, // 59: chorus.contacts.v1.ContactsService.StreamAudience:input_type -> chorus.contacts.v1.StreamAudienceRequest
-	6,  // 60: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
-	8,  // 61: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
-	10, // 62: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
-	12, // 63: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
-	14, // 64: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
-	17, // 65: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
-	19, // 66: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
-	21, // 67: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
-	23, // 68: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
-	25, // 69: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
-	27, // 70: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
-	29, // 71: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
-	31, // 72: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
-	33, // 73: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
-	37, // 74: chorus.contacts.v1.ContactsService.StreamAudience:output_type -> chorus.contacts.v1.StreamAudienceResponse
-	60, // [60:75] is the sub-list for method output_type
-	45, // [45:60] is the sub-list for method input_type
+	6,  // 42: chorus.contacts.v1.StreamAudienceRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	40, // 43: chorus.contacts.v1.AudienceMember.custom_fields:type_name -> google.protobuf.Struct
+	38, // 44: chorus.contacts.v1.StreamAudienceResponse.members:type_name -> chorus.contacts.v1.AudienceMember
+	7,  // 45: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
+	9,  // 46: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
+	11, // 47: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
+	13, // 48: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
+	15, // 49: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
+	18, // 50: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
+	20, // 51: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
+	22, // 52: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
+	24, // 53: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
+	26, // 54: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
+	28, // 55: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
+	30, // 56: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
+	32, // 57: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
+	34, // 58: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
+	37, // 59: chorus.contacts.v1.ContactsService.StreamAudience:input_type -> chorus.contacts.v1.StreamAudienceRequest
+	1,  // 60: chorus.contacts.v1.ContactsService.CountContacts:input_type -> chorus.contacts.v1.CountContactsRequest
+	8,  // 61: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
+	10, // 62: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
+	12, // 63: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
+	14, // 64: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
+	16, // 65: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
+	19, // 66: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
+	21, // 67: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
+	23, // 68: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
+	25, // 69: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
+	27, // 70: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
+	29, // 71: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
+	31, // 72: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
+	33, // 73: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
+	35, // 74: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
+	39, // 75: chorus.contacts.v1.ContactsService.StreamAudience:output_type -> chorus.contacts.v1.StreamAudienceResponse
+	2,  // 76: chorus.contacts.v1.ContactsService.CountContacts:output_type -> chorus.contacts.v1.CountContactsResponse
+	61, // [61:77] is the sub-list for method output_type
+	45, // [45:61] is the sub-list for method input_type
 	45, // [45:45] is the sub-list for extension type_name
 	45, // [45:45] is the sub-list for extension extendee
 	0,  // [0:45] is the sub-list for field type_name
@@ -3296,17 +3406,17 @@ func file_contacts_v1_contacts_proto_init() {
 	if File_contacts_v1_contacts_proto != nil {
 		return
 	}
-	file_contacts_v1_contacts_proto_msgTypes[5].OneofWrappers = []any{}
-	file_contacts_v1_contacts_proto_msgTypes[6].OneofWrappers = []any{}
-	file_contacts_v1_contacts_proto_msgTypes[10].OneofWrappers = []any{}
-	file_contacts_v1_contacts_proto_msgTypes[21].OneofWrappers = []any{}
+	file_contacts_v1_contacts_proto_msgTypes[7].OneofWrappers = []any{}
+	file_contacts_v1_contacts_proto_msgTypes[8].OneofWrappers = []any{}
+	file_contacts_v1_contacts_proto_msgTypes[12].OneofWrappers = []any{}
+	file_contacts_v1_contacts_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_contacts_v1_contacts_proto_rawDesc), len(file_contacts_v1_contacts_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -34,6 +34,7 @@ const (
 	ContactsService_SetConsent_FullMethodName         = "/chorus.contacts.v1.ContactsService/SetConsent"
 	ContactsService_CheckSendable_FullMethodName      = "/chorus.contacts.v1.ContactsService/CheckSendable"
 	ContactsService_StreamAudience_FullMethodName     = "/chorus.contacts.v1.ContactsService/StreamAudience"
+	ContactsService_CountContacts_FullMethodName      = "/chorus.contacts.v1.ContactsService/CountContacts"
 )
 
 // ContactsServiceClient is the client API for ContactsService service.
@@ -73,6 +74,8 @@ type ContactsServiceClient interface {
 	// StreamAudience streams the sendable contacts of a segment or filter (a phone, opted in,
 	// confirmed textable), each once, in batches ordered by contact id, with their merge data.
 	StreamAudience(ctx context.Context, in *StreamAudienceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamAudienceResponse], error)
+	// CountContacts answers the organization's contact totals: all, textable, opted out.
+	CountContacts(ctx context.Context, in *CountContactsRequest, opts ...grpc.CallOption) (*CountContactsResponse, error)
 }
 
 type contactsServiceClient struct {
@@ -242,6 +245,16 @@ func (c *contactsServiceClient) StreamAudience(ctx context.Context, in *StreamAu
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ContactsService_StreamAudienceClient = grpc.ServerStreamingClient[StreamAudienceResponse]
 
+func (c *contactsServiceClient) CountContacts(ctx context.Context, in *CountContactsRequest, opts ...grpc.CallOption) (*CountContactsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CountContactsResponse)
+	err := c.cc.Invoke(ctx, ContactsService_CountContacts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ContactsServiceServer is the server API for ContactsService service.
 // All implementations must embed UnimplementedContactsServiceServer
 // for forward compatibility.
@@ -279,6 +292,8 @@ type ContactsServiceServer interface {
 	// StreamAudience streams the sendable contacts of a segment or filter (a phone, opted in,
 	// confirmed textable), each once, in batches ordered by contact id, with their merge data.
 	StreamAudience(*StreamAudienceRequest, grpc.ServerStreamingServer[StreamAudienceResponse]) error
+	// CountContacts answers the organization's contact totals: all, textable, opted out.
+	CountContacts(context.Context, *CountContactsRequest) (*CountContactsResponse, error)
 	mustEmbedUnimplementedContactsServiceServer()
 }
 
@@ -333,6 +348,9 @@ func (UnimplementedContactsServiceServer) CheckSendable(context.Context, *CheckS
 }
 func (UnimplementedContactsServiceServer) StreamAudience(*StreamAudienceRequest, grpc.ServerStreamingServer[StreamAudienceResponse]) error {
 	return status.Error(codes.Unimplemented, "method StreamAudience not implemented")
+}
+func (UnimplementedContactsServiceServer) CountContacts(context.Context, *CountContactsRequest) (*CountContactsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CountContacts not implemented")
 }
 func (UnimplementedContactsServiceServer) mustEmbedUnimplementedContactsServiceServer() {}
 func (UnimplementedContactsServiceServer) testEmbeddedByValue()                         {}
@@ -618,6 +636,24 @@ func _ContactsService_StreamAudience_Handler(srv interface{}, stream grpc.Server
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ContactsService_StreamAudienceServer = grpc.ServerStreamingServer[StreamAudienceResponse]
 
+func _ContactsService_CountContacts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CountContactsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContactsServiceServer).CountContacts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContactsService_CountContacts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContactsServiceServer).CountContacts(ctx, req.(*CountContactsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ContactsService_ServiceDesc is the grpc.ServiceDesc for ContactsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -680,6 +716,10 @@ var ContactsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CheckSendable",
 			Handler:    _ContactsService_CheckSendable_Handler,
+		},
+		{
+			MethodName: "CountContacts",
+			Handler:    _ContactsService_CountContacts_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -353,10 +353,13 @@ type LinkClicked struct {
 	Code           string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
 	// "reply" (message_id names the reply), "campaign", "poll" or "test" (source_id the
 	// campaign whose test copy carried it).
-	SourceKind    string                 `protobuf:"bytes,3,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
-	SourceId      string                 `protobuf:"bytes,4,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
-	MessageId     string                 `protobuf:"bytes,5,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	ClickedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=clicked_at,json=clickedAt,proto3" json:"clicked_at,omitempty"`
+	SourceKind string                 `protobuf:"bytes,3,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
+	SourceId   string                 `protobuf:"bytes,4,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	MessageId  string                 `protobuf:"bytes,5,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	ClickedAt  *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=clicked_at,json=clickedAt,proto3" json:"clicked_at,omitempty"`
+	// The User-Agent header of the request that followed the link (at most 512 bytes), so that
+	// analytics can tell people from link-preview fetchers.
+	UserAgent     string `protobuf:"bytes,7,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -433,6 +436,113 @@ func (x *LinkClicked) GetClickedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *LinkClicked) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
+// MessageCreated is published by messaging when it stores an outgoing message (queued, or
+// handed to the carrier at once), so that analytics counts every outgoing message from its
+// creation, with what it was sent for.
+type MessageCreated struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	MessageId      string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// E.164 of the recipient.
+	To string `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	// "campaign", "poll", "reply", "auto_reply", "test" (a campaign's test copy) or "system"
+	// (keyword confirmations and HELP answers).
+	SourceKind string `protobuf:"bytes,4,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
+	// The campaign or poll id (of an auto-reply or test copy: its campaign); empty for replies.
+	SourceId string `protobuf:"bytes,5,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	// The status it was stored with: queued, sending, sent or failed.
+	Status        string                 `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageCreated) Reset() {
+	*x = MessageCreated{}
+	mi := &file_events_v1_messaging_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageCreated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageCreated) ProtoMessage() {}
+
+func (x *MessageCreated) ProtoReflect() protoreflect.Message {
+	mi := &file_events_v1_messaging_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageCreated.ProtoReflect.Descriptor instead.
+func (*MessageCreated) Descriptor() ([]byte, []int) {
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MessageCreated) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *MessageCreated) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *MessageCreated) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *MessageCreated) GetSourceKind() string {
+	if x != nil {
+		return x.SourceKind
+	}
+	return ""
+}
+
+func (x *MessageCreated) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *MessageCreated) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *MessageCreated) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
 var File_events_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_events_v1_messaging_proto_rawDesc = "" +
@@ -476,7 +586,7 @@ const file_events_v1_messaging_proto_rawDesc = "" +
 	"\voccurred_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x12\x1d\n" +
 	"\n" +
-	"error_code\x18\t \x01(\tR\terrorCode\"\xe2\x01\n" +
+	"error_code\x18\t \x01(\tR\terrorCode\"\x81\x02\n" +
 	"\vLinkClicked\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x1f\n" +
@@ -486,7 +596,20 @@ const file_events_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"message_id\x18\x05 \x01(\tR\tmessageId\x129\n" +
 	"\n" +
-	"clicked_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tclickedAtB>Z<github.com/chorus-sms/chorus/proto/gen/go/events/v1;eventsv1b\x06proto3"
+	"clicked_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tclickedAt\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\a \x01(\tR\tuserAgent\"\xf9\x01\n" +
+	"\x0eMessageCreated\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x02 \x01(\tR\tmessageId\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x12\x1f\n" +
+	"\vsource_kind\x18\x04 \x01(\tR\n" +
+	"sourceKind\x12\x1b\n" +
+	"\tsource_id\x18\x05 \x01(\tR\bsourceId\x12\x16\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\x129\n" +
+	"\n" +
+	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAtB>Z<github.com/chorus-sms/chorus/proto/gen/go/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_events_v1_messaging_proto_rawDescOnce sync.Once
@@ -500,24 +623,26 @@ func file_events_v1_messaging_proto_rawDescGZIP() []byte {
 	return file_events_v1_messaging_proto_rawDescData
 }
 
-var file_events_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_events_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_events_v1_messaging_proto_goTypes = []any{
 	(*MessageReceived)(nil),       // 0: chorus.events.v1.MessageReceived
 	(*Attribution)(nil),           // 1: chorus.events.v1.Attribution
 	(*MessageStatusChanged)(nil),  // 2: chorus.events.v1.MessageStatusChanged
 	(*LinkClicked)(nil),           // 3: chorus.events.v1.LinkClicked
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(*MessageCreated)(nil),        // 4: chorus.events.v1.MessageCreated
+	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
 }
 var file_events_v1_messaging_proto_depIdxs = []int32{
-	4, // 0: chorus.events.v1.MessageReceived.received_at:type_name -> google.protobuf.Timestamp
+	5, // 0: chorus.events.v1.MessageReceived.received_at:type_name -> google.protobuf.Timestamp
 	1, // 1: chorus.events.v1.MessageReceived.attribution:type_name -> chorus.events.v1.Attribution
-	4, // 2: chorus.events.v1.MessageStatusChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	4, // 3: chorus.events.v1.LinkClicked.clicked_at:type_name -> google.protobuf.Timestamp
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	5, // 2: chorus.events.v1.MessageStatusChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	5, // 3: chorus.events.v1.LinkClicked.clicked_at:type_name -> google.protobuf.Timestamp
+	5, // 4: chorus.events.v1.MessageCreated.created_at:type_name -> google.protobuf.Timestamp
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_events_v1_messaging_proto_init() }
@@ -531,7 +656,7 @@ func file_events_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_events_v1_messaging_proto_rawDesc), len(file_events_v1_messaging_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

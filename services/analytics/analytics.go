@@ -1,0 +1,178 @@
+// Package analytics is the analytics service: read-only overview, trends, top campaigns, best
+// send times and the campaigns export of an organization, answered from rollups it keeps from
+// messaging's and campaigns' events. This is the public entry used by its own main and by the
+// all-in-one binary.
+package analytics
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	analyticsv1 "github.com/chorus-sms/chorus/proto/gen/go/analytics/v1"
+	"github.com/chorus-sms/chorus/services/analytics/internal/ingest"
+	"github.com/chorus-sms/chorus/services/analytics/internal/orgzone"
+	"github.com/chorus-sms/chorus/services/analytics/internal/server"
+	"github.com/chorus-sms/chorus/services/analytics/internal/store"
+	"github.com/chorus-sms/chorus/services/analytics/migrations"
+)
+
+// Schema is the PostgreSQL schema the service owns.
+const Schema = "analytics"
+
+// ServiceName is who analytics acts as on its calls to other services ("service:analytics")
+// and the consumer group of the event streams it reads.
+const ServiceName = "analytics"
+
+// MessagingMembers is how many members of the consumer group read messaging's stream in one
+// process: an event's work is mostly waiting on PostgreSQL round trips, so members applying
+// batches side by side multiply the ingest rate (the rollups are appended to, not updated, so
+// they do not queue on each other; two events of one message lock its fact in turn).
+const MessagingMembers = 4
+
+// MessagingBatchSize is how many of messaging's events a member reads and applies at once
+// (ingest.MessagingBatch: a few statements whatever the number).
+const MessagingBatchSize = 500
+
+// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC reads, the event consumers
+// (one transaction each) and the folder.
+const DefaultDBMaxConns = 12
+
+// Config is the analytics process configuration.
+type Config struct {
+	DatabaseURL  string // CHORUS_DATABASE_URL
+	RedisURL     string // CHORUS_REDIS_URL: messaging's and campaigns' event streams
+	OrgsAddr     string // CHORUS_ORGS_ADDR: organizations' zones
+	ContactsAddr string // CHORUS_CONTACTS_ADDR: contact totals
+	DBMaxConns   int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	Logger       *slog.Logger
+}
+
+// ConfigFromEnv reads the CHORUS_* variables of the analytics service.
+func ConfigFromEnv(r *envconfig.Reader) Config {
+	return Config{
+		DatabaseURL:  r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		RedisURL:     r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		OrgsAddr:     registry.Orgs.AddrFrom(r),
+		ContactsAddr: registry.Contacts.AddrFrom(r),
+		DBMaxConns:   r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
+	}
+}
+
+// Setup reads the process's variables for process.Main: where it listens and how to build it.
+// The manifests test reads each Deployment's environment through it.
+func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
+	cfg := ConfigFromEnv(env)
+	cfg.Logger = log
+	return registry.Analytics.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
+}
+
+// Service is a running analytics service.
+type Service struct {
+	pool      *pgxpool.Pool
+	rdb       *redis.Client
+	orgs      *orgs.Client
+	contacts  *contacts.Client
+	messaging []*outbox.Consumer // messages, inbound messages, clicks: MessagingMembers of the group
+	campaigns *outbox.Consumer   // campaign snapshots
+	grpc      *grpc.Server
+	log       *slog.Logger
+}
+
+// New connects, migrates, and builds the gRPC server and the event consumers.
+func New(ctx context.Context, cfg Config) (svc *Service, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("analytics: CHORUS_REDIS_URL: %w", err)
+	}
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
+	if err != nil {
+		return nil, fmt.Errorf("analytics: %w", err)
+	}
+	s := &Service{pool: pool, rdb: redis.NewClient(ropts), log: log}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
+		return nil, fmt.Errorf("analytics: %w", err)
+	}
+	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
+		return nil, fmt.Errorf("analytics: %w", err)
+	}
+	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
+		return nil, fmt.Errorf("analytics: %w", err)
+	}
+	zones := orgzone.New(s.orgs)
+	s.grpc = rpcserver.New(log)
+	analyticsv1.RegisterAnalyticsServiceServer(s.grpc, server.New(server.Config{Store: store.New(pool), Zones: zones, Contacts: s.contacts}))
+	in := ingest.New(zones)
+	member := outbox.MemberName()
+	for i := range MessagingMembers {
+		s.messaging = append(s.messaging, outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName,
+			member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithBatchHandler(in.MessagingBatch()),
+			outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)))
+	}
+	s.campaigns = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log))
+	return s, nil
+}
+
+// Serve consumes the events, folds their counts into the rollups and answers gRPC on lis
+// until ctx is done.
+func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, c := range s.messaging {
+		g.Go(func() error { return c.Run(gctx) })
+	}
+	g.Go(func() error { return s.campaigns.Run(gctx) })
+	g.Go(func() error { ingest.FoldLoop(gctx, s.pool, s.log); return nil })
+	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("analytics: %w", err)
+	}
+	return nil
+}
+
+// Ready reports whether the service's database answers (the ops /readyz endpoint).
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("analytics: database: %w", err)
+	}
+	return nil
+}
+
+// Close stops the gRPC server and releases connections.
+func (s *Service) Close() {
+	if s.grpc != nil {
+		s.grpc.Stop()
+	}
+	if s.orgs != nil {
+		_ = s.orgs.Close()
+	}
+	if s.contacts != nil {
+		_ = s.contacts.Close()
+	}
+	s.pool.Close()
+	_ = s.rdb.Close()
+}
