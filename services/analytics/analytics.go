@@ -12,11 +12,6 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
-	"google.golang.org/grpc"
-
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
@@ -25,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	"github.com/chorus-sms/chorus/pkg/service"
 	analyticsv1 "github.com/chorus-sms/chorus/proto/gen/go/analytics/v1"
 	"github.com/chorus-sms/chorus/services/analytics/internal/ingest"
 	"github.com/chorus-sms/chorus/services/analytics/internal/orgzone"
@@ -85,13 +81,11 @@ func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Contex
 
 // Service is a running analytics service.
 type Service struct {
-	pool      *pgxpool.Pool
-	rdb       *redis.Client
+	shell     *service.Shell
 	orgs      *orgs.Client
 	contacts  *contacts.Client
 	messaging []*outbox.Consumer // messages, inbound messages, clicks: MessagingMembers of the group
 	campaigns *outbox.Consumer   // campaign snapshots
-	grpc      *grpc.Server
 	log       *slog.Logger
 }
 
@@ -101,78 +95,56 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	sh, err := service.Open(ctx, service.Config{
+		Name: "analytics", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
+		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("analytics: CHORUS_REDIS_URL: %w", err)
+		return nil, err
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
-	if err != nil {
-		return nil, fmt.Errorf("analytics: %w", err)
-	}
-	s := &Service{pool: pool, rdb: redis.NewClient(ropts), log: log}
 	defer func() {
 		if err != nil {
-			s.Close()
+			sh.Close()
 		}
 	}()
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
-		return nil, fmt.Errorf("analytics: %w", err)
-	}
+	s := &Service{shell: sh, log: log}
 	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("analytics: %w", err)
 	}
+	sh.Closes(s.orgs)
 	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("analytics: %w", err)
 	}
+	sh.Closes(s.contacts)
 	zones := orgzone.New(s.orgs)
-	s.grpc = rpcserver.New(log)
-	analyticsv1.RegisterAnalyticsServiceServer(s.grpc, server.New(server.Config{Store: store.New(pool), Zones: zones, Contacts: s.contacts}))
+	sh.GRPC = rpcserver.New(log)
+	analyticsv1.RegisterAnalyticsServiceServer(sh.GRPC, server.New(server.Config{Store: store.New(sh.Pool), Zones: zones, Contacts: s.contacts}))
 	in := ingest.New(zones)
 	member := outbox.MemberName()
 	for i := range MessagingMembers {
-		s.messaging = append(s.messaging, outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName,
+		s.messaging = append(s.messaging, outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName,
 			member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithBatchHandler(in.MessagingBatch()),
 			outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)))
 	}
-	s.campaigns = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log))
+	s.campaigns = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log))
 	return s, nil
 }
 
 // Serve consumes the events, folds their counts into the rollups and answers gRPC on lis
 // until ctx is done.
 func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	g, gctx := errgroup.WithContext(ctx)
+	runners := []func(context.Context) error{s.campaigns.Run, func(ctx context.Context) error {
+		ingest.FoldLoop(ctx, s.shell.Pool, s.log)
+		return nil
+	}}
 	for _, c := range s.messaging {
-		g.Go(func() error { return c.Run(gctx) })
+		runners = append(runners, c.Run)
 	}
-	g.Go(func() error { return s.campaigns.Run(gctx) })
-	g.Go(func() error { ingest.FoldLoop(gctx, s.pool, s.log); return nil })
-	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("analytics: %w", err)
-	}
-	return nil
+	return s.shell.Serve(ctx, lis, runners...)
 }
 
 // Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("analytics: database: %w", err)
-	}
-	return nil
-}
+func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
 
 // Close stops the gRPC server and releases connections.
-func (s *Service) Close() {
-	if s.grpc != nil {
-		s.grpc.Stop()
-	}
-	if s.orgs != nil {
-		_ = s.orgs.Close()
-	}
-	if s.contacts != nil {
-		_ = s.contacts.Close()
-	}
-	s.pool.Close()
-	_ = s.rdb.Close()
-}
+func (s *Service) Close() { s.shell.Close() }

@@ -12,15 +12,13 @@ import (
 	"net"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"google.golang.org/grpc"
-
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	"github.com/chorus-sms/chorus/pkg/service"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	"github.com/chorus-sms/chorus/services/billing/internal/renewal"
 	"github.com/chorus-sms/chorus/services/billing/internal/server"
@@ -71,10 +69,8 @@ func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Contex
 
 // Service is a running billing service.
 type Service struct {
-	pool    *pgxpool.Pool
-	grpc    *grpc.Server
+	shell   *service.Shell
 	renewal *jobs.Client
-	log     *slog.Logger
 }
 
 // New connects, migrates and builds the gRPC server and the renewal sweep.
@@ -83,27 +79,28 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
+	sh, err := service.Open(ctx, service.Config{
+		Name: "billing", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
+		Migrations: migrations.FS, With: migrations.With, Logger: log,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("billing: %w", err)
+		return nil, err
 	}
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("billing: %w", err)
-	}
-	st := store.New(pool)
-	srv := rpcserver.New(log, server.UnscopedMethods...)
-	billingv1.RegisterBillingServiceServer(srv, server.New(st))
+	st := store.New(sh.Pool)
+	sh.GRPC = rpcserver.New(log, server.UnscopedMethods...)
+	billingv1.RegisterBillingServiceServer(sh.GRPC, server.New(st))
 	every := cfg.RenewalInterval
 	if every <= 0 {
 		every = DefaultRenewalInterval
 	}
-	sweeps, err := renewal.New(pool, Schema, st, every, log)
+	sweeps, err := renewal.New(sh.Pool, Schema, st, every, log)
 	if err != nil {
-		pool.Close()
+		sh.Close()
 		return nil, fmt.Errorf("billing: %w", err)
 	}
-	return &Service{pool: pool, grpc: srv, renewal: sweeps, log: log}, nil
+	// A running sweep finishes (bounded) after the gRPC server stops and before the pool closes.
+	sh.OnStop("renewal sweeps", stopTimeout, sweeps.Stop)
+	return &Service{shell: sh, renewal: sweeps}, nil
 }
 
 // Serve renews ended full_service periods (River's leader schedules the sweeps) and answers
@@ -113,28 +110,12 @@ func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.renewal.Start(ctx); err != nil {
 		return fmt.Errorf("billing: %w", err)
 	}
-	if err := rpcserver.Serve(ctx, s.grpc, lis); err != nil {
-		return fmt.Errorf("billing: %w", err)
-	}
-	return nil
+	return s.shell.Serve(ctx, lis)
 }
 
 // Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("billing: database: %w", err)
-	}
-	return nil
-}
+func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
 
 // Close stops the gRPC server, lets a running renewal sweep finish (bounded), and releases
 // the pool.
-func (s *Service) Close() {
-	s.grpc.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-	defer cancel()
-	if err := s.renewal.Stop(ctx); err != nil {
-		s.log.Warn("billing: renewal sweeps did not stop cleanly", "err", err)
-	}
-	s.pool.Close()
-}
+func (s *Service) Close() { s.shell.Close() }

@@ -10,11 +10,6 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
-	"google.golang.org/grpc"
-
 	"github.com/chorus-sms/chorus/pkg/cursor"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
@@ -22,6 +17,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	"github.com/chorus-sms/chorus/pkg/service"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts/internal/lookup"
 	"github.com/chorus-sms/chorus/services/contacts/internal/server"
@@ -85,12 +81,9 @@ func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Contex
 
 // Service is a running contacts service.
 type Service struct {
-	pool  *pgxpool.Pool
-	rdb   *redis.Client
+	shell *service.Shell
 	jobs  *lookup.Jobs
 	relay *outbox.Relay
-	grpc  *grpc.Server
-	log   *slog.Logger
 }
 
 // New connects, migrates, and builds the gRPC server and the lookup job client.
@@ -111,29 +104,24 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contacts: %w", err)
 	}
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	sh, err := service.Open(ctx, service.Config{
+		Name: "contacts", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
+		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With, Logger: log,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("contacts: CHORUS_REDIS_URL: %w", err)
+		return nil, err
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
+	st := store.New(sh.Pool)
+	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, log)
 	if err != nil {
+		sh.Close()
 		return nil, fmt.Errorf("contacts: %w", err)
 	}
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("contacts: %w", err)
-	}
-	st := store.New(pool)
-	jobs, err := lookup.NewJobs(pool, Schema, provider, st, log)
-	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("contacts: %w", err)
-	}
-	srv := rpcserver.New(log)
-	contactsv1.RegisterContactsServiceServer(srv, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
-	rdb := redis.NewClient(ropts)
-	relay := outbox.NewRelay(pool, rdb, outbox.StreamName(Schema), outbox.WithLogger(log))
-	return &Service{pool: pool, rdb: rdb, jobs: jobs, relay: relay, grpc: srv, log: log}, nil
+	sh.OnStop("lookup jobs", stopTimeout, jobs.Stop)
+	sh.GRPC = rpcserver.New(log)
+	contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
+	relay := outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log))
+	return &Service{shell: sh, jobs: jobs, relay: relay}, nil
 }
 
 // Serve works lookup jobs, publishes outbox events and answers gRPC on lis until ctx is done,
@@ -142,31 +130,11 @@ func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("contacts: %w", err)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.relay.Run(gctx) })
-	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("contacts: %w", err)
-	}
-	return nil
+	return s.shell.Serve(ctx, lis, s.relay.Run)
 }
 
 // Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("contacts: database: %w", err)
-	}
-	return nil
-}
+func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
 
 // Close stops the gRPC server, lets running lookups finish (bounded), and releases the pool.
-func (s *Service) Close() {
-	s.grpc.Stop()
-	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-	defer cancel()
-	if err := s.jobs.Stop(ctx); err != nil {
-		s.log.Warn("contacts: lookup jobs did not stop cleanly", "err", err)
-	}
-	s.pool.Close()
-	_ = s.rdb.Close()
-}
+func (s *Service) Close() { s.shell.Close() }

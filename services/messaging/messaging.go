@@ -12,11 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
-	"google.golang.org/grpc"
-
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
@@ -27,6 +22,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	"github.com/chorus-sms/chorus/pkg/service"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
@@ -154,16 +150,13 @@ func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Contex
 
 // Service is a running messaging service.
 type Service struct {
-	pool     *pgxpool.Pool
-	rdb      *redis.Client
+	shell    *service.Shell
 	orgs     *orgs.Client
 	contacts *contacts.Client
 	billing  *billing.Client
 	dispatch *dispatch.Dispatcher
 	relay    *outbox.Relay
 	deleted  *outbox.Consumer
-	grpc     *grpc.Server
-	log      *slog.Logger
 }
 
 // New connects, migrates, and builds the gRPC server, the dispatcher and the event plumbing.
@@ -185,33 +178,32 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	}
 	// Carriers sign the exact URL; a trailing slash would double the one every path starts with.
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	sh, err := service.Open(ctx, service.Config{
+		Name: "messaging", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cfg.dbMaxConns(),
+		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With, Logger: log,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("messaging: CHORUS_REDIS_URL: %w", err)
+		return nil, err
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cfg.dbMaxConns()))
-	if err != nil {
-		return nil, fmt.Errorf("messaging: %w", err)
-	}
-	s := &Service{pool: pool, rdb: redis.NewClient(ropts), log: log}
 	defer func() {
 		if err != nil {
-			s.Close()
+			sh.Close()
 		}
 	}()
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
-		return nil, fmt.Errorf("messaging: %w", err)
-	}
+	s := &Service{shell: sh}
 	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
+	sh.Closes(s.orgs)
 	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
+	sh.Closes(s.contacts)
 	if s.billing, err = billing.Dial(cfg.BillingAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
-	st := store.New(pool)
+	sh.Closes(s.billing)
+	st := store.New(sh.Pool)
 	var live carrier.Provider
 	if cfg.Provider == ProviderTwilio {
 		if live, err = carrier.NewTwilio(cfg.Twilio); err != nil {
@@ -219,12 +211,12 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		}
 	}
 	s.dispatch, err = dispatch.New(dispatch.Config{
-		Pool:           pool,
+		Pool:           sh.Pool,
 		Schema:         Schema,
 		Store:          st,
 		Contacts:       s.contacts,
 		Billing:        s.billing,
-		Redis:          s.rdb,
+		Redis:          sh.Redis,
 		Live:           live,
 		PublicURL:      cfg.PublicURL,
 		NumberRate:     cfg.NumberRate,
@@ -237,13 +229,14 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
+	sh.OnStop("dispatch", stopTimeout, s.dispatch.Stop)
 	tokens := map[string]string{ProviderSandbox: cfg.SandboxToken}
 	if cfg.Provider == ProviderTwilio {
 		tokens[ProviderTwilio] = cfg.Twilio.AuthToken
 	}
-	in := inbound.New(st, s.orgs, s.contacts, s.dispatch, s.rdb, log)
-	s.grpc = rpcserver.New(log, server.UnscopedMethods...)
-	messagingv1.RegisterMessagingServiceServer(s.grpc, server.New(server.Config{
+	in := inbound.New(st, s.orgs, s.contacts, s.dispatch, sh.Redis, log)
+	sh.GRPC = rpcserver.New(log, server.UnscopedMethods...)
+	messagingv1.RegisterMessagingServiceServer(sh.GRPC, server.New(server.Config{
 		Store:     st,
 		Orgs:      s.orgs,
 		Contacts:  s.contacts,
@@ -254,8 +247,8 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		PublicURL: cfg.PublicURL,
 		Tokens:    tokens,
 	}))
-	s.relay = outbox.NewRelay(pool, s.rdb, outbox.StreamName(Schema), outbox.WithLogger(log))
-	s.deleted = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(log))
+	s.relay = outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log))
+	s.deleted = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(log))
 	return s, nil
 }
 
@@ -265,46 +258,12 @@ func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.dispatch.Start(ctx); err != nil {
 		return fmt.Errorf("messaging: %w", err)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.relay.Run(gctx) })
-	g.Go(func() error { return s.deleted.Run(gctx) })
-	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("messaging: %w", err)
-	}
-	return nil
+	return s.shell.Serve(ctx, lis, s.relay.Run, s.deleted.Run)
 }
 
 // Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("messaging: database: %w", err)
-	}
-	return nil
-}
+func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
 
 // Close stops the gRPC server, lets running dispatches finish (bounded), and releases
 // connections.
-func (s *Service) Close() {
-	if s.grpc != nil {
-		s.grpc.Stop()
-	}
-	if s.dispatch != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-		defer cancel()
-		if err := s.dispatch.Stop(ctx); err != nil {
-			s.log.Warn("messaging: dispatch did not stop cleanly", "err", err)
-		}
-	}
-	if s.orgs != nil {
-		_ = s.orgs.Close()
-	}
-	if s.contacts != nil {
-		_ = s.contacts.Close()
-	}
-	if s.billing != nil {
-		_ = s.billing.Close()
-	}
-	s.pool.Close()
-	_ = s.rdb.Close()
-}
+func (s *Service) Close() { s.shell.Close() }

@@ -5,19 +5,15 @@ package orgs
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
-
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	"github.com/chorus-sms/chorus/pkg/service"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/orgs/internal/server"
 	"github.com/chorus-sms/chorus/services/orgs/internal/store"
@@ -58,10 +54,7 @@ func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Contex
 
 // Service is a running orgs service.
 type Service struct {
-	pool *pgxpool.Pool
-	rdb  *redis.Client
-	grpc *grpc.Server
-	log  *slog.Logger
+	shell *service.Shell
 }
 
 // New connects, migrates and builds the gRPC server.
@@ -70,43 +63,23 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	sh, err := service.Open(ctx, service.Config{
+		Name: "orgs", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
+		RedisURL: cfg.RedisURL, Migrations: migrations.FS,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("orgs: CHORUS_REDIS_URL: %w", err)
+		return nil, err
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
-	if err != nil {
-		return nil, fmt.Errorf("orgs: %w", err)
-	}
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("orgs: %w", err)
-	}
-	rdb := redis.NewClient(ropts)
-	srv := rpcserver.New(log, server.UnscopedMethods...)
-	orgsv1.RegisterOrgsServiceServer(srv, server.New(store.New(pool), rdb, log))
-	return &Service{pool: pool, rdb: rdb, grpc: srv, log: log}, nil
+	sh.GRPC = rpcserver.New(log, server.UnscopedMethods...)
+	orgsv1.RegisterOrgsServiceServer(sh.GRPC, server.New(store.New(sh.Pool), sh.Redis, log))
+	return &Service{shell: sh}, nil
 }
 
 // Serve answers gRPC on lis until ctx is done, then drains in-flight calls.
-func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	if err := rpcserver.Serve(ctx, s.grpc, lis); err != nil {
-		return fmt.Errorf("orgs: %w", err)
-	}
-	return nil
-}
+func (s *Service) Serve(ctx context.Context, lis net.Listener) error { return s.shell.Serve(ctx, lis) }
 
 // Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("orgs: database: %w", err)
-	}
-	return nil
-}
+func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
 
 // Close releases the database and Redis connections.
-func (s *Service) Close() {
-	s.grpc.Stop()
-	s.pool.Close()
-	_ = s.rdb.Close()
-}
+func (s *Service) Close() { s.shell.Close() }

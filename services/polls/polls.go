@@ -12,11 +12,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/errgroup"
-	"google.golang.org/grpc"
-
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
@@ -27,6 +22,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
+	"github.com/chorus-sms/chorus/pkg/service"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/engine"
 	"github.com/chorus-sms/chorus/services/polls/internal/server"
@@ -92,8 +88,7 @@ func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Contex
 
 // Service is a running polls service.
 type Service struct {
-	pool      *pgxpool.Pool
-	rdb       *redis.Client
+	shell     *service.Shell
 	orgs      *orgs.Client
 	contacts  *contacts.Client
 	billing   *billing.Client
@@ -101,8 +96,6 @@ type Service struct {
 	engine    *engine.Runner
 	replies   *outbox.Consumer // messaging's events: answers, opt-outs
 	people    *outbox.Consumer // contacts' events: consent, deletions
-	grpc      *grpc.Server
-	log       *slog.Logger
 }
 
 // New connects, migrates, and builds the gRPC server, the jobs and the event consumers.
@@ -111,50 +104,51 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	sh, err := service.Open(ctx, service.Config{
+		Name: "polls", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
+		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With, Logger: log,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("polls: CHORUS_REDIS_URL: %w", err)
+		return nil, err
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)))
-	if err != nil {
-		return nil, fmt.Errorf("polls: %w", err)
-	}
-	s := &Service{pool: pool, rdb: redis.NewClient(ropts), log: log}
 	defer func() {
 		if err != nil {
-			s.Close()
+			sh.Close()
 		}
 	}()
-	if err := pgdb.Migrate(ctx, pool, Schema, migrations.FS, migrations.With...); err != nil {
-		return nil, fmt.Errorf("polls: %w", err)
-	}
+	s := &Service{shell: sh}
 	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("polls: %w", err)
 	}
+	sh.Closes(s.orgs)
 	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("polls: %w", err)
 	}
+	sh.Closes(s.contacts)
 	if s.billing, err = billing.Dial(cfg.BillingAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("polls: %w", err)
 	}
+	sh.Closes(s.billing)
 	if s.messaging, err = messaging.Dial(cfg.MessagingAddr, ServiceName); err != nil {
 		return nil, fmt.Errorf("polls: %w", err)
 	}
-	st := store.New(pool)
+	sh.Closes(s.messaging)
+	st := store.New(sh.Pool)
 	s.engine, err = engine.New(engine.Config{
-		Pool: pool, Schema: Schema, Store: st, Orgs: s.orgs, Contacts: s.contacts, Billing: s.billing, Messaging: s.messaging,
+		Pool: sh.Pool, Schema: Schema, Store: st, Orgs: s.orgs, Contacts: s.contacts, Billing: s.billing, Messaging: s.messaging,
 		Logger: log, Hour: cfg.Hour, SweepEvery: cfg.SweepEvery,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("polls: %w", err)
 	}
-	s.grpc = rpcserver.New(log)
-	pollsv1.RegisterPollsServiceServer(s.grpc, server.New(server.Config{
+	sh.OnStop("jobs", stopTimeout, s.engine.Stop)
+	sh.GRPC = rpcserver.New(log)
+	pollsv1.RegisterPollsServiceServer(sh.GRPC, server.New(server.Config{
 		Store: st, Orgs: s.orgs, Contacts: s.contacts, Messaging: s.messaging, Jobs: s.engine,
 	}))
 	member := outbox.MemberName()
-	s.replies = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("messaging"), ServiceName, member, s.engine.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(log))...)
-	s.people = outbox.NewConsumer(pool, s.rdb, outbox.StreamName("contacts"), ServiceName, member, s.engine.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(log))
+	s.replies = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, s.engine.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(log))...)
+	s.people = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, s.engine.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(log))
 	return s, nil
 }
 
@@ -163,48 +157,11 @@ func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
 	if err := s.engine.Start(ctx); err != nil {
 		return fmt.Errorf("polls: %w", err)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.replies.Run(gctx) })
-	g.Go(func() error { return s.people.Run(gctx) })
-	g.Go(func() error { return rpcserver.Serve(gctx, s.grpc, lis) })
-	if err := g.Wait(); err != nil {
-		return fmt.Errorf("polls: %w", err)
-	}
-	return nil
+	return s.shell.Serve(ctx, lis, s.replies.Run, s.people.Run)
 }
 
 // Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error {
-	if err := s.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("polls: database: %w", err)
-	}
-	return nil
-}
+func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
 
 // Close stops the gRPC server, lets running jobs finish (bounded), and releases connections.
-func (s *Service) Close() {
-	if s.grpc != nil {
-		s.grpc.Stop()
-	}
-	if s.engine != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-		defer cancel()
-		if err := s.engine.Stop(ctx); err != nil {
-			s.log.Warn("polls: jobs did not stop cleanly", "err", err)
-		}
-	}
-	if s.orgs != nil {
-		_ = s.orgs.Close()
-	}
-	if s.contacts != nil {
-		_ = s.contacts.Close()
-	}
-	if s.billing != nil {
-		_ = s.billing.Close()
-	}
-	if s.messaging != nil {
-		_ = s.messaging.Close()
-	}
-	s.pool.Close()
-	_ = s.rdb.Close()
-}
+func (s *Service) Close() { s.shell.Close() }
