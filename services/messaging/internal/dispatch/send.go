@@ -148,10 +148,6 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 	if err != nil {
 		return 0, err
 	}
-	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
-		d.throttle.release(ctx, tok)
-		return 0, err
-	}
 	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: tok.start})
 	if err != nil || !claimed { // not claimed: taken, or its source paused or canceled while it waited
 		d.throttle.release(ctx, tok)
@@ -162,6 +158,18 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 		return wait, err
 	}
 	m.Status, m.DispatchedAt = store.StatusSending, &tok.start
+	// Consent is read again once the claim is recorded: an opt-out recorded before the claim
+	// is seen here, and one recorded after it is not acknowledged before this hand-off is over
+	// (AwaitHandOffs).
+	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
+		d.throttle.release(ctx, tok)
+		if err != nil {
+			if uerr := d.store.Unclaim(context.WithoutCancel(ctx), m.ID); uerr != nil {
+				return 0, errors.Join(err, uerr)
+			}
+		}
+		return 0, err
+	}
 	if !d.throttle.ready(ctx, tok) { // stopping: nothing went out
 		d.throttle.release(context.WithoutCancel(ctx), tok)
 		if err := d.store.Unclaim(context.WithoutCancel(ctx), m.ID); err != nil {

@@ -117,6 +117,13 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 		if contactID, consent, err = p.applyToContact(ctx, num.OrgID, from, res, now); err != nil {
 			return err
 		}
+		// A STOP is answered (and the carrier told it was received) only once nothing that
+		// passed its consent check before the opt-out can still reach the carrier.
+		if res.Keyword == classify.KeywordOptOut {
+			if err := p.dispatch.AwaitHandOffs(ctx, num.OrgID, from); err != nil {
+				return err
+			}
+		}
 	}
 	return p.store.InTx(ctx, func(tx pgx.Tx) error {
 		var reply string

@@ -2,11 +2,16 @@ package inbound_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -45,6 +50,12 @@ func TestMain(m *testing.M) {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvOn(t, nil)
+}
+
+// newEnvOn is newEnv with live as the carrier; a nil live gives a sandbox organization.
+func newEnvOn(t *testing.T, live carrier.Provider) *env {
+	t.Helper()
 	ctx := context.Background()
 	e := &env{peers: msgtest.StartPeers(t)}
 	e.db = e.peers.MessagingDB(t)
@@ -60,12 +71,12 @@ func newEnv(t *testing.T) *env {
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
 	e.d, err = dispatch.New(dispatch.Config{
-		Pool: e.db, Schema: "messaging", Store: e.st, Contacts: cc, Redis: rdb, PublicURL: msgtest.PublicURL,
+		Pool: e.db, Schema: "messaging", Store: e.st, Contacts: cc, Redis: rdb, PublicURL: msgtest.PublicURL, Live: live,
 		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour, Logger: msgtest.Quiet(),
 	})
 	require.NoError(t, err)
 	e.proc = inbound.New(e.st, oc, cc, e.d, rdb, msgtest.Quiet())
-	e.org = e.peers.Org(t, "Acme", true)
+	e.org = e.peers.Org(t, "Acme", live == nil)
 	_, err = e.st.AddNumber(ctx, e.org, ourNumber, true)
 	require.NoError(t, err)
 	e.peers.Contact(t, e.org, sender)
@@ -164,5 +175,95 @@ func TestKeywordConfirmationsKeepTheirPlaceInTheThread(t *testing.T) {
 		if m.Direction == store.Outgoing {
 			assert.True(t, m.ThreadAt.Before(m.DispatchedAt.Add(time.Nanosecond)), "a claim keeps the answer's place")
 		}
+	}
+}
+
+// heldCarrier is an httptest Twilio Messages API that holds each request until release.
+type heldCarrier struct {
+	*httptest.Server
+	arrived chan string // each message's body, as it arrives
+	release chan struct{}
+	once    sync.Once
+}
+
+// open lets every held request and every later one through.
+func (c *heldCarrier) open() { c.once.Do(func() { close(c.release) }) }
+
+func newHeldCarrier(t *testing.T) (*heldCarrier, carrier.Provider) {
+	t.Helper()
+	c := &heldCarrier{arrived: make(chan string, 10), release: make(chan struct{})}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		c.arrived <- r.PostForm.Get("Body")
+		<-c.release
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"sid": "SM`+uuid.NewString()[:8]+`", "status": "queued"}`)
+	}))
+	t.Cleanup(c.Close)
+	p, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: "token", BaseURL: c.URL, MaxAttempts: 1})
+	require.NoError(t, err)
+	return c, p
+}
+
+// A STOP that arrives while a campaign message to its sender is with the carrier (its consent
+// check passed before the STOP) is answered only once that hand-off is over, so nothing reaches
+// the carrier after the STOP was acknowledged; the next message to the sender is withdrawn.
+func TestStopIsAnsweredAfterTheHandOffInFlight(t *testing.T) {
+	held, live := newHeldCarrier(t)
+	e := newEnvOn(t, live)
+	e.start(t)
+	t.Cleanup(held.open) // before the dispatcher stops
+	ctx := context.Background()
+	queue := func(body string) uuid.UUID {
+		m := &store.Message{
+			ID: uuid.Must(uuid.NewV7()), OrgID: e.org, Direction: store.Outgoing, ContactPhone: sender, OurNumber: ourNumber,
+			Body: body, Status: store.StatusQueued, Provider: live.Name(), SourceKind: store.SourceCampaign, SourceID: "c1",
+			CreatedAt: time.Now(),
+		}
+		require.NoError(t, e.st.InTx(ctx, func(tx pgx.Tx) error {
+			if _, err := e.st.InsertOutgoing(ctx, tx, m); err != nil {
+				return err
+			}
+			return e.d.QueueTx(ctx, tx, e.org, m.ID)
+		}))
+		return m.ID
+	}
+	first := queue("first")
+	select {
+	case body := <-held.arrived:
+		require.Equal(t, "first", body)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first message never reached the carrier")
+	}
+
+	answered := make(chan error, 1)
+	go func() { answered <- e.proc.Receive(ctx, live.Name(), e.text("STOP")) }()
+	select {
+	case err := <-answered:
+		t.Fatalf("the STOP was answered (err %v) while a message to its sender was with the carrier", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	optedIn, _ := e.peers.Consent(t, e.org, sender)
+	require.False(t, optedIn, "the opt-out is recorded before the wait")
+	held.open()
+	select {
+	case err := <-answered:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the STOP was not answered after the hand-off ended")
+	}
+	got, err := e.st.Message(ctx, e.org, first)
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusSent, got.Status)
+
+	second := queue("second")
+	require.Eventually(t, func() bool {
+		m, err := e.st.Message(ctx, e.org, second)
+		require.NoError(t, err)
+		return m.Status == store.StatusFailed && m.ErrorCode == dispatch.CodeOptedOut
+	}, 10*time.Second, 20*time.Millisecond, "the message queued after the STOP is withdrawn")
+	for len(held.arrived) > 0 {
+		assert.NotEqual(t, "second", <-held.arrived)
 	}
 }

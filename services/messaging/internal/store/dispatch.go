@@ -141,3 +141,19 @@ func (s *Store) AcceptMany(ctx context.Context, tx pgx.Tx, accs []Acceptance, at
 	}
 	return out, nil
 }
+
+// HandOffInFlight says whether a message to phone may be on its way to the carrier: one of
+// the organization's outgoing messages to it (not a keyword's answer) is "sending", and was
+// let go by its throttle after since or, a reply's, has no recorded dispatch time yet. A
+// "sending" message whose outcome was lost stays so too, until since passes its dispatch.
+func (s *Store) HandOffInFlight(ctx context.Context, org uuid.UUID, phone string, since time.Time) (bool, error) {
+	var inFlight bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages
+		WHERE organization_id = $1 AND contact_phone = $2 AND direction = 'outgoing' AND status = 'sending'
+			AND source_kind <> 'system' AND (dispatched_at IS NULL OR dispatched_at > $3))`,
+		org, phone, since).Scan(&inFlight)
+	if err != nil {
+		return false, fmt.Errorf("look for hand-offs in flight: %w", err)
+	}
+	return inFlight, nil
+}
