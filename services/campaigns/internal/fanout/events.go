@@ -78,6 +78,12 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	}
 }
 
+// EventTypes limits the consumer to the event types EventHandler acts on: messaging's other
+// events (message.created, one per message stored) are acknowledged without a transaction.
+func EventTypes() outbox.Option {
+	return outbox.WithTypes(eventStatusChanged, eventReceived, eventLinkClicked)
+}
+
 func campaignOf(kind, id string) (uuid.UUID, bool) {
 	if kind != SourceKind {
 		return uuid.Nil, false
