@@ -143,9 +143,9 @@ func awaitSending(ctx context.Context, ms *msgStack, id string, start time.Time)
 	for last := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 		var status string
 		var at time.Time
-		var recipients int
-		err := ms.pool.QueryRow(ctx, `SELECT status, updated_at, (SELECT count(*) FROM campaigns.recipients WHERE campaign_id = $1)
-			FROM campaigns.campaigns WHERE id = $1`, id).Scan(&status, &at, &recipients)
+		// The status alone, by key: counting the recipients every 100 ms took a core of
+		// PostgreSQL from the fan-out it measures (54 ms a count at 50,000).
+		err := ms.pool.QueryRow(ctx, `SELECT status, updated_at FROM campaigns.campaigns WHERE id = $1`, id).Scan(&status, &at)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -161,6 +161,10 @@ func awaitSending(ctx context.Context, ms *msgStack, id string, start time.Time)
 		}
 		if time.Since(last) > 10*time.Second {
 			last = time.Now()
+			var recipients int
+			if err := ms.pool.QueryRow(ctx, `SELECT count(*) FROM campaigns.recipients WHERE campaign_id = $1`, id).Scan(&recipients); err != nil {
+				return time.Time{}, err
+			}
 			fmt.Printf("  %s, %d recipients stored (%s)\n", status, recipients, time.Since(start).Round(time.Second))
 		}
 	}
