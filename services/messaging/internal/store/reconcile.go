@@ -77,8 +77,11 @@ func (s *Store) Requeue(ctx context.Context, tx pgx.Tx, id uuid.UUID, cutoff tim
 // TakenCarrierIDs returns which of the carrier ids sids the carrier's provider already has
 // recorded on an outgoing message: those are other messages of ours, not the one looked up.
 func (s *Store) TakenCarrierIDs(ctx context.Context, provider string, sids []string) (map[string]bool, error) {
-	rows, err := s.pool.Query(ctx, `SELECT provider_message_id FROM messages
-		WHERE direction = 'outgoing' AND provider = $1 AND provider_message_id = ANY($2)`, provider, sids)
+	// One probe of the unique index per id: with provider_message_id = ANY($2), a generic plan
+	// may take only the provider as the index's condition and filter every message it sent.
+	rows, err := s.pool.Query(ctx, `SELECT sid FROM unnest($2::text[]) AS t(sid)
+		CROSS JOIN LATERAL (SELECT FROM messages WHERE direction = 'outgoing' AND provider = $1
+			AND provider_message_id = t.sid LIMIT 1) AS taken`, provider, sids)
 	if err != nil {
 		return nil, fmt.Errorf("read recorded carrier ids: %w", err)
 	}
