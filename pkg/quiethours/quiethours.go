@@ -41,7 +41,7 @@ func Wait(tz string, now time.Time) time.Duration {
 	if tz == "" {
 		return 0
 	}
-	loc, err := time.LoadLocation(tz)
+	loc, err := Location(tz)
 	if err != nil {
 		return 0
 	}
@@ -75,7 +75,7 @@ func Closes(now time.Time, zones ...string) (at time.Time, ok bool) {
 		if tz == "" {
 			continue
 		}
-		loc, err := time.LoadLocation(tz)
+		loc, err := Location(tz)
 		if err != nil {
 			continue
 		}
@@ -96,7 +96,7 @@ func Closes(now time.Time, zones ...string) (at time.Time, ok bool) {
 // else "" (unknown: only the campaign's zone applies).
 func RecipientZone(contactZone, e164 string) string {
 	if contactZone != "" {
-		if _, err := time.LoadLocation(contactZone); err == nil {
+		if _, err := Location(contactZone); err == nil {
 			return contactZone
 		}
 	}
@@ -104,7 +104,7 @@ func RecipientZone(contactZone, e164 string) string {
 	if err != nil || len(zones) != 1 || zones[0] == phonenumbers.UNKNOWN_TIMEZONE {
 		return ""
 	}
-	if _, err := time.LoadLocation(zones[0]); err != nil {
+	if _, err := Location(zones[0]); err != nil {
 		return ""
 	}
 	return zones[0]
@@ -116,7 +116,7 @@ func Finish(start time.Time, n int, rate float64, tz string) time.Time {
 	if n <= 0 || rate <= 0 {
 		return start
 	}
-	loc, err := time.LoadLocation(tz)
+	loc, err := Location(tz)
 	if tz == "" || err != nil {
 		return start.Add(time.Duration(float64(n) / rate * float64(time.Second)))
 	}

@@ -13,7 +13,7 @@ import (
 // outside the window of tz (an empty or unknown zone counts as UTC): 400 QUIET_HOURS naming
 // when the window next opens; nil inside the window.
 func Refuse(what, tz string, now time.Time) error {
-	loc, err := time.LoadLocation(tz)
+	loc, err := Location(tz)
 	if err != nil || tz == "" {
 		loc, tz = time.UTC, "UTC"
 	}
@@ -31,6 +31,6 @@ func ValidZone(tz string) bool {
 	if tz == "" || tz == "Local" {
 		return false
 	}
-	_, err := time.LoadLocation(tz)
+	_, err := Location(tz)
 	return err == nil
 }

@@ -55,6 +55,9 @@ var prefixes = []string{"https://", "http://", "www."}
 
 // prefixAt returns the address prefix that text has at byte i at the start of a word, or "".
 func prefixAt(text string, i int) string {
+	if c := text[i] | 0x20; c != 'h' && c != 'w' { // every prefix starts with h or w, either case
+		return ""
+	}
 	for _, p := range prefixes {
 		if len(text)-i >= len(p) && strings.EqualFold(text[i:i+len(p)], p) {
 			if prev, _ := utf8.DecodeLastRuneInString(text[:i]); i > 0 && joinsWord(prev) {

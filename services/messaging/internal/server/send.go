@@ -11,6 +11,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -47,8 +48,7 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	}
 	provider := s.cfg.Dispatch.ProviderFor(o.GetSandbox()).Name()
 	numbers := map[string]*store.Number{}
-	zones := map[string]bool{} // zones this call found valid: a batch names few, loading one reads a file
-	short := shortLinks{}      // of auto-replies
+	short := shortLinks{} // of auto-replies
 	msgs := make([]store.Message, len(req.GetMessages()))
 	now := time.Now()
 	for i, in := range req.GetMessages() {
@@ -78,13 +78,12 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		}
 		test, autoReply := kind == store.SourceTest, kind == store.SourceAutoReply
 		for _, z := range [...]struct{ name, tz string }{{"quietHoursTimezone", in.GetQuietHoursTimezone()}, {"recipientTimezone", in.GetRecipientTimezone()}} {
-			if z.tz == "" || test || autoReply || zones[z.tz] {
+			if z.tz == "" || test || autoReply {
 				continue
 			}
-			if _, err := time.LoadLocation(z.tz); err != nil {
+			if _, err := quiethours.Location(z.tz); err != nil {
 				return nil, apierr.Field(field+"."+z.name, "must be an IANA timezone")
 			}
-			zones[z.tz] = true
 		}
 		from, ok := numbers[in.GetFromPhoneNumberId()]
 		if !ok {
