@@ -146,7 +146,8 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 	return d.river.Stop(ctx)
 }
 
-// QueueTx queues the dispatch of stored messages inside tx, so they are sent only if tx commits.
+// QueueTx queues the dispatch of messages just stored inside tx, so they are sent only if tx
+// commits. Each gets one job, copied in with the others in one COPY.
 func (d *Dispatcher) QueueTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids ...uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
@@ -155,7 +156,7 @@ func (d *Dispatcher) QueueTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids 
 	for i, id := range ids {
 		params[i] = river.InsertManyParams{Args: sendArgs{MessageID: id, OrgID: org}}
 	}
-	if _, err := d.river.InsertManyTx(ctx, tx, params); err != nil {
+	if _, err := d.river.InsertManyFastTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("queue dispatch: %w", err)
 	}
 	return nil

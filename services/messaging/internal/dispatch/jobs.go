@@ -14,21 +14,23 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
-// sendArgs is the job of dispatching one queued message. It is unique per message and
-// requeue, so queueing it twice is a no-op, while a message the reconciler put back in the
-// queue (requeueUnsent) gets a job of its own.
+// sendArgs is the job of dispatching one queued message. It is queued once for a message just
+// stored and once more each time the reconciler puts the message back in the queue
+// (requeueUnsent). It carries no unique key: a second job for a message finds it claimed or
+// settled and does nothing (the claim is what makes a send happen once), and without the key
+// a fan-out's jobs are copied in (COPY) rather than inserted against the unique index.
 type sendArgs struct {
-	MessageID uuid.UUID `json:"message_id" river:"unique"`
+	MessageID uuid.UUID `json:"message_id"`
 	OrgID     uuid.UUID `json:"organization_id"`
 	// Requeue is the message's requeue count when it was queued; 0, the first queueing, is
-	// left out of the arguments, so jobs queued before requeues existed keep their key.
-	Requeue int `json:"requeue,omitempty" river:"unique"`
+	// left out of the arguments.
+	Requeue int `json:"requeue,omitempty"`
 }
 
 func (sendArgs) Kind() string { return "messaging.send" }
 
 func (sendArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: sendAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{MaxAttempts: sendAttempts}
 }
 
 // sendAttempts bounds retries of a carrier that stays unavailable; the message then fails.

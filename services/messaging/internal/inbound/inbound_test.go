@@ -233,7 +233,7 @@ func TestStopIsAnsweredAfterTheHandOffInFlight(t *testing.T) {
 	select {
 	case body := <-held.arrived:
 		require.Equal(t, "first", body)
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the first message never reached the carrier")
 	}
 
@@ -250,7 +250,7 @@ func TestStopIsAnsweredAfterTheHandOffInFlight(t *testing.T) {
 	select {
 	case err := <-answered:
 		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
+	case <-time.After(15 * time.Second):
 		t.Fatal("the STOP was not answered after the hand-off ended")
 	}
 	got, err := e.st.Message(ctx, e.org, first)
@@ -262,7 +262,7 @@ func TestStopIsAnsweredAfterTheHandOffInFlight(t *testing.T) {
 		m, err := e.st.Message(ctx, e.org, second)
 		require.NoError(t, err)
 		return m.Status == store.StatusFailed && m.ErrorCode == dispatch.CodeOptedOut
-	}, 10*time.Second, 20*time.Millisecond, "the message queued after the STOP is withdrawn")
+	}, 30*time.Second, 20*time.Millisecond, "the message queued after the STOP is withdrawn")
 	for len(held.arrived) > 0 {
 		assert.NotEqual(t, "second", <-held.arrived)
 	}
