@@ -62,3 +62,14 @@ func ServeList(w http.ResponseWriter, r *http.Request, all []Message) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
 }
+
+// Accept answers a create request (POST .../Messages.json) as Twilio does when it takes the
+// message: 201 with the message's sid and status "queued".
+func Accept(w http.ResponseWriter, sid string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(struct {
+		SID    string `json:"sid"`
+		Status string `json:"status"`
+	}{sid, "queued"})
+}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -43,9 +42,7 @@ func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
 			}
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = io.WriteString(w, `{"sid": "SMreconcile0000000000000000000001", "status": "queued"}`)
+		twilioapi.Accept(w, "SMreconcile0000000000000000000001")
 	}))
 	defer carrier.Close()
 	dsn := stackDB.NewDatabase(t)
@@ -165,9 +162,7 @@ func TestReconcileAsksTheCarrierAboutLostReplies(t *testing.T) {
 			}
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = fmt.Fprintf(w, `{"sid": %q, "status": "queued"}`, taken[len(taken)-1].SID)
+		twilioapi.Accept(w, taken[len(taken)-1].SID)
 	}))
 	defer carrier.Close()
 	e := newMsgEnv(t, twilioStack(carrier.URL, token, map[string]string{"CHORUS_CARRIER_CALL_TIMEOUT": "1s"}))

@@ -81,9 +81,7 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 		c.reports <- url.Values{"url": {cb}, "MessageSid": {sid}, "MessageStatus": {"delivered"}, "AccountSid": {"ACe2e"},
 			"To": {r.PostForm.Get("To")}, "From": {r.PostForm.Get("From")}}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	_, _ = fmt.Fprintf(w, `{"sid": %q, "status": "queued"}`, sid)
+	twilioapi.Accept(w, sid)
 }
 
 // report posts one delivery report until it is answered 200 (its receiver may be down).

@@ -27,7 +27,9 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/pkg/twilioapi"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier/carriertest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 	"github.com/chorus-sms/chorus/services/messaging/migrations"
 )
@@ -196,7 +198,8 @@ type twilio struct {
 
 func newTwilio(t *testing.T) (*twilio, carrier.Provider) {
 	tw := &twilio{from: map[string][]time.Time{}}
-	tw.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var p carrier.Provider
+	tw.Server, p = carriertest.Twilio(t, func(w http.ResponseWriter, r *http.Request) {
 		if tw.fail.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
@@ -208,13 +211,8 @@ func newTwilio(t *testing.T) (*twilio, carrier.Provider) {
 		tw.at = append(tw.at, now)
 		tw.from[r.PostForm.Get("From")] = append(tw.from[r.PostForm.Get("From")], now)
 		tw.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = io.WriteString(w, `{"sid": "SM`+uuid.NewString()[:8]+`", "status": "queued"}`)
-	}))
-	t.Cleanup(tw.Close)
-	p, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: "token", BaseURL: tw.URL, MaxAttempts: 1})
-	require.NoError(t, err)
+		twilioapi.Accept(w, "SM"+uuid.NewString()[:8])
+	})
 	return tw, p
 }
 

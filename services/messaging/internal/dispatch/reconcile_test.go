@@ -17,6 +17,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/twilioapi"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier/carriertest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -31,7 +32,8 @@ type listingTwilio struct {
 
 func newListingTwilio(t *testing.T) (*listingTwilio, carrier.Provider) {
 	tw := &listingTwilio{}
-	tw.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var p carrier.Provider
+	tw.Server, p = carriertest.Twilio(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			if tw.failList.Load() {
 				w.WriteHeader(http.StatusInternalServerError)
@@ -46,13 +48,8 @@ func newListingTwilio(t *testing.T) (*listingTwilio, carrier.Provider) {
 		tw.taken = append(tw.taken, twilioapi.Message{SID: sid, From: r.PostForm.Get("From"), To: r.PostForm.Get("To"),
 			Body: r.PostForm.Get("Body"), Status: "sent", Direction: "outbound-api", DateCreated: time.Now().UTC().Format(twilioapi.DateLayout)})
 		tw.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = fmt.Fprintf(w, `{"sid": %q, "status": "queued"}`, sid)
-	}))
-	t.Cleanup(tw.Close)
-	p, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: "token", BaseURL: tw.URL, MaxAttempts: 1})
-	require.NoError(t, err)
+		twilioapi.Accept(w, sid)
+	})
 	return tw, p
 }
 

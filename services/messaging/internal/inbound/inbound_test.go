@@ -2,7 +2,6 @@ package inbound_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,7 +20,9 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/twilioapi"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier/carriertest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
 	"github.com/chorus-sms/chorus/services/messaging/internal/inbound"
 	"github.com/chorus-sms/chorus/services/messaging/internal/msgtest"
@@ -192,17 +193,13 @@ func (c *heldCarrier) open() { c.once.Do(func() { close(c.release) }) }
 func newHeldCarrier(t *testing.T) (*heldCarrier, carrier.Provider) {
 	t.Helper()
 	c := &heldCarrier{arrived: make(chan string, 10), release: make(chan struct{})}
-	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var p carrier.Provider
+	c.Server, p = carriertest.Twilio(t, func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		c.arrived <- r.PostForm.Get("Body")
 		<-c.release
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = io.WriteString(w, `{"sid": "SM`+uuid.NewString()[:8]+`", "status": "queued"}`)
-	}))
-	t.Cleanup(c.Close)
-	p, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: "token", BaseURL: c.URL, MaxAttempts: 1})
-	require.NoError(t, err)
+		twilioapi.Accept(w, "SM"+uuid.NewString()[:8])
+	})
 	return c, p
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/twilioapi"
 	"github.com/chorus-sms/chorus/pkg/twiliosig"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/msgtest"
@@ -55,9 +56,7 @@ func (f *fakeTwilio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.to = append(f.to, r.PostForm.Get("To"))
 	sid := "SM" + strings.Repeat("0", 31) + string(rune('a'+f.sid%26))
 	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	_, _ = w.Write([]byte(`{"sid": "` + sid + `", "status": "queued"}`))
+	twilioapi.Accept(w, sid)
 }
 
 func (f *fakeTwilio) sent() []string {
