@@ -141,7 +141,8 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	campaignsv1.RegisterCampaignsServiceServer(sh.GRPC, server.New(server.Config{
 		Store: st, Orgs: s.orgs, Contacts: s.contacts, Messaging: s.messaging, Jobs: s.fanout,
 	}))
-	s.events = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, s.fanout), fanout.EventTypes(), outbox.WithLogger(log))
+	s.events = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, s.fanout), fanout.EventTypes(),
+		outbox.WithBatchHandler(fanout.EventBatch(st, s.fanout)), outbox.WithLogger(log))
 	s.relay = outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log))
 	return s, nil
 }
