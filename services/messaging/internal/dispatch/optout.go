@@ -17,10 +17,10 @@ const handOffPoll = 5 * time.Millisecond
 //
 // Every hand-off is recorded "sending" (claimed, or stored so as a reply) before its recipient's
 // consent is read, and is over by its dispatch time plus the call timeout. So a hand-off
-// that this look does not see was recorded after the opt-out was, and its consent check finds
-// the opt-out; one it sees is waited for, up to the call timeout (a reply's dispatch time is
-// known only in process, and a "sending" message whose carrier answer was lost looks in flight
-// until then).
+// this look does not see is either over or was recorded after the opt-out, and then its
+// consent check finds the opt-out; one it sees is waited for, up to the call timeout (a
+// reply's dispatch time is known only in process, and a "sending" message whose carrier answer
+// was lost looks in flight until then).
 func (d *Dispatcher) AwaitHandOffs(ctx context.Context, org uuid.UUID, phone string) error {
 	deadline := time.Now().Add(d.callTimeout + throttleLead)
 	for {
