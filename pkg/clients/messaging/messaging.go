@@ -54,6 +54,16 @@ func (c *Client) SendMessages(ctx context.Context, org uuid.UUID, msgs []*messag
 	return resp.GetMessageIds(), err
 }
 
+// QueueBulk queues up to 1000 messages of one source (a campaign's or poll's audience) as a
+// bulk batch: stored as one row, each message created when it is due (quiet hours) and the
+// dispatch queue is short. A retry queues nothing twice (dedupe keys), and no ids come back.
+func (c *Client) QueueBulk(ctx context.Context, org uuid.UUID, msgs []*messagingv1.OutgoingMessage) error {
+	_, err := clients.Call(ctx, c.conn, "SendMessages", clients.Idempotent, func(ctx context.Context) (*messagingv1.SendMessagesResponse, error) {
+		return c.stub.SendMessages(c.conn.For(ctx, org), &messagingv1.SendMessagesRequest{Messages: msgs, Bulk: true})
+	})
+	return err
+}
+
 // HandleWebhook hands a carrier's webhook to messaging, which checks its signature.
 func (c *Client) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebhookRequest) (*messagingv1.HandleWebhookResponse, error) {
 	return clients.Call(ctx, c.conn, "HandleWebhook", clients.Once, func(ctx context.Context) (*messagingv1.HandleWebhookResponse, error) {

@@ -31,12 +31,14 @@ var messageColumns = []string{"id", "organization_id", "direction", "contact_pho
 
 // benchFanout sends one campaign to n contacts of a paying organization and times its fan-out,
 // from the submit to the campaign's move to sending (audience streamed from contacts and
-// stored, each text rendered and priced, the hold placed, every message stored by messaging
-// with its dispatch job), against a raw pgx COPY of the same message rows into a table of the
-// same shape (columns, constraints, indexes) in a scratch schema, in the same run. Dispatch
-// does not compete: every recipient's own zone is one where it is night now, so quiet hours
-// hold their messages (each dispatch job that wakes snoozes until 08:00 there), and the
-// dispatcher runs one worker. cpuProfile, when set, profiles the fan-out alone.
+// stored, each text rendered and priced, the hold placed, every message queued with messaging
+// in bulk batches), against a raw pgx COPY of the same message rows into a table of the same
+// shape (columns, constraints, indexes) in a scratch schema, in the same run. Messaging
+// creates a bulk batch's message rows and dispatch jobs when the batch is due and its queue
+// is short, that is as dispatch reaches them (the messaging suite's -bulk run times that
+// path); here every recipient's own zone is one where it is night now, so quiet hours keep
+// every batch waiting, and the dispatcher runs one worker. cpuProfile, when set, profiles the
+// fan-out alone.
 func benchFanout(ctx context.Context, n int, cpuProfile string) error {
 	night, day, err := zones(time.Now())
 	if err != nil {
@@ -94,8 +96,12 @@ func benchFanout(ctx context.Context, n int, cpuProfile string) error {
 	if err := checkFanout(ctx, ms, org, id, n); err != nil {
 		return err
 	}
-	var snoozed int
+	var snoozed, batches int
+	var stored string
 	if err := ms.pool.QueryRow(ctx, `SELECT count(*) FROM messaging.river_job WHERE kind = 'messaging.send' AND attempted_at IS NOT NULL`).Scan(&snoozed); err != nil {
+		return err
+	}
+	if err := ms.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM messaging.bulk_batches), pg_size_pretty(pg_total_relation_size('messaging.bulk_batches'))`).Scan(&batches, &stored); err != nil {
 		return err
 	}
 
@@ -107,6 +113,7 @@ func benchFanout(ctx context.Context, n int, cpuProfile string) error {
 	fmt.Printf("%-44s %8.1fs %10.0f rows/s\n", "campaign fan-out, submit to sending", took.Seconds(), fanRate)
 	fmt.Printf("%-44s stack %.1fs + PostgreSQL backends %.1fs (%.3f ms/row); dispatch jobs woken meanwhile: %d\n",
 		"  CPU of the fan-out", cpu.Seconds(), pg.Seconds(), (cpu+pg).Seconds()*1000/float64(n), snoozed)
+	fmt.Printf("%-44s %d bulk batches, %s\n", "  queued with messaging as", batches, stored)
 	fmt.Printf("%-44s %8.1fs %10.0f rows/s\n", "raw pgx COPY of the same message rows", copyTook.Seconds(), copyRate)
 	fmt.Printf("%-44s %8.3fx (target: 0.7x or more)\n", "ratio fan-out/COPY", fanRate/copyRate)
 	return nil
@@ -170,11 +177,30 @@ func awaitSending(ctx context.Context, ms *msgStack, id string, start time.Time)
 	}
 }
 
-// checkFanout verifies what the fan-out must have done: one message per contact, each under its
-// dedupe key, and a hold equal to the sum of the recipients' prices.
+// queuedRows are the message rows a campaign ($1) queued with messaging, in messageColumns'
+// order: those of its bulk batches, as messaging will create them when they are due (the
+// conversion of its insertOutgoing), and any it created already.
+const queuedRows = `SELECT t.id, t.organization_id, 'outgoing' AS direction, t.contact_phone, t.our_number,
+		nullif(t.phone_number_id, '')::uuid AS phone_number_id, t.body, ARRAY(SELECT jsonb_array_elements_text(t.media::jsonb)) AS media_urls,
+		t.is_mms, t.status, t.provider, t.credits, t.billable, nullif(t.hold_id, '') AS hold_id, t.source_kind,
+		nullif(t.source_id, '') AS source_id, nullif(t.dedupe_key, '') AS dedupe_key, nullif(t.quiet_hours_timezone, '') AS quiet_hours_timezone,
+		nullif(t.recipient_timezone, '') AS recipient_timezone, t.created_at, t.created_at AS thread_at
+	FROM messaging.bulk_batches b, unnest(b.ids, b.organization_ids, b.contact_phones, b.our_numbers, b.phone_number_ids, b.bodies,
+		b.media, b.is_mms, b.statuses, b.providers, b.credits, b.billable, b.hold_ids, b.source_kinds, b.source_ids, b.dedupe_keys,
+		b.quiet_hours_timezones, b.created_ats, b.recipient_timezones) AS t(id, organization_id, contact_phone, our_number,
+		phone_number_id, body, media, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
+		quiet_hours_timezone, created_at, recipient_timezone)
+	WHERE b.source_kind = 'campaign' AND b.source_id = $1
+	UNION ALL
+	SELECT id, organization_id, direction, contact_phone, our_number, phone_number_id, body, media_urls, is_mms, status, provider,
+		credits, billable, hold_id, source_kind, source_id, dedupe_key, quiet_hours_timezone, recipient_timezone, created_at, thread_at
+	FROM messaging.messages WHERE source_id = $1`
+
+// checkFanout verifies what the fan-out must have done: one message per contact queued, each
+// under its dedupe key, and a hold equal to the sum of the recipients' prices.
 func checkFanout(ctx context.Context, ms *msgStack, org, id string, n int) error {
 	var messages, keys, recipients, priced, held int
-	if err := ms.pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT dedupe_key) FROM messaging.messages WHERE source_id = $1`, id).Scan(&messages, &keys); err != nil {
+	if err := ms.pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT dedupe_key) FROM (`+queuedRows+`) q`, id).Scan(&messages, &keys); err != nil {
 		return err
 	}
 	if err := ms.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(credits), 0) FROM campaigns.recipients WHERE campaign_id = $1`, id).Scan(&recipients, &priced); err != nil {
@@ -189,7 +215,7 @@ func checkFanout(ctx context.Context, ms *msgStack, org, id string, n int) error
 	return nil
 }
 
-// copyBaseline copies the campaign's message rows, read into memory first, into an empty table
+// copyBaseline copies the campaign's message rows (queuedRows), read into memory first, into an empty table
 // of the same shape (LIKE ... INCLUDING ALL: defaults, checks, the same indexes) with one pgx
 // CopyFrom, and returns how long the COPY took.
 func copyBaseline(ctx context.Context, ms *msgStack, campaign string) (time.Duration, error) {
@@ -197,14 +223,7 @@ func copyBaseline(ctx context.Context, ms *msgStack, campaign string) (time.Dura
 		CREATE TABLE bench_copy.messages (LIKE messaging.messages INCLUDING ALL)`); err != nil {
 		return 0, err
 	}
-	sel := "SELECT "
-	for i, c := range messageColumns {
-		if i > 0 {
-			sel += ", "
-		}
-		sel += c
-	}
-	rows, err := ms.pool.Query(ctx, sel+` FROM messaging.messages WHERE source_id = $1`, campaign)
+	rows, err := ms.pool.Query(ctx, queuedRows, campaign)
 	if err != nil {
 		return 0, err
 	}

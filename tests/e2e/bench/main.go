@@ -71,6 +71,7 @@ func main() {
 	rate := flag.Int("rate", 1000, "messages per second per sending number in the dispatch case (1000: the limits out of the way)")
 	paced := flag.String("paced", "1,10", "rates (messages per second per number) of the paced cases, run after the dispatch case; \"\" for none")
 	pacedFor := flag.Duration("pacedfor", 30*time.Second, "how long each paced case sends")
+	bulk := flag.Bool("bulk", true, "the dispatch and paced cases queue as campaigns do, in bulk batches; false creates every message and job at once")
 	fanoutContacts := flag.Int("contacts", 1_000_000, "contacts the fan-out case sends one campaign to")
 	aMessages := flag.Int("amessages", 10_000_000, "messages of the analytics case, a fifth of them in the largest organization")
 	aOrgs := flag.Int("aorgs", 1000, "organizations of the analytics case")
@@ -98,7 +99,7 @@ func main() {
 	if err == nil && (*suite == "all" || *suite == "messaging") {
 		err = benchReply(ctx, *n)
 		if err == nil {
-			err = benchDispatch(ctx, *dispatchCount, *numbers, *rate)
+			err = benchDispatch(ctx, *dispatchCount, *numbers, *rate, *bulk)
 		}
 		for _, r := range strings.Split(*paced, ",") {
 			if err != nil || r == "" {
@@ -106,7 +107,7 @@ func main() {
 			}
 			var perNumber int
 			if perNumber, err = strconv.Atoi(r); err == nil {
-				err = benchDispatch(ctx, *numbers*perNumber*int(pacedFor.Seconds()), *numbers, perNumber)
+				err = benchDispatch(ctx, *numbers*perNumber*int(pacedFor.Seconds()), *numbers, perNumber, *bulk)
 			}
 		}
 	}

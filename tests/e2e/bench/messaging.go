@@ -216,8 +216,10 @@ func seedTextable(ctx context.Context, pool *pgxpool.Pool, org string, n int, zo
 // campaign's hold, from numbers sending numbers each given rate messages per second
 // (AddNumber's messages_per_second, as `chorusctl number add --mps`), through a local carrier
 // speaking Twilio's API. It reports the achieved rate against the configured one and, from the
-// carrier's timestamps, each number-second in which a number sent more than its rate.
-func benchDispatch(ctx context.Context, count, numbers, rate int) error {
+// carrier's timestamps, each number-second in which a number sent more than its rate. With
+// bulk, the messages are queued as a campaign queues them (bulk batches: messaging creates
+// each batch's messages and jobs as the dispatch queue drains), else created at once.
+func benchDispatch(ctx context.Context, count, numbers, rate int, bulk bool) error {
 	log := newCarrierLog()
 	carrier := log.server()
 	defer carrier.Close()
@@ -249,7 +251,11 @@ func benchDispatch(ctx context.Context, count, numbers, rate int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\ndispatch: queueing %d messages from %d numbers at %d/s each (configured %d/s)...\n", count, numbers, rate, numbers*rate)
+	how := "created at once"
+	if bulk {
+		how = "in bulk batches"
+	}
+	fmt.Printf("\ndispatch: queueing %d messages (%s) from %d numbers at %d/s each (configured %d/s)...\n", count, how, numbers, rate, numbers*rate)
 	queueStart := time.Now()
 	for start := 0; start < count; start += 1000 {
 		var batch []*messagingv1.OutgoingMessage
@@ -259,7 +265,7 @@ func benchDispatch(ctx context.Context, count, numbers, rate int) error {
 				FromPhoneNumberId: ids[i%numbers], SourceKind: "campaign", SourceId: "bench", HoldId: hold,
 			})
 		}
-		if _, err := ms.messaging.SendMessages(octx, &messagingv1.SendMessagesRequest{Messages: batch}); err != nil {
+		if _, err := ms.messaging.SendMessages(octx, &messagingv1.SendMessagesRequest{Messages: batch, Bulk: bulk}); err != nil {
 			return fmt.Errorf("queue: %w", err)
 		}
 	}

@@ -257,9 +257,10 @@ func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (s
 
 // queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples; else
 // the others) to messaging, a batch at a time by contact id, while the campaign stays in
-// stage, moving the campaign's queue cursor past each batch messaging stored; a batch that was
-// queued before the process died is queued again under the same dedupe keys, which messaging
-// answers with the messages it already has.
+// stage, moving the campaign's queue cursor past each batch messaging stored. Each batch is a
+// bulk batch (messaging creates its messages when they are due); one that was queued before
+// the process died is queued again under the same dedupe keys, and messaging creates no
+// message twice.
 func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage string, samplesOnly bool) error {
 	zone := orgZone
 	if c.Timezone != nil {
@@ -303,7 +304,7 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 			}
 		}
 		return calls.start(batch[len(batch)-1].ContactID, func() error {
-			if _, err := r.messaging.SendMessages(ctx, c.OrgID, msgs); err != nil {
+			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs); err != nil {
 				return fmt.Errorf("queue messages: %w", err)
 			}
 			return nil

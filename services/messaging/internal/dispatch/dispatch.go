@@ -76,6 +76,11 @@ type Dispatcher struct {
 	// callTimeout bounds each hand-off to the carrier; see lookupAfter.
 	callTimeout time.Duration
 	log         *slog.Logger
+	// expandWake wakes the bulk expander (bulk.go); stopExpander ends it and expanderDone
+	// closes when it has.
+	expandWake   chan struct{}
+	stopExpander context.CancelFunc
+	expanderDone chan struct{}
 }
 
 // RateOf is the rate, in messages per second, of a number whose own rate is mps (0: none of
@@ -107,6 +112,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		delay:       cfg.SandboxDelay,
 		callTimeout: cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
 		log:         cfg.Logger,
+		expandWake:  make(chan struct{}, 1),
 	}
 	d.batches = newBatches(d)
 	workers := river.NewWorkers()
@@ -135,14 +141,28 @@ func New(cfg Config) (*Dispatcher, error) {
 // queueSandbox keeps the sandbox carrier's reports from waiting behind queued sends.
 const queueSandbox = "sandbox"
 
-// Start begins working jobs; they run under a context Start's ctx does not cancel, so that
-// Stop can let them finish.
+// Start begins working jobs and expanding bulk batches; jobs run under a context Start's ctx
+// does not cancel, so that Stop can let them finish.
 func (d *Dispatcher) Start(ctx context.Context) error {
-	return d.river.Start(ctx)
+	if err := d.river.Start(ctx); err != nil {
+		return err
+	}
+	ectx, cancel := context.WithCancel(ctx)
+	d.stopExpander, d.expanderDone = cancel, make(chan struct{})
+	go func() {
+		defer close(d.expanderDone)
+		d.expandLoop(ectx)
+	}()
+	return nil
 }
 
-// Stop lets running jobs finish (up to the soft stop timeout) and stops.
+// Stop stops expanding bulk batches, lets running jobs finish (up to the soft stop timeout)
+// and stops.
 func (d *Dispatcher) Stop(ctx context.Context) error {
+	if d.stopExpander != nil {
+		d.stopExpander()
+		<-d.expanderDone
+	}
 	return d.river.Stop(ctx)
 }
 

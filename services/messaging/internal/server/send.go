@@ -23,7 +23,8 @@ const maxQueued = 1000
 // SendMessages stores messages for campaigns and polls (and campaigns' test copies: free,
 // never held for quiet hours; and their auto-replies: sent like replies) and queues their
 // dispatch, in one transaction; a message whose dedupe key was used before is not queued
-// again. A suspended account's batch is refused whole (BILLING_SUSPENDED), as billing would
+// again. A bulk batch is validated the same way and stored as one row, its messages created
+// when due (dispatch's bulk.go). A suspended account's batch is refused whole (BILLING_SUSPENDED), as billing would
 // refuse every message.
 func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessagesRequest) (*messagingv1.SendMessagesResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
@@ -77,6 +78,14 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			return nil, apierr.Field(field+".sourceKind", "must be campaign, poll, test or auto_reply")
 		}
 		test, autoReply := kind == store.SourceTest, kind == store.SourceAutoReply
+		if req.GetBulk() {
+			if test || autoReply {
+				return nil, apierr.Field(field+".sourceKind", "must be campaign or poll in a bulk batch")
+			}
+			if first := req.GetMessages()[0]; kind != first.GetSourceKind() || in.GetSourceId() != first.GetSourceId() {
+				return nil, apierr.Field(field+".sourceId", "must be the same source as the batch's first message in a bulk batch")
+			}
+		}
 		for _, z := range [...]struct{ name, tz string }{{"quietHoursTimezone", in.GetQuietHoursTimezone()}, {"recipientTimezone", in.GetRecipientTimezone()}} {
 			if z.tz == "" || test || autoReply {
 				continue
@@ -139,6 +148,9 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	for i := range msgs {
 		batch[i] = &msgs[i]
 	}
+	if req.GetBulk() {
+		return &messagingv1.SendMessagesResponse{}, s.queueBulk(ctx, batch, now)
+	}
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		queued, err := s.cfg.Store.InsertOutgoingMany(ctx, tx, batch)
 		if err != nil {
@@ -157,6 +169,25 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		ids[i] = msgs[i].ID.String()
 	}
 	return &messagingv1.SendMessagesResponse{MessageIds: ids}, nil
+}
+
+// queueBulk stores a bulk batch, due when the first of its messages may go, and wakes the
+// expander when that is now.
+func (s *Server) queueBulk(ctx context.Context, batch []*store.Message, now time.Time) error {
+	due := time.Time{}
+	for _, m := range batch {
+		at := now.Add(quiethours.WaitAll(now, m.QuietTimezone, m.RecipientTimezone))
+		if due.IsZero() || at.Before(due) {
+			due = at
+		}
+	}
+	if err := s.cfg.Store.InsertBulk(ctx, batch, due); err != nil {
+		return err
+	}
+	if !due.After(now) {
+		s.cfg.Dispatch.WakeExpander()
+	}
+	return nil
 }
 
 // SetSourceState pauses, resumes or cancels a campaign's or poll's queued messages, or a
@@ -188,6 +219,7 @@ func (s *Server) SetSourceState(ctx context.Context, req *messagingv1.SetSourceS
 		if err := s.cfg.Dispatch.WakeSource(ctx, org, req.GetSourceKind(), req.GetSourceId()); err != nil {
 			return nil, err
 		}
+		s.cfg.Dispatch.WakeExpander() // its bulk batches waited too
 	}
 	return &messagingv1.SetSourceStateResponse{}, nil
 }

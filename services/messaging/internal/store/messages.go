@@ -151,41 +151,23 @@ func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Messa
 			return nil, err
 		}
 	}
-	rows, err := tx.Query(ctx, `WITH input AS (
-			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-				$8::boolean[], $9::text[], $10::text[], $11::int[], $12::boolean[], $13::text[], $14::text[], $15::text[],
-				$16::text[], $17::text[], $18::timestamptz[], $19::text[])
-			AS t(id, organization_id, contact_phone, our_number, phone_number_id, body, media, is_mms, status, provider,
-				credits, billable, hold_id, source_kind, source_id, dedupe_key, quiet_hours_timezone, created_at,
-				recipient_timezone)
-		), stored AS (
-			INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id, body,
-				media_urls, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
-				quiet_hours_timezone, recipient_timezone, created_at, thread_at)
-			SELECT id, organization_id, 'outgoing', contact_phone, our_number, nullif(phone_number_id, '')::uuid, body,
-				ARRAY(SELECT jsonb_array_elements_text(media::jsonb)), is_mms, status, provider, credits, billable,
-				nullif(hold_id, ''), source_kind, nullif(source_id, ''), nullif(dedupe_key, ''),
-				nullif(quiet_hours_timezone, ''), nullif(recipient_timezone, ''), created_at, created_at
-			FROM input
-			ON CONFLICT (organization_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-			RETURNING id, organization_id, contact_phone, body, status, created_at
-		), threads AS (
-			-- A queued message joins its thread when it is claimed (Claim).
-			INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
-			SELECT DISTINCT ON (organization_id, contact_phone) organization_id, contact_phone, body, created_at, 'outgoing', 0
-			FROM stored WHERE status <> 'queued' ORDER BY organization_id, contact_phone, created_at DESC, id DESC
-			`+conversationUpsert+`
-		)
-		SELECT id FROM stored`, cols.args()...)
+	rows, err := tx.Query(ctx, `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[],
+			$6::text[], $7::text[], $8::boolean[], $9::text[], $10::text[], $11::int[], $12::boolean[], $13::text[],
+			$14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::text[]) AS t`+outgoingInput+`)`+insertOutgoing,
+		cols.args()...)
 	if err != nil {
 		return nil, fmt.Errorf("insert outgoing messages: %w", err)
 	}
-	inserted, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	created, err := collectCreated(rows)
 	if err != nil {
 		return nil, fmt.Errorf("insert outgoing messages: %w", err)
 	}
-	if err := outbox.EnqueueMany(ctx, tx, createdEvents(msgs, inserted)); err != nil {
+	if err := outbox.EnqueueMany(ctx, tx, createdEvents(created)); err != nil {
 		return nil, err
+	}
+	inserted = make([]uuid.UUID, len(created))
+	for i, m := range created {
+		inserted[i] = m.ID
 	}
 	if len(inserted) < len(msgs) {
 		if err := s.resolveDuplicates(ctx, tx, msgs, inserted); err != nil {
@@ -198,20 +180,49 @@ func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Messa
 // EventCreated is the outbox event type of MessageCreated.
 const EventCreated = "message.created"
 
-// createdEvents are the message.created events of the msgs whose ids were inserted (a message
-// deduplicated into an existing one was announced when that one was stored).
-func createdEvents(msgs []*Message, inserted []uuid.UUID) []outbox.Event {
-	stored := make(map[uuid.UUID]bool, len(inserted))
-	for _, id := range inserted {
-		stored[id] = true
-	}
-	events := make([]outbox.Event, 0, len(inserted))
-	for _, m := range msgs {
-		if !stored[m.ID] {
-			continue
-		}
-		stored[m.ID] = false // a message listed twice is announced once
-		events = append(events, outbox.Event{Type: EventCreated, OrgID: m.OrgID, Payload: &eventsv1.MessageCreated{
+// outgoingInput names the columns of insertOutgoing's input, in outgoingColumns.args' order.
+const outgoingInput = `(id, organization_id, contact_phone, our_number, phone_number_id, body, media, is_mms, status, provider,
+	credits, billable, hold_id, source_kind, source_id, dedupe_key, quiet_hours_timezone, created_at, recipient_timezone)`
+
+// insertOutgoing stores the outgoing messages of the CTE input (outgoingInput's columns) and
+// moves the threads of those not queued, in one statement; a message whose dedupe key its
+// organization already used (before or earlier in input) is not stored. It returns what
+// collectCreated reads of each message stored.
+const insertOutgoing = `, stored AS (
+		INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id, body,
+			media_urls, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
+			quiet_hours_timezone, recipient_timezone, created_at, thread_at)
+		SELECT id, organization_id, 'outgoing', contact_phone, our_number, nullif(phone_number_id, '')::uuid, body,
+			ARRAY(SELECT jsonb_array_elements_text(media::jsonb)), is_mms, status, provider, credits, billable,
+			nullif(hold_id, ''), source_kind, nullif(source_id, ''), nullif(dedupe_key, ''),
+			nullif(quiet_hours_timezone, ''), nullif(recipient_timezone, ''), created_at, created_at
+		FROM input
+		ON CONFLICT (organization_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+		RETURNING id, organization_id, contact_phone, body, status, source_kind, source_id, created_at
+	), threads AS (
+		-- A queued message joins its thread when it is claimed (Claim).
+		INSERT INTO conversations AS c (organization_id, phone, last_message, last_message_at, last_direction, unread_count)
+		SELECT DISTINCT ON (organization_id, contact_phone) organization_id, contact_phone, body, created_at, 'outgoing', 0
+		FROM stored WHERE status <> 'queued' ORDER BY organization_id, contact_phone, created_at DESC, id DESC
+		` + conversationUpsert + `
+	)
+	SELECT id, organization_id, contact_phone, status, coalesce(source_kind, ''), coalesce(source_id, ''), created_at FROM stored`
+
+// collectCreated reads insertOutgoing's rows: what a message.created event tells of each
+// message stored.
+func collectCreated(rows pgx.Rows) ([]Message, error) {
+	var m Message
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (Message, error) {
+		err := row.Scan(&m.ID, &m.OrgID, &m.ContactPhone, &m.Status, &m.SourceKind, &m.SourceID, &m.CreatedAt)
+		return m, err
+	})
+}
+
+// createdEvents are the message.created events of messages just stored.
+func createdEvents(stored []Message) []outbox.Event {
+	events := make([]outbox.Event, len(stored))
+	for i, m := range stored {
+		events[i] = outbox.Event{Type: EventCreated, OrgID: m.OrgID, Payload: &eventsv1.MessageCreated{
 			OrganizationId: m.OrgID.String(),
 			MessageId:      m.ID.String(),
 			To:             m.ContactPhone,
@@ -219,7 +230,7 @@ func createdEvents(msgs []*Message, inserted []uuid.UUID) []outbox.Event {
 			SourceId:       m.SourceID,
 			Status:         m.Status,
 			CreatedAt:      timestamppb.New(m.CreatedAt),
-		}})
+		}}
 	}
 	return events
 }

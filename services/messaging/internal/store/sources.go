@@ -17,17 +17,24 @@ const (
 )
 
 // SetSourceState pauses, resumes (active) or cancels a source's queued messages. Canceled is
-// final: a later pause or resume of a canceled source changes nothing.
+// final: a later pause or resume of a canceled source changes nothing, and the source's bulk
+// batches not yet expanded are dropped with it (their messages are never created).
 func (s *Store) SetSourceState(ctx context.Context, org uuid.UUID, kind, id, state string) error {
-	var err error
-	if state == SourceActive {
-		_, err = s.pool.Exec(ctx, `DELETE FROM source_states WHERE organization_id = $1 AND source_kind = $2 AND source_id = $3 AND state <> 'canceled'`, org, kind, id)
-	} else {
-		_, err = s.pool.Exec(ctx, `
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		if state == SourceActive {
+			_, err := tx.Exec(ctx, `DELETE FROM source_states WHERE organization_id = $1 AND source_kind = $2 AND source_id = $3 AND state <> 'canceled'`, org, kind, id)
+			return err
+		}
+		_, err := tx.Exec(ctx, `
 			INSERT INTO source_states (organization_id, source_kind, source_id, state) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (organization_id, source_kind, source_id) DO UPDATE SET state = excluded.state, updated_at = now()
 			WHERE source_states.state <> 'canceled'`, org, kind, id, state)
-	}
+		if err != nil || state != SourceCanceled {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM bulk_batches WHERE organization_id = $1 AND source_kind = $2 AND source_id = $3`, org, kind, id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("set source state: %w", err)
 	}

@@ -1581,8 +1581,14 @@ func (x *OutgoingMessage) GetRecipientTimezone() string {
 
 // SendMessagesRequest queues up to 1000 messages.
 type SendMessagesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Messages      []*OutgoingMessage     `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Messages []*OutgoingMessage     `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// bulk stores the batch as one row and creates its messages when they are near their turn
+	// to go (quiet hours open, the dispatch queue short): a campaign's or poll's audience is
+	// queued at the cost of one row per batch, and the messages of a source canceled meanwhile
+	// are never created. A bulk batch is one source's (every message of the same source kind,
+	// campaign or poll, and source id), and no ids come back.
+	Bulk          bool `protobuf:"varint,2,opt,name=bulk,proto3" json:"bulk,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1624,7 +1630,14 @@ func (x *SendMessagesRequest) GetMessages() []*OutgoingMessage {
 	return nil
 }
 
-// SendMessagesResponse gives each message's id, in request order.
+func (x *SendMessagesRequest) GetBulk() bool {
+	if x != nil {
+		return x.Bulk
+	}
+	return false
+}
+
+// SendMessagesResponse gives each message's id, in request order (none for a bulk batch).
 type SendMessagesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	MessageIds    []string               `protobuf:"bytes,1,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
@@ -2129,9 +2142,10 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"media_urls\x18\n" +
 	" \x03(\tR\tmediaUrls\x12-\n" +
-	"\x12recipient_timezone\x18\v \x01(\tR\x11recipientTimezone\"W\n" +
+	"\x12recipient_timezone\x18\v \x01(\tR\x11recipientTimezone\"k\n" +
 	"\x13SendMessagesRequest\x12@\n" +
-	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\"7\n" +
+	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\x12\x12\n" +
+	"\x04bulk\x18\x02 \x01(\bR\x04bulk\"7\n" +
 	"\x14SendMessagesResponse\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
 	"messageIds\"?\n" +

@@ -1,0 +1,145 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
+)
+
+// bulk stores a bulk batch of n queued campaign messages of source, to +1202555xxxx from the
+// fixture's number, keyed "<source>:<i>" (so a batch stored twice holds the same keys), due at
+// due.
+func (f *fixture) bulk(source string, n int, due time.Time) {
+	f.t.Helper()
+	msgs := make([]*store.Message, n)
+	for i := range msgs {
+		msgs[i] = &store.Message{
+			ID: uuid.Must(uuid.NewV7()), OrgID: f.org, ContactPhone: fmt.Sprintf("+1202555%04d", i), OurNumber: f.number,
+			Body: "Hi", Status: store.StatusQueued, Provider: carrier.SandboxName, Credits: 1, Billable: true,
+			SourceKind: store.SourceCampaign, SourceID: source, DedupeKey: fmt.Sprintf("%s:%d", source, i), CreatedAt: time.Now(),
+		}
+	}
+	require.NoError(f.t, f.store.InsertBulk(context.Background(), msgs, due))
+}
+
+// count runs a count query.
+func (f *fixture) count(query string, args ...any) (n int) {
+	f.t.Helper()
+	require.NoError(f.t, f.pool.QueryRow(context.Background(), query, args...).Scan(&n))
+	return n
+}
+
+func (f *fixture) messagesOf(source string) int {
+	return f.count(`SELECT count(*) FROM messages WHERE source_id = $1`, source)
+}
+
+// A due bulk batch becomes its messages, each with its dispatch job and message.created
+// event; the same batch handed twice creates nothing more; a batch due later (quiet hours)
+// stays a row until it is due.
+func TestBulkBatchBecomesMessagesWhenDueAndOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 0) // not started: the test expands
+	f.bulk("c1", 3, time.Now())
+	f.bulk("c1", 3, time.Now()) // a retried hand-off
+	f.bulk("c2", 2, time.Now().Add(time.Hour))
+
+	require.NoError(t, d.expandDue(ctx))
+	assert.Equal(t, 3, f.messagesOf("c1"), "one message per dedupe key")
+	assert.Equal(t, 3, f.count(`SELECT count(*) FROM river_job WHERE kind = $1`, sendArgs{}.Kind()), "one dispatch job each")
+	assert.Equal(t, 3, f.count(`SELECT count(*) FROM outbox WHERE event_type = $1`, store.EventCreated), "each announced once")
+	assert.Zero(t, f.messagesOf("c2"), "not due yet: no message")
+	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`), "the later batch waits")
+
+	_, err := f.pool.Exec(ctx, `UPDATE bulk_batches SET due_at = now()`) // its window opened
+	require.NoError(t, err)
+	require.NoError(t, d.expandDue(ctx))
+	assert.Equal(t, 2, f.messagesOf("c2"))
+	assert.Zero(t, f.count(`SELECT count(*) FROM bulk_batches`))
+	m, err := f.store.Message(ctx, f.org, uuid.MustParse(f.one(`SELECT id::text FROM messages WHERE dedupe_key = 'c2:1'`)))
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusQueued, m.Status)
+	assert.Equal(t, "+12025550001", m.ContactPhone)
+	assert.Equal(t, f.number, m.OurNumber)
+	assert.Equal(t, "Hi", m.Body)
+	assert.True(t, m.Billable)
+	assert.EqualValues(t, 1, m.Credits)
+}
+
+func (f *fixture) one(query string) (s string) {
+	f.t.Helper()
+	require.NoError(f.t, f.pool.QueryRow(context.Background(), query).Scan(&s))
+	return s
+}
+
+// Batches are expanded only while the dispatch queue is short: the audience of a large
+// campaign waits as batches, not as a million jobs, and the next batch follows as the queue
+// drains.
+func TestBulkExpansionFollowsTheQueue(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 0)
+	for i := range 3 {
+		f.bulk(fmt.Sprintf("c%d", i), 1000, time.Now())
+	}
+	require.NoError(t, d.expandDue(ctx))
+	sends := func() int { return f.count(`SELECT count(*) FROM river_job WHERE kind = $1`, sendArgs{}.Kind()) }
+	assert.Equal(t, expandBelow, sends(), "expanded up to the queue's length")
+	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`))
+	assert.Equal(t, 1000, f.messagesOf("c0"), "oldest first")
+
+	_, err := f.pool.Exec(ctx, `DELETE FROM river_job WHERE id IN (SELECT id FROM river_job ORDER BY id LIMIT 1500)`) // dispatched
+	require.NoError(t, err)
+	require.NoError(t, d.expandDue(ctx))
+	assert.Equal(t, 1000, f.messagesOf("c2"))
+	assert.Zero(t, f.count(`SELECT count(*) FROM bulk_batches`))
+}
+
+// A paused source's batches wait for its resume; a canceled source's are dropped, never
+// becoming messages, also one handed over after the cancel.
+func TestBulkBatchesOfPausedAndCanceledSources(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 0)
+	f.bulk("paused", 2, time.Now())
+	f.bulk("canceled", 2, time.Now())
+	require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, "paused", store.SourcePaused))
+	require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, "canceled", store.SourceCanceled))
+	assert.Zero(t, f.count(`SELECT count(*) FROM bulk_batches WHERE source_id = 'canceled'`), "dropped with the cancel")
+	f.bulk("canceled", 2, time.Now()) // a hand-off that crossed the cancel
+
+	require.NoError(t, d.expandDue(ctx))
+	assert.Zero(t, f.messagesOf("paused"), "waits while paused")
+	assert.Zero(t, f.messagesOf("canceled"), "never created")
+	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`), "only the paused source's batch is left")
+
+	require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, "paused", store.SourceActive))
+	require.NoError(t, d.expandDue(ctx))
+	assert.Equal(t, 2, f.messagesOf("paused"))
+}
+
+// A started dispatcher expands a due batch by itself and its messages go out.
+func TestBulkBatchIsSentByARunningDispatcher(t *testing.T) {
+	f := newFixture(t)
+	d := f.dispatcher(nil, 100, time.Hour)
+	start(t, d)
+	msgs := []*store.Message{{
+		ID: uuid.Must(uuid.NewV7()), OrgID: f.org, ContactPhone: "+12025550160", OurNumber: f.number, Body: "Thanks!",
+		Status: store.StatusQueued, Provider: carrier.SandboxName, SourceKind: store.SourceSystem, SourceID: "s1",
+		DedupeKey: "s1:0", CreatedAt: time.Now(),
+	}}
+	require.NoError(t, f.store.InsertBulk(context.Background(), msgs, time.Now()))
+	d.WakeExpander()
+	require.Eventually(t, func() bool {
+		m, err := f.store.Message(context.Background(), f.org, msgs[0].ID) // not found until expanded
+		return err == nil && m.Status == store.StatusSent
+	}, 20*time.Second, 50*time.Millisecond, "the batch's message created and sent")
+}
