@@ -26,8 +26,10 @@ import (
 const (
 	audienceBatch = 1000
 	queueBatch    = 1000
-	// queueInFlight is how many SendMessages calls one queue keeps going at once.
-	queueInFlight = 2
+	// queueInFlight is how many SendMessages calls one queue keeps going at once, and
+	// resolveInFlight how many batches of recipients one resolve writes at once.
+	queueInFlight   = 2
+	resolveInFlight = 2
 )
 
 // SourceKind is what messaging attributes a campaign's messages (and replies to them) to.
@@ -175,10 +177,12 @@ func (r *Runner) afterLostAdvance(ctx context.Context, c *store.Campaign, held i
 	return errStopped
 }
 
-// resolve stores the audience as recipients, resuming after the last one stored, one batch
-// at a time: never the whole audience in memory.
+// resolve stores the audience as recipients, resuming after the audience cursor, a batch at
+// a time: never the whole audience in memory. Up to resolveInFlight batches are written at
+// once while the next one streams and renders, and the cursor moves past each batch once it
+// and every batch before it are stored.
 func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
-	after, err := r.store.LastRecipient(ctx, c.ID)
+	after, err := r.store.AudienceCursor(ctx, c.ID)
 	if err != nil {
 		return err
 	}
@@ -194,6 +198,9 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 	if c.IsAbTest {
 		msgs = []*mergefields.Template{mergefields.Compile(c.Variant(store.VariantA)), mergefields.Compile(c.Variant(store.VariantB))}
 	}
+	writes := &inOrder{limit: resolveInFlight, settle: func(last uuid.UUID) error {
+		return r.store.MoveAudienceCursor(ctx, c.ID, last)
+	}}
 	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if err := r.still(ctx, c, store.StatusPending); err != nil {
 			return err
@@ -225,8 +232,11 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 			}
 			batch[i] = rc
 		}
-		return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
+		return writes.start(batch[len(batch)-1].ContactID, func() error {
+			return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
+		})
 	})
+	err = writes.finish(err)
 	if errors.Is(err, clients.ErrNotFound) {
 		return r.fail(ctx, c, apierr.ReasonSegmentNotFound)
 	}

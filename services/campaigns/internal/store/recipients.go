@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Recipient is one (campaign, contact) of a send.
@@ -39,44 +40,80 @@ func (s *Store) Status(ctx context.Context, org, id uuid.UUID) (status string, s
 	return status, submission, nil
 }
 
-// LastRecipient is the greatest contact id stored for a campaign (uuid.Nil for none): the
-// audience stream resumes after it.
-func (s *Store) LastRecipient(ctx context.Context, campaign uuid.UUID) (uuid.UUID, error) {
-	var last uuid.UUID
-	err := s.pool.QueryRow(ctx, `SELECT contact_id FROM recipients WHERE campaign_id = $1 ORDER BY contact_id DESC LIMIT 1`, campaign).Scan(&last)
+// AudienceCursor is the contact id up to which a campaign's audience is stored (uuid.Nil for
+// none): the audience stream resumes after it.
+func (s *Store) AudienceCursor(ctx context.Context, campaign uuid.UUID) (uuid.UUID, error) {
+	var through uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(audience_through, '00000000-0000-0000-0000-000000000000') FROM campaigns WHERE id = $1`, campaign).Scan(&through)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, nil
+		return uuid.Nil, nil // deleted
 	}
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("last recipient: %w", err)
+		return uuid.Nil, fmt.Errorf("audience cursor: %w", err)
 	}
-	return last, nil
+	return through, nil
+}
+
+// MoveAudienceCursor records that every recipient up to contact id through is stored; the
+// cursor never moves back.
+func (s *Store) MoveAudienceCursor(ctx context.Context, campaign, through uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `UPDATE campaigns SET audience_through = greatest(audience_through, $2) WHERE id = $1`, campaign, through)
+	if err != nil {
+		return fmt.Errorf("move audience cursor: %w", err)
+	}
+	return nil
 }
 
 // AddRecipients stores a batch of a campaign's recipients; one already stored (a retried
-// batch, a second job) is kept as it is.
+// batch, a second job) is kept as it is. The batch is copied in (COPY: half the cost of an
+// INSERT ... ON CONFLICT); a batch that meets a recipient already stored, which only a retry
+// or a resumed send hands over, is inserted again skipping those.
 func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
+	rows := make([][]any, len(rs))
+	for i, r := range rs {
+		credits, status, creditsB := r.stored()
+		rows[i] = []any{campaign, org, r.ContactID, r.Phone, r.Body, credits, status, r.Timezone, r.BodyB, creditsB}
+	}
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"recipients"}, recipientColumns, pgx.CopyFromRows(rows))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+		err = s.addRecipientsAgain(ctx, org, campaign, rs)
+	}
+	if err != nil {
+		return fmt.Errorf("add recipients: %w", err)
+	}
+	return nil
+}
+
+// recipientColumns are the columns AddRecipients writes, in the order of its rows.
+var recipientColumns = []string{"campaign_id", "organization_id", "contact_id", "phone", "body", "credits", "status", "timezone", "body_b", "credits_b"}
+
+// stored is what a recipient's row records of its price and status: an unsendable one is
+// failed at once and costs nothing.
+func (r Recipient) stored() (credits int32, status string, creditsB *int32) {
+	if !r.Unsendable {
+		return r.Credits, "queued", r.CreditsB
+	}
+	if r.CreditsB != nil {
+		creditsB = new(int32)
+	}
+	return 0, "failed", creditsB
+}
+
+// addRecipientsAgain inserts AddRecipients' batch, skipping the recipients already stored.
+func (s *Store) addRecipientsAgain(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
 	ids, phones, bodies, credits := make([]uuid.UUID, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int32, len(rs))
 	statuses, zones := make([]string, len(rs)), make([]string, len(rs))
 	bodiesB, creditsB := make([]*string, len(rs)), make([]*int32, len(rs))
 	for i, r := range rs {
-		ids[i], phones[i], bodies[i], credits[i], statuses[i], zones[i] = r.ContactID, r.Phone, r.Body, r.Credits, "queued", r.Timezone
-		bodiesB[i], creditsB[i] = r.BodyB, r.CreditsB
-		if r.Unsendable {
-			credits[i], statuses[i] = 0, "failed"
-			if r.CreditsB != nil {
-				creditsB[i] = new(int32)
-			}
-		}
+		ids[i], phones[i], bodies[i], zones[i], bodiesB[i] = r.ContactID, r.Phone, r.Body, r.Timezone, r.BodyB
+		credits[i], statuses[i], creditsB[i] = r.stored()
 	}
 	_, err := s.pool.Exec(ctx, `
 		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status, timezone, body_b, credits_b)
 		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::int[])
 		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses, zones, bodiesB, creditsB)
-	if err != nil {
-		return fmt.Errorf("add recipients: %w", err)
-	}
-	return nil
+	return err
 }
 
 // ResolveAudience records that a campaign's audience is stored: its total, the recipients

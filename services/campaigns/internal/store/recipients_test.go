@@ -102,3 +102,32 @@ func pendingCampaign(t *testing.T, st *store.Store) store.Campaign {
 	require.NoError(t, st.InTx(context.Background(), func(tx pgx.Tx) error { return st.Insert(context.Background(), tx, &c) }))
 	return c
 }
+
+// A batch handed again (a retry, a resumed send) keeps the recipients already stored as they
+// are and adds the others; the audience cursor only moves forward.
+func TestAddRecipientsAgainKeepsWhatIsStored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, pool := newStore(t)
+	c := pendingCampaign(t, st)
+	ids := []uuid.UUID{uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())}
+	rc := func(i int, body string) store.Recipient {
+		return store.Recipient{ContactID: ids[i], Phone: fmt.Sprintf("+1202555020%d", i), Body: body, Credits: 1}
+	}
+	require.NoError(t, st.AddRecipients(ctx, c.OrgID, c.ID, []store.Recipient{rc(0, "first"), rc(1, "first")}))
+	require.NoError(t, st.MoveAudienceCursor(ctx, c.ID, ids[1]))
+	require.NoError(t, st.AddRecipients(ctx, c.OrgID, c.ID, []store.Recipient{rc(1, "again"), rc(2, "again")}))
+	require.NoError(t, st.MoveAudienceCursor(ctx, c.ID, ids[0])) // a slower write's earlier batch
+
+	bodies := map[uuid.UUID]string{}
+	rows, err := pool.Query(ctx, `SELECT contact_id, body FROM recipients WHERE campaign_id = $1`, c.ID)
+	require.NoError(t, err)
+	var id uuid.UUID
+	var body string
+	_, err = pgx.ForEachRow(rows, []any{&id, &body}, func() error { bodies[id] = body; return nil })
+	require.NoError(t, err)
+	assert.Equal(t, map[uuid.UUID]string{ids[0]: "first", ids[1]: "first", ids[2]: "again"}, bodies)
+	through, err := st.AudienceCursor(ctx, c.ID)
+	require.NoError(t, err)
+	assert.Equal(t, ids[1], through, "the cursor never moves back")
+}
