@@ -29,6 +29,20 @@ func Normalize(s string) (string, error) {
 	return parse(s)
 }
 
+// IsE164 reports whether s is written in E.164: "+", a country code not starting with 0, and
+// 8 to 15 digits in all. It checks the form only, not whether the number exists (Normalize).
+func IsE164(s string) bool {
+	if len(s) < 9 || len(s) > 16 || s[0] != '+' || s[1] == '0' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // nanpE164 reads s when it is "+1" and ten digits, the first 2-9, as the number
 // phonenumbers.Parse returns for it: country code 1 and the ten digits (no national prefix to
 // strip, no extension, no leading zero).

@@ -80,3 +80,13 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+func TestIsE164(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"+12025550100", "+447911123456", "+4930123456", "+861234567890123"} {
+		assert.True(t, IsE164(ok), ok)
+	}
+	for _, bad := range []string{"", "+", "12025550100", "+1 202 555 0100", "+1202555010a", "+02025550100", "+1234567", "+1234567890123456", "(202) 555-0100"} {
+		assert.False(t, IsE164(bad), bad)
+	}
+}

@@ -261,6 +261,54 @@ func TestBulkValidationRejectsTheWholeCall(t *testing.T) {
 	awaitStatus(tn, to, ids[0], "delivered")
 }
 
+// A bulk batch (how campaigns queue their audience) is one source's messages to E.164
+// numbers; it answers without ids, and its messages are created when due, once per dedupe key
+// however often the batch is handed over.
+func TestBulkBatch(t *testing.T) {
+	t.Parallel()
+	b := newBulkEnv(t)
+	tn := b.newTenant("+12025550100", 10)
+	const to, other = "+12025550144", "+12025550145"
+	tn.contact(to, "Ada", true)
+	tn.contact(other, "Grace", true)
+	bulk := func(msgs ...*messagingv1.OutgoingMessage) (*messagingv1.SendMessagesResponse, error) {
+		return b.messaging.SendMessages(asService(tn, tenantmd.AccessWrite), &messagingv1.SendMessagesRequest{Messages: msgs, Bulk: true})
+	}
+	for _, tc := range []struct {
+		name  string
+		spoil func(m *messagingv1.OutgoingMessage)
+		field string
+	}{
+		{"not E.164", func(m *messagingv1.OutgoingMessage) { m.To = "(202) 555-0145" }, "messages[1].to"},
+		{"a test copy", func(m *messagingv1.OutgoingMessage) { m.SourceKind = "test" }, "messages[1].sourceKind"},
+		{"another source", func(m *messagingv1.OutgoingMessage) { m.SourceId = "0190f0e0-0000-7000-8000-00000000beef" }, "messages[1].sourceId"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := campaignMsg("b-bad", other, "hello")
+			tc.spoil(bad)
+			_, err := bulk(campaignMsg("b-1", to, "hello"), bad)
+			requireField(t, err, tc.field)
+		})
+	}
+
+	batch := []*messagingv1.OutgoingMessage{campaignMsg("b-1", to, "hello"), campaignMsg("b-2", other, "hello")}
+	for range 2 { // handed over twice
+		res, err := bulk(batch...)
+		require.NoError(t, err)
+		assert.Empty(t, res.GetMessageIds())
+	}
+	for _, ph := range []string{to, other} {
+		eventually(t, 15*time.Second, "the bulk message to "+ph+" delivered", func() bool {
+			th := tn.thread(ph)
+			return len(th) == 1 && th[0]["status"] == "delivered"
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, ph := range []string{to, other} {
+		assert.Len(t, tn.thread(ph), 1, "one message to %s", ph)
+	}
+}
+
 func TestBulkDedupeKeyQueuesOnce(t *testing.T) {
 	t.Parallel()
 	b := newBulkEnv(t)
