@@ -76,6 +76,17 @@ func resumable(ctx context.Context, budget time.Duration, work func(context.Cont
 	return err
 }
 
+// At are the insert options of a job that is to run at `at`: scheduled when at lies ahead,
+// available at once otherwise. River inserts a job given any ScheduledAt as scheduled, even
+// one already past, and such a job waits for the leader's next scheduler pass (every 5 s): an
+// immediate campaign started up to 5 s after its submit.
+func At(at time.Time) *river.InsertOpts {
+	if at.After(time.Now()) {
+		return &river.InsertOpts{ScheduledAt: at}
+	}
+	return nil
+}
+
 // FetchCooldown is the least time between two fetches of one queue. A fetch takes at most the
 // queue's free workers, so River's default (100 ms) caps a queue of n workers at 10n short
 // jobs a second, whatever the machine could do: 20 workers, 200 messages a second.

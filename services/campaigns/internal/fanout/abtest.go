@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
 
@@ -40,7 +41,7 @@ func (r *Runner) scheduleDecision(ctx context.Context, c *store.Campaign) error 
 		return err
 	}
 	args := decideArgs{sendArgs{CampaignID: c.ID, OrgID: c.OrgID, Submission: c.Submission}}
-	_, err = r.river.Insert(ctx, args, &river.InsertOpts{ScheduledAt: at})
+	_, err = r.river.Insert(ctx, args, jobs.At(at))
 	if err != nil {
 		return fmt.Errorf("queue A/B decision: %w", err)
 	}

@@ -92,7 +92,7 @@ func (r *Runner) Stop(ctx context.Context) error { return r.river.Stop(ctx) }
 
 // StartTx queues the send of c's current submission at `at`, inside tx.
 func (r *Runner) StartTx(ctx context.Context, tx pgx.Tx, c *store.Campaign, at time.Time) error {
-	_, err := r.river.InsertTx(ctx, tx, sendArgs{CampaignID: c.ID, OrgID: c.OrgID, Submission: c.Submission}, &river.InsertOpts{ScheduledAt: at})
+	_, err := r.river.InsertTx(ctx, tx, sendArgs{CampaignID: c.ID, OrgID: c.OrgID, Submission: c.Submission}, jobs.At(at))
 	if err != nil {
 		return fmt.Errorf("queue campaign send: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
@@ -29,7 +30,7 @@ const (
 	// queueInFlight is how many SendMessages calls one queue keeps going at once, and
 	// resolveInFlight how many batches of recipients one resolve writes at once.
 	queueInFlight   = 2
-	resolveInFlight = 2
+	resolveInFlight = 4
 )
 
 // SourceKind is what messaging attributes a campaign's messages (and replies to them) to.
@@ -95,7 +96,7 @@ func (r *Runner) giveUp(ctx context.Context, a sendArgs, cause error) error {
 func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZone string) error {
 	if c.Status == store.StatusPending {
 		if !c.AudienceResolved {
-			if err := r.resolve(ctx, c); err != nil {
+			if err := r.resolve(ctx, c, sandbox, orgZone); err != nil {
 				return err
 			}
 		}
@@ -119,7 +120,7 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 			}
 			held = estimate
 		}
-		ok, err := r.store.Advance(ctx, c.OrgID, c.ID, store.StatusPending, store.StatusQueued, held)
+		ok, err := r.held(ctx, c, held)
 		if err != nil {
 			return err
 		}
@@ -156,6 +157,23 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 	return r.store.InTx(ctx, func(tx pgx.Tx) error { return r.completeTx(ctx, tx, c.OrgID, c.ID) })
 }
 
+// held moves the campaign from pending to queued once its hold is placed and, unless it is
+// paused, lets messaging create the messages of the audience it was handed while the audience
+// was resolved (held back until then), under the campaign's row lock so that a pause or
+// cancel committed after it tells messaging after it. It reports whether the campaign was
+// pending.
+func (r *Runner) held(ctx context.Context, c *store.Campaign, credits int32) (moved bool, err error) {
+	err = r.store.InTx(ctx, func(tx pgx.Tx) error {
+		var status string
+		moved, status, err = r.store.AdvanceTx(ctx, tx, c.OrgID, c.ID, store.StatusPending, store.StatusQueued, credits)
+		if err != nil || !moved || status == store.StatusPaused {
+			return err
+		}
+		return r.messaging.SetSourceState(ctx, c.OrgID, SourceKind, c.ID.String(), messaging.SourceActive)
+	})
+	return moved, err
+}
+
 // afterLostAdvance handles a campaign that left pending while this run placed its hold: a
 // second run (a resume while this one wound down) advanced it, and the hold is its hold too;
 // or it was canceled, and the hold this run placed after the cancel is given back (the
@@ -181,10 +199,25 @@ func (r *Runner) afterLostAdvance(ctx context.Context, c *store.Campaign, held i
 // a time: never the whole audience in memory. Up to resolveInFlight batches are written at
 // once while the next one streams and renders, and the cursor moves past each batch once it
 // and every batch before it are stored.
-func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
+//
+// A campaign that is no A/B test (whose samples are drawn from the whole audience) also hands
+// each batch to messaging as it is stored, as a bulk batch, and its queue cursor moves with
+// the audience's: the audience is queued in the same pass. Messaging holds the campaign's
+// batches back (its source paused) until the hold is placed (held), and drops them if the
+// campaign fails or is canceled first, so nothing is created, let alone sent, before the
+// credits are held.
+func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, orgZone string) error {
 	after, err := r.store.AudienceCursor(ctx, c.ID)
 	if err != nil {
 		return err
+	}
+	queue := !c.IsAbTest
+	var out outgoing
+	if queue {
+		if err := r.messaging.SetSourceState(ctx, c.OrgID, SourceKind, c.ID.String(), messaging.SourcePaused); err != nil {
+			return fmt.Errorf("hold the audience back in messaging: %w", err)
+		}
+		out = newOutgoing(c, orgZone, !sandbox)
 	}
 	req := audience.Request(c.SegmentID, c.ContactFilter, after, audienceBatch)
 	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
@@ -199,7 +232,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 		msgs = []*mergefields.Template{mergefields.Compile(c.Variant(store.VariantA)), mergefields.Compile(c.Variant(store.VariantB))}
 	}
 	writes := &inOrder{limit: resolveInFlight, settle: func(last uuid.UUID) error {
-		return r.store.MoveAudienceCursor(ctx, c.ID, last)
+		return r.store.MoveAudienceCursor(ctx, c.ID, last, queue)
 	}}
 	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if err := r.still(ctx, c, store.StatusPending); err != nil {
@@ -232,8 +265,18 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 			}
 			batch[i] = rc
 		}
+		var msgs []*messagingv1.OutgoingMessage
+		if queue {
+			msgs = out.messages(batch)
+		}
 		return writes.start(batch[len(batch)-1].ContactID, func() error {
-			return r.store.AddRecipients(ctx, c.OrgID, c.ID, batch)
+			if err := r.store.AddRecipients(ctx, c.OrgID, c.ID, batch); err != nil || len(msgs) == 0 {
+				return err
+			}
+			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs); err != nil {
+				return fmt.Errorf("queue messages: %w", err)
+			}
+			return nil
 		})
 	})
 	err = writes.finish(err)
@@ -246,10 +289,19 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign) error {
 // fail ends the campaign as failed with reason and queues the release of its hold, if any;
 // it returns errStopped so the run ends there.
 func (r *Runner) fail(ctx context.Context, c *store.Campaign, reason string) error {
+	pending := c.Status == store.StatusPending || (c.Status == store.StatusPaused && c.PausedFrom != nil && *c.PausedFrom == store.StatusPending)
 	err := r.store.InTx(ctx, func(tx pgx.Tx) error {
 		failed, err := r.store.Fail(ctx, tx, c.OrgID, c.ID, reason)
-		if err != nil || !failed || c.HeldCredits == 0 {
+		if err != nil || !failed {
 			return err
+		}
+		if pending { // the audience handed to messaging so far is dropped, never sent
+			if err := r.messaging.SetSourceState(ctx, c.OrgID, SourceKind, c.ID.String(), messaging.SourceCanceled); err != nil {
+				return fmt.Errorf("drop the queued audience: %w", err)
+			}
+		}
+		if c.HeldCredits == 0 {
+			return nil
 		}
 		return r.releaseTx(ctx, tx, c.OrgID, c.ID)
 	})
@@ -272,22 +324,7 @@ func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (s
 // the process died is queued again under the same dedupe keys, and messaging creates no
 // message twice.
 func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage string, samplesOnly bool) error {
-	zone := orgZone
-	if c.Timezone != nil {
-		zone = *c.Timezone
-	}
-	hold := ""
-	if c.HeldCredits > 0 {
-		hold = c.ID.String()
-	}
-	from := ""
-	if c.FromPhoneNumberID != nil {
-		from = c.FromPhoneNumberID.String()
-	}
-	media := ""
-	if c.MediaURL != nil {
-		media = *c.MediaURL
-	}
+	out := newOutgoing(c, orgZone, c.HeldCredits > 0)
 	if err := r.still(ctx, c, stage); err != nil {
 		return err
 	}
@@ -304,15 +341,7 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 			}
 		}
 		first = false
-		msgs := make([]*messagingv1.OutgoingMessage, len(batch))
-		for i, rc := range batch {
-			msgs[i] = &messagingv1.OutgoingMessage{
-				DedupeKey: "campaign:" + c.ID.String() + ":" + rc.ContactID.String(),
-				To:        rc.Phone, Body: rc.Body, MediaUrl: media, FromPhoneNumberId: from,
-				SourceKind: SourceKind, SourceId: c.ID.String(), HoldId: hold, QuietHoursTimezone: zone,
-				RecipientTimezone: rc.Timezone,
-			}
-		}
+		msgs := out.messages(batch)
 		return calls.start(batch[len(batch)-1].ContactID, func() error {
 			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs); err != nil {
 				return fmt.Errorf("queue messages: %w", err)
@@ -326,6 +355,49 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 		return r.fail(ctx, c, reason) // suspended after the hold, number removed, ...: final
 	}
 	return err
+}
+
+// outgoing is what every message of a campaign carries besides its recipient and text.
+type outgoing struct {
+	c                       *store.Campaign
+	zone, hold, from, media string
+}
+
+// newOutgoing is the campaign's message shape: quiet hours in its timezone (else orgZone),
+// posted against its hold when paid.
+func newOutgoing(c *store.Campaign, orgZone string, paid bool) outgoing {
+	o := outgoing{c: c, zone: orgZone}
+	if c.Timezone != nil {
+		o.zone = *c.Timezone
+	}
+	if paid {
+		o.hold = c.ID.String()
+	}
+	if c.FromPhoneNumberID != nil {
+		o.from = c.FromPhoneNumberID.String()
+	}
+	if c.MediaURL != nil {
+		o.media = *c.MediaURL
+	}
+	return o
+}
+
+// messages are the messages of a batch of recipients, each under the dedupe key
+// "campaign:<id>:<contact id>"; an unsendable recipient has none.
+func (o outgoing) messages(batch []store.Recipient) []*messagingv1.OutgoingMessage {
+	msgs := make([]*messagingv1.OutgoingMessage, 0, len(batch))
+	for _, rc := range batch {
+		if rc.Unsendable {
+			continue
+		}
+		msgs = append(msgs, &messagingv1.OutgoingMessage{
+			DedupeKey: "campaign:" + o.c.ID.String() + ":" + rc.ContactID.String(),
+			To:        rc.Phone, Body: rc.Body, MediaUrl: o.media, FromPhoneNumberId: o.from,
+			SourceKind: SourceKind, SourceId: o.c.ID.String(), HoldId: o.hold, QuietHoursTimezone: o.zone,
+			RecipientTimezone: rc.Timezone,
+		})
+	}
+	return msgs
 }
 
 // inOrder runs calls for batches of a walk by key, up to limit at once, and settles each

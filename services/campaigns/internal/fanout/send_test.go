@@ -145,3 +145,25 @@ func TestInOrderSettlesOnlyUnbrokenPrefixes(t *testing.T) {
 	assert.EqualError(t, err, "refused")
 	assert.Empty(t, settled, "the second batch succeeded but the first did not")
 }
+
+// An immediate submit's send is available to work at once; a scheduled one waits for its
+// time. (River inserts any job given a time as scheduled, past or not, and only its next
+// scheduler pass, up to 5 s later, would have let an immediate campaign start.)
+func TestImmediateSendIsAvailableAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r, st, pool := newRunner(t)
+	state := func(at time.Time) (s string) {
+		c := store.Campaign{ID: uuid.New(), OrgID: uuid.New(), Name: "c", Status: store.StatusPending, Channel: "text", ForceRoute: "AUTO", CreatedAt: at, UpdatedAt: at}
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+			if err := st.Insert(ctx, tx, &c); err != nil {
+				return err
+			}
+			return r.StartTx(ctx, tx, &c, at)
+		}))
+		require.NoError(t, pool.QueryRow(ctx, `SELECT state FROM river_job WHERE args->>'campaign_id' = $1`, c.ID.String()).Scan(&s))
+		return s
+	}
+	assert.Equal(t, "available", state(time.Now()))
+	assert.Equal(t, "scheduled", state(time.Now().Add(time.Hour)))
+}

@@ -506,10 +506,12 @@ func (s *Server) tellMessaging(ctx context.Context, org, id uuid.UUID, state str
 }
 
 // sourceState is the state messaging keeps the queued messages of a campaign in c's status:
-// held while paused, withdrawn for good once canceled, sent otherwise.
+// held while paused, and while pending (its audience is handed over as it is resolved, before
+// its hold is placed: the fan-out lets it go then), withdrawn for good once canceled, sent
+// otherwise.
 func sourceState(c *store.Campaign) string {
 	switch {
-	case c.Status == store.StatusPaused:
+	case c.Status == store.StatusPaused || c.Status == store.StatusPending:
 		return messaging.SourcePaused
 	case c.CanceledAt != nil:
 		return messaging.SourceCanceled

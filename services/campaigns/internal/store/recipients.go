@@ -54,10 +54,12 @@ func (s *Store) AudienceCursor(ctx context.Context, campaign uuid.UUID) (uuid.UU
 	return through, nil
 }
 
-// MoveAudienceCursor records that every recipient up to contact id through is stored; the
-// cursor never moves back.
-func (s *Store) MoveAudienceCursor(ctx context.Context, campaign, through uuid.UUID) error {
-	_, err := s.pool.Exec(ctx, `UPDATE campaigns SET audience_through = greatest(audience_through, $2) WHERE id = $1`, campaign, through)
+// MoveAudienceCursor records that every recipient up to contact id through is stored, and
+// with queued also handed to messaging (the queue cursor moves with it); neither cursor ever
+// moves back.
+func (s *Store) MoveAudienceCursor(ctx context.Context, campaign, through uuid.UUID, queued bool) error {
+	_, err := s.pool.Exec(ctx, `UPDATE campaigns SET audience_through = greatest(audience_through, $2),
+		queued_through = CASE WHEN $3 THEN greatest(queued_through, $2) ELSE queued_through END WHERE id = $1`, campaign, through, queued)
 	if err != nil {
 		return fmt.Errorf("move audience cursor: %w", err)
 	}
@@ -147,22 +149,29 @@ func (s *Store) ResolveAudience(ctx context.Context, org, id uuid.UUID) (total, 
 // credits held. It reports whether the campaign was in stage from.
 func (s *Store) Advance(ctx context.Context, org, id uuid.UUID, from, to string, held int32) (moved bool, err error) {
 	err = s.InTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
+		moved, _, err = s.AdvanceTx(ctx, tx, org, id, from, to, held)
+		return err
+	})
+	return moved, err
+}
+
+// AdvanceTx is Advance inside tx, which keeps the campaign's row locked once it moved; it
+// also returns the campaign's status after the move (to, or paused).
+func (s *Store) AdvanceTx(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, from, to string, held int32) (moved bool, status string, err error) {
+	err = tx.QueryRow(ctx, `
 		UPDATE campaigns SET
 			status = CASE WHEN status = $3 THEN $4 ELSE status END,
 			paused_from = CASE WHEN paused_from = $3 THEN $4 ELSE paused_from END,
 			held_credits = greatest(held_credits, $5), updated_at = now()
-		WHERE organization_id = $1 AND id = $2 AND (status = $3 OR (status = 'paused' AND paused_from = $3))`,
-			org, id, from, to, held)
-		if err != nil {
-			return fmt.Errorf("advance campaign: %w", err)
-		}
-		if moved = tag.RowsAffected() == 1; !moved {
-			return nil
-		}
-		return announce(ctx, tx, org, id)
-	})
-	return moved, err
+		WHERE organization_id = $1 AND id = $2 AND (status = $3 OR (status = 'paused' AND paused_from = $3))
+		RETURNING status`, org, id, from, to, held).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, "", nil
+	}
+	if err != nil {
+		return false, "", fmt.Errorf("advance campaign: %w", err)
+	}
+	return true, status, announce(ctx, tx, org, id)
 }
 
 // Fail ends a campaign that cannot go on (pending or queued, or paused in one of them; an A/B

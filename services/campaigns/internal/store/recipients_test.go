@@ -115,9 +115,9 @@ func TestAddRecipientsAgainKeepsWhatIsStored(t *testing.T) {
 		return store.Recipient{ContactID: ids[i], Phone: fmt.Sprintf("+1202555020%d", i), Body: body, Credits: 1}
 	}
 	require.NoError(t, st.AddRecipients(ctx, c.OrgID, c.ID, []store.Recipient{rc(0, "first"), rc(1, "first")}))
-	require.NoError(t, st.MoveAudienceCursor(ctx, c.ID, ids[1]))
+	require.NoError(t, st.MoveAudienceCursor(ctx, c.ID, ids[1], false))
 	require.NoError(t, st.AddRecipients(ctx, c.OrgID, c.ID, []store.Recipient{rc(1, "again"), rc(2, "again")}))
-	require.NoError(t, st.MoveAudienceCursor(ctx, c.ID, ids[0])) // a slower write's earlier batch
+	require.NoError(t, st.MoveAudienceCursor(ctx, c.ID, ids[0], false)) // a slower write's earlier batch
 
 	bodies := map[uuid.UUID]string{}
 	rows, err := pool.Query(ctx, `SELECT contact_id, body FROM recipients WHERE campaign_id = $1`, c.ID)

@@ -105,7 +105,7 @@ func (r *Runner) Stop(ctx context.Context) error { return r.river.Stop(ctx) }
 
 // StartTx queues p's start (or, on a resume, its catch-up) at at, inside tx.
 func (r *Runner) StartTx(ctx context.Context, tx pgx.Tx, p *store.Poll, at time.Time) error {
-	_, err := r.river.InsertTx(ctx, tx, startArgs{PollID: p.ID, OrgID: p.OrgID, Run: p.Run}, &river.InsertOpts{ScheduledAt: at})
+	_, err := r.river.InsertTx(ctx, tx, startArgs{PollID: p.ID, OrgID: p.OrgID, Run: p.Run}, jobs.At(at))
 	if err != nil {
 		return fmt.Errorf("queue poll start: %w", err)
 	}
