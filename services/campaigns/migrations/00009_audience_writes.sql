@@ -1,6 +1,6 @@
 -- +goose Up
 -- The fan-out's progress through the audience: the greatest contact id up to which every
--- recipient is stored. The audience's batches are written two at a time, so the greatest
+-- recipient is stored. The audience's batches are written several at a time, so the greatest
 -- contact id stored (what a resumed send started after until now) may lie past a batch that
 -- was not; the cursor moves only past batches stored in order. A campaign resolving its
 -- audience when this runs starts again from its first contact, and recipients already

@@ -1,11 +1,13 @@
 // Package fanout runs a campaign's send as River jobs, keeps its counters from messaging's
-// events and sends its auto-replies (autoreply.go). A send is: the audience streamed from contacts and stored as recipients with their
-// rendered text and price (pending); a billing hold for the sum, or the campaign fails with
-// the reason and nothing is queued (queued); the recipients handed to messaging's bulk queue
-// in batches, each under the dedupe key "campaign:<id>:<contact id>" (sending); completed when
-// every recipient is sent or failed, and the rest of the hold released. An A/B campaign
-// queues its two samples first and the rest once a decision job has picked the winner (see
-// abtest.go).
+// events and sends its auto-replies (autoreply.go). A send is: the audience streamed from
+// contacts, stored as recipients with their rendered text and price, and handed to messaging
+// in the same pass as bulk batches, each message under the dedupe key
+// "campaign:<id>:<contact id>" (pending; messaging holds the batches back); a billing hold for
+// the sum, or the campaign fails with the reason and messaging drops the batches, nothing
+// created or sent (queued; messaging lets the batches go and creates each message when it is
+// due); sending; completed when every recipient is sent or failed, and the rest of the hold
+// released. An A/B campaign stores its audience first, draws its samples, queues them once
+// the hold is placed and the rest once a decision job has picked the winner (see abtest.go).
 //
 // Every step starts from what is stored, never from memory, and is safe to repeat or to run
 // twice at once: recipients are keyed by (campaign, contact), the hold by the campaign's id,

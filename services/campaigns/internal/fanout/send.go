@@ -28,7 +28,8 @@ const (
 	audienceBatch = 1000
 	queueBatch    = 1000
 	// queueInFlight is how many SendMessages calls one queue keeps going at once, and
-	// resolveInFlight how many batches of recipients one resolve writes at once.
+	// resolveInFlight how many batches of recipients one resolve writes (and hands to
+	// messaging) at once: 4 fanned out 200,000 contacts in 3.0-3.5 s, 2 in 3.2-3.6 s.
 	queueInFlight   = 2
 	resolveInFlight = 4
 )
@@ -274,17 +275,31 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 				return err
 			}
 			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs); err != nil {
-				return fmt.Errorf("queue messages: %w", err)
+				return queueError{err}
 			}
 			return nil
 		})
 	})
 	err = writes.finish(err)
+	if qe := (queueError{}); errors.As(err, &qe) {
+		if reason := refusal(qe.err); reason != "" {
+			r.log.WarnContext(ctx, "messaging refused a campaign's messages", "campaign", c.ID, "error", err)
+			return r.fail(ctx, c, reason) // suspended, number removed, ...: final
+		}
+		return err
+	}
 	if errors.Is(err, clients.ErrNotFound) {
 		return r.fail(ctx, c, apierr.ReasonSegmentNotFound)
 	}
 	return err
 }
+
+// queueError is messaging's error in the resolve, which also reads contacts: its refusal is
+// told apart from the audience's (clients.ErrNotFound from either).
+type queueError struct{ err error }
+
+func (e queueError) Error() string { return "queue messages: " + e.err.Error() }
+func (e queueError) Unwrap() error { return e.err }
 
 // fail ends the campaign as failed with reason and queues the release of its hold, if any;
 // it returns errStopped so the run ends there.

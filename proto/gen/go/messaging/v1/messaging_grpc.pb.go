@@ -65,7 +65,8 @@ type MessagingServiceClient interface {
 	// FollowShortLink records a click and returns where the link points.
 	FollowShortLink(ctx context.Context, in *FollowShortLinkRequest, opts ...grpc.CallOption) (*FollowShortLinkResponse, error)
 	// SendMessages queues messages for dispatch (campaigns, polls). Each message is stored once
-	// per dedupe key, so a retried call queues nothing twice.
+	// per dedupe key, so a retried call queues nothing twice. A bulk call stores its batch as
+	// one row, whose messages are created when due (see SendMessagesRequest.bulk).
 	SendMessages(ctx context.Context, in *SendMessagesRequest, opts ...grpc.CallOption) (*SendMessagesResponse, error)
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
@@ -73,7 +74,9 @@ type MessagingServiceClient interface {
 	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
 	// canceled source is handed to the carrier; a canceled source's queued messages fail with
-	// SOURCE_CANCELED, costing nothing.
+	// SOURCE_CANCELED, costing nothing, and its bulk batches not yet expanded are dropped. A
+	// paused source's bulk batches wait too (a campaign keeps its audience paused until its
+	// hold is placed).
 	SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
@@ -242,7 +245,8 @@ type MessagingServiceServer interface {
 	// FollowShortLink records a click and returns where the link points.
 	FollowShortLink(context.Context, *FollowShortLinkRequest) (*FollowShortLinkResponse, error)
 	// SendMessages queues messages for dispatch (campaigns, polls). Each message is stored once
-	// per dedupe key, so a retried call queues nothing twice.
+	// per dedupe key, so a retried call queues nothing twice. A bulk call stores its batch as
+	// one row, whose messages are created when due (see SendMessagesRequest.bulk).
 	SendMessages(context.Context, *SendMessagesRequest) (*SendMessagesResponse, error)
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
@@ -250,7 +254,9 @@ type MessagingServiceServer interface {
 	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
 	// canceled source is handed to the carrier; a canceled source's queued messages fail with
-	// SOURCE_CANCELED, costing nothing.
+	// SOURCE_CANCELED, costing nothing, and its bulk batches not yet expanded are dropped. A
+	// paused source's bulk batches wait too (a campaign keeps its audience paused until its
+	// hold is placed).
 	SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
