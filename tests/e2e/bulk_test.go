@@ -262,7 +262,7 @@ func TestBulkValidationRejectsTheWholeCall(t *testing.T) {
 }
 
 // A bulk batch (how campaigns queue their audience) is one source's messages to E.164
-// numbers; it answers without ids, and its messages are created when due, once per dedupe key
+// numbers, alike but for their recipient and text; it answers without ids, and its messages are created when due, once per dedupe key
 // however often the batch is handed over.
 func TestBulkBatch(t *testing.T) {
 	t.Parallel()
@@ -282,6 +282,8 @@ func TestBulkBatch(t *testing.T) {
 		{"not E.164", func(m *messagingv1.OutgoingMessage) { m.To = "(202) 555-0145" }, "messages[1].to"},
 		{"a test copy", func(m *messagingv1.OutgoingMessage) { m.SourceKind = "test" }, "messages[1].sourceKind"},
 		{"another source", func(m *messagingv1.OutgoingMessage) { m.SourceId = "0190f0e0-0000-7000-8000-00000000beef" }, "messages[1].sourceId"},
+		{"another hold", func(m *messagingv1.OutgoingMessage) { m.HoldId = "0190f0e0-0000-7000-8000-00000000beef" }, "messages[1].holdId"},
+		{"another quiet-hours zone", func(m *messagingv1.OutgoingMessage) { m.QuietHoursTimezone = "Asia/Tokyo" }, "messages[1].quietHoursTimezone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := campaignMsg("b-bad", other, "hello")

@@ -185,16 +185,12 @@ func awaitSending(ctx context.Context, ms *msgStack, id string, start time.Time)
 // queuedRows are the message rows a campaign ($1) queued with messaging, in messageColumns'
 // order: those of its bulk batches, as messaging will create them when they are due (the
 // conversion of its insertOutgoing), and any it created already.
-const queuedRows = `SELECT t.id, t.organization_id, 'outgoing' AS direction, t.contact_phone, t.our_number,
-		nullif(t.phone_number_id, '')::uuid AS phone_number_id, t.body, ARRAY(SELECT jsonb_array_elements_text(t.media::jsonb)) AS media_urls,
-		t.is_mms, t.status, t.provider, t.credits, t.billable, nullif(t.hold_id, '') AS hold_id, t.source_kind,
-		nullif(t.source_id, '') AS source_id, nullif(t.dedupe_key, '') AS dedupe_key, nullif(t.quiet_hours_timezone, '') AS quiet_hours_timezone,
-		nullif(t.recipient_timezone, '') AS recipient_timezone, t.created_at, t.created_at AS thread_at
-	FROM messaging.bulk_batches b, unnest(b.ids, b.organization_ids, b.contact_phones, b.our_numbers, b.phone_number_ids, b.bodies,
-		b.media, b.is_mms, b.statuses, b.providers, b.credits, b.billable, b.hold_ids, b.source_kinds, b.source_ids, b.dedupe_keys,
-		b.quiet_hours_timezones, b.created_ats, b.recipient_timezones) AS t(id, organization_id, contact_phone, our_number,
-		phone_number_id, body, media, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
-		quiet_hours_timezone, created_at, recipient_timezone)
+const queuedRows = `SELECT t.id, b.organization_id, 'outgoing' AS direction, t.contact_phone, b.our_number, b.phone_number_id,
+		t.body, b.media_urls, b.is_mms, 'queued' AS status, b.provider, t.credits, b.billable, b.hold_id, b.source_kind,
+		b.source_id, t.dedupe_key, b.quiet_hours_timezone, nullif(t.recipient_timezone, '') AS recipient_timezone,
+		b.created_at, b.created_at AS thread_at
+	FROM messaging.bulk_batches b, unnest(b.ids, b.contact_phones, b.bodies, b.credits, b.dedupe_keys, b.recipient_timezones)
+		AS t(id, contact_phone, body, credits, dedupe_key, recipient_timezone)
 	WHERE b.source_kind = 'campaign' AND b.source_id = $1
 	UNION ALL
 	SELECT id, organization_id, direction, contact_phone, our_number, phone_number_id, body, media_urls, is_mms, status, provider,

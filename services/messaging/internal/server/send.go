@@ -79,13 +79,8 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			return nil, apierr.Field(field+".sourceKind", "must be campaign, poll, test or auto_reply")
 		}
 		test, autoReply := kind == store.SourceTest, kind == store.SourceAutoReply
-		if req.GetBulk() {
-			if test || autoReply {
-				return nil, apierr.Field(field+".sourceKind", "must be campaign or poll in a bulk batch")
-			}
-			if first := req.GetMessages()[0]; kind != first.GetSourceKind() || in.GetSourceId() != first.GetSourceId() {
-				return nil, apierr.Field(field+".sourceId", "must be the same source as the batch's first message in a bulk batch")
-			}
+		if req.GetBulk() && (test || autoReply) {
+			return nil, apierr.Field(field+".sourceKind", "must be campaign or poll in a bulk batch")
 		}
 		for _, z := range [...]struct{ name, tz string }{{"quietHoursTimezone", in.GetQuietHoursTimezone()}, {"recipientTimezone", in.GetRecipientTimezone()}} {
 			if z.tz == "" || test || autoReply {
@@ -150,6 +145,11 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		batch[i] = &msgs[i]
 	}
 	if req.GetBulk() {
+		for i, m := range batch {
+			if field := store.BulkAlike(batch[0], m); field != "" {
+				return nil, apierr.Field(fmt.Sprintf("messages[%d].%s", i, field), "must be the same as the first message's in a bulk batch")
+			}
+		}
 		return &messagingv1.SendMessagesResponse{}, s.queueBulk(ctx, batch, now)
 	}
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {

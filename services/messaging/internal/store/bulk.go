@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,32 +13,60 @@ import (
 	"github.com/chorus-sms/chorus/pkg/outbox"
 )
 
-// InsertBulk stores a bulk batch: msgs, all queued and of one source, as one row whose
-// messages ExpandBulk creates once due (the earliest time one of them may go).
+// InsertBulk stores a bulk batch: msgs, all queued, of one source and alike but for their
+// recipient, text and price (BulkAlike), as one row whose messages ExpandBulk creates once
+// due (the earliest time one of them may go).
 func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	var cols outgoingColumns
-	for _, m := range msgs {
-		if err := cols.add(m); err != nil {
-			return err
-		}
+	n := len(msgs)
+	ids, phones, bodies, keys, zones, credits := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int32, n)
+	for i, m := range msgs {
+		ids[i], phones[i], bodies[i], keys[i], zones[i], credits[i] = m.ID, m.ContactPhone, m.Body, m.DedupeKey, m.RecipientTimezone, m.Credits
 	}
-	first := msgs[0]
-	args := append([]any{first.OrgID, first.SourceKind, first.SourceID, due}, cols.args()...)
-	_, err := s.pool.Exec(ctx, `INSERT INTO bulk_batches (organization_id, source_kind, source_id, due_at, `+bulkColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`, args...)
+	m := msgs[0]
+	_, err := s.pool.Exec(ctx, `INSERT INTO bulk_batches (organization_id, source_kind, source_id, due_at, created_at, our_number,
+			phone_number_id, media_urls, is_mms, provider, billable, hold_id, quiet_hours_timezone,
+			ids, contact_phones, bodies, credits, dedupe_keys, recipient_timezones)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, ''), $14, $15, $16, $17, $18, $19)`,
+		m.OrgID, m.SourceKind, m.SourceID, due, m.CreatedAt, m.OurNumber, m.PhoneNumberID, append([]string{}, m.MediaURLs...),
+		m.IsMMS, m.Provider, m.Billable, m.HoldID, m.QuietTimezone, ids, phones, bodies, credits, keys, zones)
 	if err != nil {
 		return fmt.Errorf("store bulk batch: %w", err)
 	}
 	return nil
 }
 
-// bulkColumns are bulk_batches' arrays in outgoingColumns.args' order.
-const bulkColumns = `ids, organization_ids, contact_phones, our_numbers, phone_number_ids, bodies, media, is_mms, statuses,
-	providers, credits, billable, hold_ids, source_kinds, source_ids, dedupe_keys, quiet_hours_timezones, created_ats,
-	recipient_timezones`
+// BulkAlike reports whether m can share a bulk batch with first: the same source, sending
+// number, media, hold and quiet-hours zone, which the batch's row holds once; "" when it can,
+// else the field that differs.
+func BulkAlike(first, m *Message) string {
+	switch {
+	case m.SourceKind != first.SourceKind:
+		return "sourceKind"
+	case m.SourceID != first.SourceID:
+		return "sourceId"
+	case m.OurNumber != first.OurNumber:
+		return "fromPhoneNumberId"
+	case !slices.Equal(m.MediaURLs, first.MediaURLs):
+		return "mediaUrls"
+	case m.HoldID != first.HoldID:
+		return "holdId"
+	case m.QuietTimezone != first.QuietTimezone:
+		return "quietHoursTimezone"
+	}
+	return ""
+}
+
+// bulkInput is the CTE input of insertOutgoing (outgoingInput's columns) read from the batch
+// the CTE taken deleted.
+const bulkInput = `input` + outgoingInput + ` AS (
+		SELECT t.id, b.organization_id, t.contact_phone, b.our_number, coalesce(b.phone_number_id::text, ''), t.body,
+			to_jsonb(b.media_urls)::text, b.is_mms, 'queued'::text, b.provider, t.credits, b.billable, coalesce(b.hold_id, ''),
+			b.source_kind, b.source_id, t.dedupe_key, coalesce(b.quiet_hours_timezone, ''), b.created_at, t.recipient_timezone
+		FROM taken b, unnest(b.ids, b.contact_phones, b.bodies, b.credits, b.dedupe_keys, b.recipient_timezones)
+			AS t(id, contact_phone, body, credits, dedupe_key, recipient_timezone))`
 
 // ExpandBulk takes the earliest due bulk batch whose source is not paused, inside tx, and
 // creates its messages (a message whose dedupe key is taken is not: a batch handed twice), or
@@ -64,8 +93,7 @@ func (s *Store) ExpandBulk(ctx context.Context, tx pgx.Tx) (org uuid.UUID, creat
 		}
 		return org, nil, true, nil
 	}
-	rows, err := tx.Query(ctx, `WITH taken AS (DELETE FROM bulk_batches WHERE id = $1 RETURNING *),
-		input AS (SELECT t.* FROM taken, unnest(`+bulkColumns+`) AS t`+outgoingInput+`)`+insertOutgoing, id)
+	rows, err := tx.Query(ctx, `WITH taken AS (DELETE FROM bulk_batches WHERE id = $1 RETURNING *), `+bulkInput+insertOutgoing, id)
 	if err != nil {
 		return uuid.Nil, nil, false, fmt.Errorf("expand bulk batch: %w", err)
 	}
