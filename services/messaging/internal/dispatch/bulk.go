@@ -2,10 +2,13 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+
+	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
 // Bulk batches (SendMessages with bulk) become messages and dispatch jobs here, one batch per
@@ -18,6 +21,8 @@ const (
 	// expandEvery is how often the expander looks; a bulk batch due at once, and a resume,
 	// wake it sooner (WakeExpander).
 	expandEvery = 250 * time.Millisecond
+	// expandRetry is how long a batch that failed to expand is set aside.
+	expandRetry = time.Minute
 )
 
 // expandLoop expands due batches until ctx ends.
@@ -47,16 +52,18 @@ func (d *Dispatcher) expandDue(ctx context.Context) error {
 		if err != nil || available >= expandBelow {
 			return err
 		}
-		found := false
+		var taken *store.TakenBulk
 		err = d.store.InTx(ctx, func(tx pgx.Tx) error {
-			org, ids, ok, err := d.store.ExpandBulk(ctx, tx)
-			found = ok
-			if err != nil {
+			if taken, err = d.store.ExpandBulk(ctx, tx); err != nil || taken == nil {
 				return err
 			}
-			return d.QueueTx(ctx, tx, org, ids...)
+			return d.QueueTx(ctx, tx, taken.OrgID, taken.Created...)
 		})
-		if err != nil || !found {
+		if err != nil && taken != nil && ctx.Err() == nil {
+			// A batch that cannot be expanded must not hold up every batch behind it.
+			return errors.Join(err, d.store.DeferBulk(ctx, taken.ID, expandRetry))
+		}
+		if err != nil || taken == nil {
 			return err
 		}
 	}

@@ -143,3 +143,21 @@ func TestBulkBatchIsSentByARunningDispatcher(t *testing.T) {
 		return err == nil && m.Status == store.StatusSent
 	}, 20*time.Second, 50*time.Millisecond, "the batch's message created and sent")
 }
+
+// A batch that cannot be expanded (here, arrays of unequal lengths: a message without text) is
+// set aside, and the batches behind it go on.
+func TestBulkBatchThatFailsIsSetAside(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 0)
+	f.bulk("broken", 2, time.Now().Add(-time.Minute))
+	_, err := f.pool.Exec(ctx, `UPDATE bulk_batches SET bodies = bodies[1:1]`)
+	require.NoError(t, err)
+	f.bulk("fine", 2, time.Now())
+
+	assert.Error(t, d.expandDue(ctx))
+	require.NoError(t, d.expandDue(ctx))
+	assert.Equal(t, 2, f.messagesOf("fine"), "the next batch expanded")
+	assert.Zero(t, f.messagesOf("broken"))
+	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches WHERE source_id = 'broken' AND due_at > now()`), "set aside for a while, not dropped")
+}

@@ -25,8 +25,8 @@ const maxQueued = 1000
 // never held for quiet hours; and their auto-replies: sent like replies) and queues their
 // dispatch, in one transaction; a message whose dedupe key was used before is not queued
 // again. A bulk batch is validated the same way and stored as one row, its messages created
-// when due (dispatch's bulk.go). A suspended account's batch is refused whole (BILLING_SUSPENDED), as billing would
-// refuse every message.
+// when due (dispatch's bulk.go). A suspended account's batch is refused whole
+// (BILLING_SUSPENDED), as billing would refuse every message.
 func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessagesRequest) (*messagingv1.SendMessagesResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {

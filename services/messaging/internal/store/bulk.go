@@ -68,45 +68,63 @@ const bulkInput = `input` + outgoingInput + ` AS (
 		FROM taken b, unnest(b.ids, b.contact_phones, b.bodies, b.credits, b.dedupe_keys, b.recipient_timezones)
 			AS t(id, contact_phone, body, credits, dedupe_key, recipient_timezone))`
 
+// TakenBulk is a bulk batch ExpandBulk took: its id, its organization, and the ids of the
+// messages it created.
+type TakenBulk struct {
+	ID      int64
+	OrgID   uuid.UUID
+	Created []uuid.UUID
+}
+
 // ExpandBulk takes the earliest due bulk batch whose source is not paused, inside tx, and
 // creates its messages (a message whose dedupe key is taken is not: a batch handed twice), or
-// drops it when its source was canceled. It returns the ids of the messages created, to be
-// queued in tx, and whether there was a batch to take; two expanders take different batches.
-func (s *Store) ExpandBulk(ctx context.Context, tx pgx.Tx) (org uuid.UUID, created []uuid.UUID, found bool, err error) {
-	var id int64
+// drops it when its source was canceled. It returns the batch taken (nil for none due), whose
+// created messages are to be queued in tx, also with an error once a batch was taken, so that
+// the caller can set that batch aside (DeferBulk); two expanders take different batches.
+func (s *Store) ExpandBulk(ctx context.Context, tx pgx.Tx) (*TakenBulk, error) {
+	var b TakenBulk
 	var state string
-	err = tx.QueryRow(ctx, `
+	err := tx.QueryRow(ctx, `
 		SELECT b.id, b.organization_id, coalesce(st.state, '') FROM bulk_batches b
 		LEFT JOIN source_states st ON st.organization_id = b.organization_id AND st.source_kind = b.source_kind
 			AND st.source_id = b.source_id
 		WHERE b.due_at <= now() AND st.state IS DISTINCT FROM 'paused'
-		ORDER BY b.due_at, b.id LIMIT 1 FOR UPDATE OF b SKIP LOCKED`).Scan(&id, &org, &state)
+		ORDER BY b.due_at, b.id LIMIT 1 FOR UPDATE OF b SKIP LOCKED`).Scan(&b.ID, &b.OrgID, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, nil, false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return uuid.Nil, nil, false, fmt.Errorf("take bulk batch: %w", err)
+		return nil, fmt.Errorf("take bulk batch: %w", err)
 	}
 	if state == SourceCanceled {
-		if _, err := tx.Exec(ctx, `DELETE FROM bulk_batches WHERE id = $1`, id); err != nil {
-			return uuid.Nil, nil, false, fmt.Errorf("drop canceled bulk batch: %w", err)
+		if _, err := tx.Exec(ctx, `DELETE FROM bulk_batches WHERE id = $1`, b.ID); err != nil {
+			return &b, fmt.Errorf("drop canceled bulk batch %d: %w", b.ID, err)
 		}
-		return org, nil, true, nil
+		return &b, nil
 	}
-	rows, err := tx.Query(ctx, `WITH taken AS (DELETE FROM bulk_batches WHERE id = $1 RETURNING *), `+bulkInput+insertOutgoing, id)
+	rows, err := tx.Query(ctx, `WITH taken AS (DELETE FROM bulk_batches WHERE id = $1 RETURNING *), `+bulkInput+insertOutgoing, b.ID)
 	if err != nil {
-		return uuid.Nil, nil, false, fmt.Errorf("expand bulk batch: %w", err)
+		return &b, fmt.Errorf("expand bulk batch %d: %w", b.ID, err)
 	}
 	stored, err := collectCreated(rows)
 	if err != nil {
-		return uuid.Nil, nil, false, fmt.Errorf("expand bulk batch: %w", err)
+		return &b, fmt.Errorf("expand bulk batch %d: %w", b.ID, err)
 	}
 	if err := outbox.EnqueueMany(ctx, tx, createdEvents(stored)); err != nil {
-		return uuid.Nil, nil, false, err
+		return &b, err
 	}
-	created = make([]uuid.UUID, len(stored))
+	b.Created = make([]uuid.UUID, len(stored))
 	for i, m := range stored {
-		created[i] = m.ID
+		b.Created[i] = m.ID
 	}
-	return org, created, true, nil
+	return &b, nil
+}
+
+// DeferBulk sets a batch that failed to expand aside for wait, so that the batches behind it
+// go on.
+func (s *Store) DeferBulk(ctx context.Context, id int64, wait time.Duration) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE bulk_batches SET due_at = now() + $2 WHERE id = $1`, id, wait); err != nil {
+		return fmt.Errorf("defer bulk batch %d: %w", id, err)
+	}
+	return nil
 }
