@@ -4,7 +4,10 @@ package servetest
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -40,16 +43,42 @@ func Serve(t testing.TB, srv process.Server) *grpc.ClientConn {
 }
 
 // ClosedAddr is a loopback address nothing listens on: a peer that is down, or a port a test
-// hands to a process it starts itself.
+// hands to a process it starts itself. The port lies below the kernel's ephemeral range
+// (32768 and up by default), where the ports of outgoing connections and of listeners on
+// port 0 come from: a port of that range freed here could be taken by one of the test's own
+// connections before the started process binds it ("address already in use"). No port is
+// handed out twice in a process.
 func ClosedAddr(t testing.TB) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("servetest: listen: %v", err)
+	closedMu.Lock()
+	defer closedMu.Unlock()
+	for range 1000 {
+		port := closedPortFirst + rand.IntN(closedPortCount)
+		if closedTaken[port] {
+			continue
+		}
+		lis, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // in use
+		}
+		addr := lis.Addr().String()
+		if err := lis.Close(); err != nil {
+			t.Fatalf("servetest: close: %v", err)
+		}
+		closedTaken[port] = true
+		return addr
 	}
-	addr := lis.Addr().String()
-	if err := lis.Close(); err != nil {
-		t.Fatalf("servetest: close: %v", err)
-	}
-	return addr
+	t.Fatalf("servetest: no free port in %d-%d", closedPortFirst, closedPortFirst+closedPortCount-1)
+	return ""
 }
+
+// The ports ClosedAddr picks from, and those it handed out.
+const (
+	closedPortFirst = 20000
+	closedPortCount = 12000
+)
+
+var (
+	closedMu    sync.Mutex
+	closedTaken = map[int]bool{}
+)
