@@ -188,16 +188,24 @@ func (c *carrierLog) pace(rate int) pace {
 }
 
 // seedTextable inserts n opted-in, textable contacts with valid, distinct phones, names from
-// the lists, and zone as their timezone ("" none).
+// the lists, and zone as their timezone ("" none). Their ids are UUIDv7, in creation order,
+// as contacts gives them (a table seeded with random ids would be read in id order, as the
+// audience is, one heap page per contact: 6.6 of the fan-out's 15 s of PostgreSQL at
+// 1,000,000).
 func seedTextable(ctx context.Context, pool *pgxpool.Pool, org string, n int, zone string) ([]string, error) {
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		ids[i] = uuid.Must(uuid.NewV7())
+	}
 	rows, err := pool.Query(ctx, `
 		INSERT INTO contacts.contacts (id, organization_id, phone, first_name, last_name, is_textable, timezone, created_at, updated_at)
-		SELECT gen_random_uuid(), $1, '+1' || (ARRAY['202','212','312','415','617','713','305','206','404','503'])[1 + i % 10]
+		SELECT t.id, $1, '+1' || (ARRAY['202','212','312','415','617','713','305','206','404','503'])[1 + i % 10]
 		       || (200 + i / 100000)::text || lpad(((i / 10) % 10000)::text, 4, '0'),
 		       ($4::text[])[1 + i % cardinality($4::text[])], ($5::text[])[1 + i / 7 % cardinality($5::text[])],
 		       true, $3, now(), now()
-		FROM generate_series(0, $2 - 1) i
-		RETURNING phone`, org, n, zone, firstNames, lastNames)
+		FROM unnest($2::uuid[]) WITH ORDINALITY AS t(id, n), LATERAL (SELECT t.n - 1 AS i) s
+		ORDER BY t.n
+		RETURNING phone`, org, ids, zone, firstNames, lastNames)
 	if err != nil {
 		return nil, err
 	}
