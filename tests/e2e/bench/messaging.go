@@ -265,15 +265,34 @@ func benchDispatch(ctx context.Context, count, numbers, rate int, bulk bool) err
 	}
 	fmt.Printf("\ndispatch: queueing %d messages (%s) from %d numbers at %d/s each (configured %d/s)...\n", count, how, numbers, rate, numbers*rate)
 	queueStart := time.Now()
-	for start := 0; start < count; start += 1000 {
-		var batch []*messagingv1.OutgoingMessage
-		for i := start; i < min(start+1000, count); i++ {
+	// Message i goes from number i % numbers; a bulk batch is one number's (as a campaign's is),
+	// so in bulk each number's messages are queued in batches of their own, in turn.
+	groups := 1 // every message in order, batches mixing the numbers
+	if bulk {
+		groups = numbers // number k's messages: k, k + numbers, ...
+	}
+	var batch []*messagingv1.OutgoingMessage
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := ms.messaging.SendMessages(octx, &messagingv1.SendMessagesRequest{Messages: batch, Bulk: bulk})
+		batch = batch[:0]
+		return err
+	}
+	for k := range groups {
+		for i := k; i < count; i += groups {
 			batch = append(batch, &messagingv1.OutgoingMessage{
 				DedupeKey: fmt.Sprintf("bench:%d", i), To: phones[i], Body: "Bench message " + fmt.Sprint(i),
 				FromPhoneNumberId: ids[i%numbers], SourceKind: "campaign", SourceId: "bench", HoldId: hold,
 			})
+			if len(batch) == 1000 {
+				if err := flush(); err != nil {
+					return fmt.Errorf("queue: %w", err)
+				}
+			}
 		}
-		if _, err := ms.messaging.SendMessages(octx, &messagingv1.SendMessagesRequest{Messages: batch, Bulk: bulk}); err != nil {
+		if err := flush(); err != nil {
 			return fmt.Errorf("queue: %w", err)
 		}
 	}

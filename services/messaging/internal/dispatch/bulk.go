@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,10 +13,12 @@ import (
 )
 
 // Bulk batches (SendMessages with bulk) become messages and dispatch jobs here, one batch per
-// transaction, while fewer than expandBelow send jobs are available: two batches, about a
-// second of dispatch at its best rate, so the queue never runs dry between two looks, and a
-// campaign's audience waits as a thousand rows rather than a million messages and jobs. A
-// batch waits until one of its messages may go (quiet hours), and while its source is paused.
+// transaction, while fewer than expandBelow send jobs of the batch's sending number are
+// available: two batches, about a second of dispatch at its best rate, so the queue never runs
+// dry between two looks, and a campaign's audience waits as a thousand rows rather than a
+// million messages and jobs. Counting per number keeps a slow number's backlog from holding
+// up the batches of every other number. A batch waits until one of its messages may go (quiet
+// hours), and while its source is paused.
 const (
 	expandBelow = 2000
 	// expandEvery is how often the expander looks; a bulk batch due at once, and a resume,
@@ -42,22 +45,26 @@ func (d *Dispatcher) expandLoop(ctx context.Context) {
 	}
 }
 
-// expandDue expands due batches until the queue holds expandBelow available send jobs or no
-// batch is due.
+// expandDue expands due batches until none is due from a number with fewer than expandBelow
+// available send jobs.
 func (d *Dispatcher) expandDue(ctx context.Context) error {
 	for {
-		var available int
-		err := d.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM river_job WHERE state = 'available' AND queue = $1 LIMIT $2) a`,
-			river.QueueDefault, expandBelow).Scan(&available)
-		if err != nil || available >= expandBelow {
-			return err
+		rows, err := d.pool.Query(ctx, `SELECT args->>'number' FROM river_job
+			WHERE state = 'available' AND queue = $1 AND kind = $2 AND args ? 'number'
+			GROUP BY 1 HAVING count(*) >= $3`, river.QueueDefault, sendArgs{}.Kind(), expandBelow)
+		if err != nil {
+			return fmt.Errorf("numbers with a full queue: %w", err)
+		}
+		full, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("numbers with a full queue: %w", err)
 		}
 		var taken *store.TakenBulk
 		err = d.store.InTx(ctx, func(tx pgx.Tx) error {
-			if taken, err = d.store.ExpandBulk(ctx, tx); err != nil || taken == nil {
+			if taken, err = d.store.ExpandBulk(ctx, tx, full); err != nil || taken == nil {
 				return err
 			}
-			return d.QueueTx(ctx, tx, taken.OrgID, taken.Created...)
+			return d.queueFromTx(ctx, tx, taken.OrgID, taken.Number, taken.Created)
 		})
 		if err != nil && taken != nil && ctx.Err() == nil {
 			// A batch that cannot be expanded must not hold up every batch behind it.

@@ -19,10 +19,16 @@ import (
 // due.
 func (f *fixture) bulk(source string, n int, due time.Time) {
 	f.t.Helper()
+	f.bulkFrom(f.number, source, n, due)
+}
+
+// bulkFrom is bulk from our number `from`.
+func (f *fixture) bulkFrom(from, source string, n int, due time.Time) {
+	f.t.Helper()
 	msgs := make([]*store.Message, n)
 	for i := range msgs {
 		msgs[i] = &store.Message{
-			ID: uuid.Must(uuid.NewV7()), OrgID: f.org, ContactPhone: fmt.Sprintf("+1202555%04d", i), OurNumber: f.number,
+			ID: uuid.Must(uuid.NewV7()), OrgID: f.org, ContactPhone: fmt.Sprintf("+1202555%04d", i), OurNumber: from,
 			Body: "Hi", Status: store.StatusQueued, Provider: carrier.SandboxName, Credits: 1, Billable: true,
 			SourceKind: store.SourceCampaign, SourceID: source, DedupeKey: fmt.Sprintf("%s:%d", source, i), CreatedAt: time.Now(),
 		}
@@ -80,9 +86,9 @@ func (f *fixture) one(query string) (s string) {
 	return s
 }
 
-// Batches are expanded only while the dispatch queue is short: the audience of a large
-// campaign waits as batches, not as a million jobs, and the next batch follows as the queue
-// drains.
+// Batches are expanded only while their number's dispatch queue is short: the audience of a
+// large campaign waits as batches, not as a million jobs, the next batch follows as the queue
+// drains, and another number's batches do not wait behind a full one.
 func TestBulkExpansionFollowsTheQueue(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -90,13 +96,18 @@ func TestBulkExpansionFollowsTheQueue(t *testing.T) {
 	for i := range 3 {
 		f.bulk(fmt.Sprintf("c%d", i), 1000, time.Now())
 	}
+	const other = "+19995550199"
+	f.bulkFrom(other, "o", 1000, time.Now())
 	require.NoError(t, d.expandDue(ctx))
-	sends := func() int { return f.count(`SELECT count(*) FROM river_job WHERE kind = $1`, sendArgs{}.Kind()) }
-	assert.Equal(t, expandBelow, sends(), "expanded up to the queue's length")
+	sends := func(from string) int {
+		return f.count(`SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'number' = $2`, sendArgs{}.Kind(), from)
+	}
+	assert.Equal(t, expandBelow, sends(f.number), "expanded up to the queue's length")
+	assert.Equal(t, 1000, sends(other), "another number's batch is not held up")
 	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`))
 	assert.Equal(t, 1000, f.messagesOf("c0"), "oldest first")
 
-	_, err := f.pool.Exec(ctx, `DELETE FROM river_job WHERE id IN (SELECT id FROM river_job ORDER BY id LIMIT 1500)`) // dispatched
+	_, err := f.pool.Exec(ctx, `DELETE FROM river_job WHERE id IN (SELECT id FROM river_job WHERE args->>'number' = $1 ORDER BY id LIMIT 1500)`, f.number) // dispatched
 	require.NoError(t, err)
 	require.NoError(t, d.expandDue(ctx))
 	assert.Equal(t, 1000, f.messagesOf("c2"))

@@ -25,6 +25,9 @@ type sendArgs struct {
 	// Requeue is the message's requeue count when it was queued; 0, the first queueing, is
 	// left out of the arguments.
 	Requeue int `json:"requeue,omitempty"`
+	// Number is the message's sending number when a bulk batch was expanded into it: the
+	// expander keeps each number's waiting jobs short (bulk.go).
+	Number string `json:"number,omitempty"`
 }
 
 func (sendArgs) Kind() string { return "messaging.send" }

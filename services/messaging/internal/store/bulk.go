@@ -68,28 +68,33 @@ const bulkInput = `input` + outgoingInput + ` AS (
 		FROM taken b, unnest(b.ids, b.contact_phones, b.bodies, b.credits, b.dedupe_keys, b.recipient_timezones)
 			AS t(id, contact_phone, body, credits, dedupe_key, recipient_timezone))`
 
-// TakenBulk is a bulk batch ExpandBulk took: its id, its organization, and the ids of the
-// messages it created.
+// TakenBulk is a bulk batch ExpandBulk took: its id, its organization, its sending number,
+// and the ids of the messages it created.
 type TakenBulk struct {
 	ID      int64
 	OrgID   uuid.UUID
+	Number  string
 	Created []uuid.UUID
 }
 
-// ExpandBulk takes the earliest due bulk batch whose source is not paused, inside tx, and
+// ExpandBulk takes the earliest due bulk batch whose source is not paused and whose sending
+// number is not one of skip, inside tx, and
 // creates its messages (a message whose dedupe key is taken is not: a batch handed twice), or
 // drops it when its source was canceled. It returns the batch taken (nil for none due), whose
 // created messages are to be queued in tx, also with an error once a batch was taken, so that
 // the caller can set that batch aside (DeferBulk); two expanders take different batches.
-func (s *Store) ExpandBulk(ctx context.Context, tx pgx.Tx) (*TakenBulk, error) {
+func (s *Store) ExpandBulk(ctx context.Context, tx pgx.Tx, skip []string) (*TakenBulk, error) {
+	if skip == nil {
+		skip = []string{} // <> ALL(NULL) would match nothing
+	}
 	var b TakenBulk
 	var state string
 	err := tx.QueryRow(ctx, `
-		SELECT b.id, b.organization_id, coalesce(st.state, '') FROM bulk_batches b
+		SELECT b.id, b.organization_id, b.our_number, coalesce(st.state, '') FROM bulk_batches b
 		LEFT JOIN source_states st ON st.organization_id = b.organization_id AND st.source_kind = b.source_kind
 			AND st.source_id = b.source_id
-		WHERE b.due_at <= now() AND st.state IS DISTINCT FROM 'paused'
-		ORDER BY b.due_at, b.id LIMIT 1 FOR UPDATE OF b SKIP LOCKED`).Scan(&b.ID, &b.OrgID, &state)
+		WHERE b.due_at <= now() AND st.state IS DISTINCT FROM 'paused' AND b.our_number <> ALL($1)
+		ORDER BY b.due_at, b.id LIMIT 1 FOR UPDATE OF b SKIP LOCKED`, skip).Scan(&b.ID, &b.OrgID, &b.Number, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
