@@ -29,10 +29,11 @@ func Normalize(s string) (string, error) {
 	return parse(s)
 }
 
-// IsE164 reports whether s is written in E.164: "+", a country code not starting with 0, and
-// 8 to 15 digits in all. It checks the form only, not whether the number exists (Normalize).
+// IsE164 reports whether s is written in E.164 as contacts stores phones: "+", a first digit
+// other than 0, and 7 to 15 digits in all (the contacts table's check). It checks the form
+// only, not whether the number exists (Normalize).
 func IsE164(s string) bool {
-	if len(s) < 9 || len(s) > 16 || s[0] != '+' || s[1] == '0' {
+	if len(s) < 8 || len(s) > 16 || s[0] != '+' || s[1] == '0' {
 		return false
 	}
 	for i := 1; i < len(s); i++ {
