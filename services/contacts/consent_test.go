@@ -66,6 +66,8 @@ func TestFindContactByPhone(t *testing.T) {
 	aw := asOrg(orgOf(a), tenant.AccessWrite)
 	c, _ := create(t, e, aw, &contactsv1.CreateContactRequest{Phone: str("2025550170"), FirstName: str("Ada")})
 	create(t, e, b, &contactsv1.CreateContactRequest{Phone: str("2025550171")})
+	// The carrier lookup updates the contact after its creation: compare once it has.
+	eventually(t, 15*time.Second, "the lookup completes", func() bool { return textable(t, e, aw, c.GetId()) != nil })
 
 	res, err := e.c.FindContactByPhone(a, &contactsv1.FindContactByPhoneRequest{Phone: "(202) 555-0170"})
 	require.NoError(t, err, "any accepted format, with read access")
