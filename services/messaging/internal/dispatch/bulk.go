@@ -14,7 +14,7 @@ import (
 
 // Bulk batches (SendMessages with bulk) become messages and dispatch jobs here, one batch per
 // transaction, while fewer than expandBelow send jobs of the batch's sending number are
-// available: two batches, about a second of dispatch at its best rate, so the queue never runs
+// waiting: two batches, about a second of dispatch at its best rate, so the queue never runs
 // dry between two looks, and a campaign's audience waits as a thousand rows rather than a
 // million messages and jobs. Counting per number keeps a slow number's backlog from holding
 // up the batches of every other number. A batch waits until one of its messages may go (quiet
@@ -26,6 +26,9 @@ const (
 	expandEvery = 250 * time.Millisecond
 	// expandRetry is how long a batch that failed to expand is set aside.
 	expandRetry = time.Minute
+	// expandTogether bounds the batches (of as many numbers) one round expands in one
+	// transaction.
+	expandTogether = 16
 )
 
 // expandLoop expands due batches until ctx ends.
@@ -46,34 +49,79 @@ func (d *Dispatcher) expandLoop(ctx context.Context) {
 }
 
 // expandDue expands due batches until none is due from a number with fewer than expandBelow
-// available send jobs.
+// waiting send jobs. Each round takes one batch of each such number (up to expandTogether)
+// in one transaction and queues their jobs interleaved, a job of each number in turn: River
+// hands out jobs oldest first, so campaigns on several numbers are dispatched side by side
+// rather than one batch's run after another.
 func (d *Dispatcher) expandDue(ctx context.Context) error {
 	for {
 		rows, err := d.pool.Query(ctx, `SELECT args->>'number' FROM river_job
-			WHERE state = 'available' AND queue = $1 AND kind = $2 AND args ? 'number'
+			WHERE (state = 'available' OR state = 'scheduled' AND metadata ? 'output')
+				AND queue = $1 AND kind = $2 AND args ? 'number'
 			GROUP BY 1 HAVING count(*) >= $3`, river.QueueDefault, sendArgs{}.Kind(), expandBelow)
 		if err != nil {
 			return fmt.Errorf("numbers with a full queue: %w", err)
 		}
-		full, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		skip, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			return fmt.Errorf("numbers with a full queue: %w", err)
 		}
-		var taken *store.TakenBulk
+		var round []*store.TakenBulk
+		var failed []int64
+		var errs []error
 		err = d.store.InTx(ctx, func(tx pgx.Tx) error {
-			if taken, err = d.store.ExpandBulk(ctx, tx, full); err != nil || taken == nil {
-				return err
+			for len(round)+len(failed) < expandTogether {
+				var taken *store.TakenBulk
+				// Each batch under a savepoint: one that fails is set aside alone.
+				err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) (err error) {
+					taken, err = d.store.ExpandBulk(ctx, sp, skip)
+					return err
+				})
+				if err != nil && taken == nil {
+					return err
+				}
+				if taken == nil {
+					break // none due
+				}
+				skip = append(skip, taken.Number)
+				if err != nil {
+					failed, errs = append(failed, taken.ID), append(errs, err)
+					continue
+				}
+				round = append(round, taken)
 			}
-			return d.queueFromTx(ctx, tx, taken.OrgID, taken.Number, taken.Created)
+			return d.queueInterleaved(ctx, tx, round)
 		})
-		if err != nil && taken != nil && ctx.Err() == nil {
-			// A batch that cannot be expanded must not hold up every batch behind it.
-			return errors.Join(err, d.store.DeferBulk(ctx, taken.ID, expandRetry))
+		if err != nil {
+			return err
 		}
-		if err != nil || taken == nil {
+		for _, id := range failed {
+			// A batch that cannot be expanded must not hold up every batch behind it.
+			errs = append(errs, d.store.DeferBulk(ctx, id, expandRetry))
+		}
+		if err := errors.Join(errs...); err != nil || len(round)+len(failed) == 0 {
 			return err
 		}
 	}
+}
+
+// queueInterleaved queues the dispatch of the messages the batches of round created, inside
+// tx, a message of each batch in turn, in one COPY.
+func (d *Dispatcher) queueInterleaved(ctx context.Context, tx pgx.Tx, round []*store.TakenBulk) error {
+	var params []river.InsertManyParams
+	for i := 0; ; i++ {
+		more := false
+		for _, b := range round {
+			if i < len(b.Created) {
+				params = append(params, river.InsertManyParams{Args: sendArgs{MessageID: b.Created[i], OrgID: b.OrgID, Number: b.Number}})
+				more = true
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return d.insertSends(ctx, tx, params)
 }
 
 // WakeExpander has the expander look for due batches now.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -88,7 +89,7 @@ func (f *fixture) one(query string) (s string) {
 
 // Batches are expanded only while their number's dispatch queue is short: the audience of a
 // large campaign waits as batches, not as a million jobs, the next batch follows as the queue
-// drains, and another number's batches do not wait behind a full one.
+// drains, and another number's batches neither wait behind a full one nor queue behind it.
 func TestBulkExpansionFollowsTheQueue(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -106,8 +107,15 @@ func TestBulkExpansionFollowsTheQueue(t *testing.T) {
 	assert.Equal(t, 1000, sends(other), "another number's batch is not held up")
 	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`))
 	assert.Equal(t, 1000, f.messagesOf("c0"), "oldest first")
+	// River hands out the oldest job first: the two numbers' first batches were queued in
+	// turn, so that neither waits for the other's run.
+	rows, err := f.pool.Query(ctx, `SELECT args->>'number' FROM river_job ORDER BY id LIMIT 4`)
+	require.NoError(t, err)
+	first, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	assert.Equal(t, []string{f.number, other, f.number, other}, first)
 
-	_, err := f.pool.Exec(ctx, `DELETE FROM river_job WHERE id IN (SELECT id FROM river_job WHERE args->>'number' = $1 ORDER BY id LIMIT 1500)`, f.number) // dispatched
+	_, err = f.pool.Exec(ctx, `DELETE FROM river_job WHERE id IN (SELECT id FROM river_job WHERE args->>'number' = $1 ORDER BY id LIMIT 1500)`, f.number) // dispatched
 	require.NoError(t, err)
 	require.NoError(t, d.expandDue(ctx))
 	assert.Equal(t, 1000, f.messagesOf("c2"))

@@ -169,18 +169,17 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 // QueueTx queues the dispatch of messages just stored inside tx, so they are sent only if tx
 // commits. Each gets one job, copied in with the others in one COPY.
 func (d *Dispatcher) QueueTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids ...uuid.UUID) error {
-	return d.queueFromTx(ctx, tx, org, "", ids)
-}
-
-// queueFromTx is QueueTx for messages from our number `from`, which their jobs carry ("" for
-// none) so that the bulk expander can tell each number's waiting jobs apart.
-func (d *Dispatcher) queueFromTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, from string, ids []uuid.UUID) error {
-	if len(ids) == 0 {
-		return nil
-	}
 	params := make([]river.InsertManyParams, len(ids))
 	for i, id := range ids {
-		params[i] = river.InsertManyParams{Args: sendArgs{MessageID: id, OrgID: org, Number: from}}
+		params[i] = river.InsertManyParams{Args: sendArgs{MessageID: id, OrgID: org}}
+	}
+	return d.insertSends(ctx, tx, params)
+}
+
+// insertSends copies send jobs in, inside tx.
+func (d *Dispatcher) insertSends(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) error {
+	if len(params) == 0 {
+		return nil
 	}
 	if _, err := d.river.InsertManyFastTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("queue dispatch: %w", err)

@@ -102,6 +102,15 @@ func (f *fixture) queueFrom(d *Dispatcher, provider, from, to string) uuid.UUID 
 	return m.ID
 }
 
+// ownRate registers the fixture's number with a rate of its own (chorusctl number add --mps).
+func (f *fixture) ownRate(mps int) {
+	f.t.Helper()
+	ctx := context.Background()
+	n, err := f.store.AddNumber(ctx, f.org, f.number, true)
+	require.NoError(f.t, err)
+	require.NoError(f.t, f.store.SetNumberRate(ctx, f.org, n.ID, mps))
+}
+
 func (f *fixture) message(id uuid.UUID) store.Message {
 	f.t.Helper()
 	m, err := f.store.Message(context.Background(), f.org, id)
@@ -290,10 +299,7 @@ func TestNumberIsPacedAtItsRate(t *testing.T) {
 func TestEachNumberIsPacedAtItsOwnRate(t *testing.T) {
 	f := newFixture(t)
 	tw, live := newTwilio(t)
-	ctx := context.Background()
-	slow, err := f.store.AddNumber(ctx, f.org, f.number, true)
-	require.NoError(t, err)
-	require.NoError(t, f.store.SetNumberRate(ctx, f.org, slow.ID, 2))
+	f.ownRate(2)
 	d := f.dispatcher(live, 200, 0)
 	start(t, d)
 	fast := fmt.Sprintf("+1998%07d", rand.IntN(10_000_000))
@@ -377,9 +383,9 @@ func TestPausedSourceBacksOffAndWakesAtOnce(t *testing.T) {
 	}
 	var waits []time.Duration
 	for snoozes := range 7 {
-		wait, err := d.dispatchQueued(ctx, f.org, mine, attempt{snoozes: snoozes})
+		v, err := d.dispatchQueued(ctx, f.org, mine, attempt{snoozes: snoozes})
 		require.NoError(t, err)
-		waits = append(waits, wait)
+		waits = append(waits, v.wait)
 	}
 	assert.Equal(t, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute, time.Minute}, waits)
 

@@ -47,16 +47,30 @@ type sendWorker struct {
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
 	var meta struct {
 		Snoozes int `json:"snoozes"` // River counts a job's snoozes in its metadata
+		// Output is what an earlier run recorded (river.RecordOutput): its slot in its
+		// number's line.
+		Output lineSlot `json:"output"`
 	}
-	_ = json.Unmarshal(job.Metadata, &meta) // none recorded: never snoozed
-	wait, err := w.d.dispatchQueued(ctx, job.Args.OrgID, job.Args.MessageID, attempt{last: job.Attempt >= job.MaxAttempts, snoozes: meta.Snoozes})
+	_ = json.Unmarshal(job.Metadata, &meta) // none recorded: never snoozed, no slot
+	v, err := w.d.dispatchQueued(ctx, job.Args.OrgID, job.Args.MessageID, attempt{last: job.Attempt >= job.MaxAttempts, snoozes: meta.Snoozes, slot: meta.Output.Slot})
 	if err != nil {
 		return fmt.Errorf("dispatch message %s: %w", job.Args.MessageID, err)
 	}
-	if wait > 0 {
-		return river.JobSnooze(wait)
+	if !v.slot.IsZero() && !v.slot.Equal(meta.Output.Slot) {
+		if err := river.RecordOutput(ctx, lineSlot{Slot: v.slot}); err != nil {
+			return fmt.Errorf("dispatch message %s: keep its slot: %w", job.Args.MessageID, err)
+		}
+	}
+	if v.wait > 0 {
+		return river.JobSnooze(v.wait)
 	}
 	return nil
+}
+
+// lineSlot is a send job's slot in its number's line (lines.go), kept in the job's recorded
+// output while it is back in the queue.
+type lineSlot struct {
+	Slot time.Time `json:"slot"`
 }
 
 // WakeSource makes the dispatch jobs of a resumed source's queued messages, snoozed while it

@@ -104,24 +104,45 @@ func (d *Dispatcher) tokenFor(ctx context.Context, number string) (token, error)
 // it is taken off the queue (a refused message touches no credits), and consent again when its
 // number's throttle lets it go. A positive wait asks to be called again after it. Each step
 // shares its round trip with the other messages dispatched at the same time (batches.go).
-func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run attempt) (time.Duration, error) {
+// A message whose number already has enough jobs waiting for its tokens goes back to the
+// queue with a slot booked in the number's line (lines.go).
+func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run attempt) (verdict, error) {
 	l, err := d.batches.load.Do(ctx, id)
 	if err != nil {
-		return 0, err
+		return verdict{}, err
 	}
 	if !l.found || l.q.OrgID != org {
-		return 0, nil // deleted with its contact
+		return verdict{}, nil // deleted with its contact
 	}
 	m := l.q.Message
 	if m.Status != store.StatusQueued {
-		return 0, nil
+		return verdict{}, nil
 	}
 	if wait := quiethours.WaitAll(time.Now(), m.QuietTimezone, m.RecipientTimezone); wait > 0 {
-		return wait, nil
+		return verdict{wait: wait}, nil
 	}
 	if wait, stopped, err := d.sourceWants(ctx, m, l.q.SourceState, run.snoozes); err != nil || stopped || wait > 0 {
-		return wait, err
+		return verdict{wait: wait}, err
 	}
+	rate, now := d.RateOf(l.q.NumberMPS), time.Now()
+	if slot := d.throttle.enter(m.OurNumber, rate, run.slot, now); !slot.IsZero() {
+		return verdict{wait: comeBackIn(slot, now), slot: slot}, nil
+	}
+	inLine := true
+	leave := func() {
+		if inLine {
+			inLine = false
+			d.throttle.leave(m.OurNumber, time.Now())
+		}
+	}
+	defer leave()
+	wait, err := d.handOff(ctx, m, rate, run, leave)
+	return verdict{wait: wait}, err
+}
+
+// handOff is dispatchQueued for a message admitted into its number's line: it leaves the line
+// (leave) once it has its token or gave up waiting for one.
+func (d *Dispatcher) handOff(ctx context.Context, m store.Message, rate int, run attempt, leave func()) (time.Duration, error) {
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
 		return 0, err
 	}
@@ -144,7 +165,8 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 			return 0, err
 		}
 	}
-	tok, err := d.throttle.acquire(ctx, m.OurNumber, d.RateOf(l.q.NumberMPS))
+	tok, err := d.throttle.acquire(ctx, m.OurNumber, rate)
+	leave()
 	if err != nil {
 		return 0, err
 	}
@@ -194,11 +216,20 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 	return 0, nil
 }
 
-// attempt is what a dispatch run knows of its job: whether it is the last attempt, and how
-// often it was snoozed before.
+// attempt is what a dispatch run knows of its job: whether it is the last attempt, how often
+// it was snoozed before, and the slot it booked in its number's line on an earlier run (zero
+// for none).
 type attempt struct {
 	last    bool
 	snoozes int
+	slot    time.Time
+}
+
+// verdict is what a dispatch run asks of its job: a positive wait, to be run again after it,
+// and slot, the place it booked in its number's line (zero for none), kept for that run.
+type verdict struct {
+	wait time.Duration
+	slot time.Time
 }
 
 // A paused source's queued message looks again after pausedRecheck, doubling with each

@@ -42,10 +42,11 @@ type throttle struct {
 
 	mu      sync.Mutex
 	numbers map[string]*numberPacer
+	lines   map[string]*line // the dispatch jobs admitted to each number's tokens (lines.go)
 }
 
 func newThrottle(rdb *redis.Client) *throttle {
-	t := &throttle{rdb: rdb, prefix: uuid.NewString()[:8] + ":", numbers: map[string]*numberPacer{}}
+	t := &throttle{rdb: rdb, prefix: uuid.NewString()[:8] + ":", numbers: map[string]*numberPacer{}, lines: map[string]*line{}}
 	t.giveBack = batch.New(t.giveBackMany, batchMax, batchRuns, batchTimeout)
 	return t
 }
@@ -67,14 +68,14 @@ const throttlePoll = 50 * time.Millisecond
 // at any moment. Free tokens start now; the tokens freeing within ARGV[2] µs are handed over
 // with their free moment as start. Each granted token is taken for ARGV[3] µs after its start
 // unless given back. It answers {µs to wait before asking again (0 when all were granted),
-// name, µs from now until its start, its start (µs of Redis' clock), ...}.
+// tokens left free, name, µs from now until its start, its start (µs of Redis' clock), ...}.
 var grantTokens = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local key, rate, lead, lease = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
 local taken = redis.call('ZCARD', key)
-local out = {0}
+local out = {0, 0}
 for i = 4, #ARGV do
 	local start = now
 	if taken >= rate then
@@ -97,6 +98,7 @@ for i = 4, #ARGV do
 	table.insert(out, start)
 end
 redis.call('PEXPIRE', key, math.floor((lead + lease) / 1000) + 1000)
+out[2] = math.max(rate - taken, 0)
 return out
 `)
 
@@ -206,7 +208,7 @@ func (t *throttle) pace(number string, p *numberPacer) {
 		}
 		res, err := grantTokens.Run(ctx, t.rdb, []string{t.key(number)}, names...).Slice()
 		now := time.Now()
-		grants, retry, perr := parseGrants(number, res, now)
+		grants, spare, retry, perr := parseGrants(number, res, now)
 		if err == nil {
 			err = perr
 		}
@@ -220,6 +222,7 @@ func (t *throttle) pace(number string, p *numberPacer) {
 			}
 			p.waiters = p.waiters[k:]
 		} else {
+			t.noteSpare(number, spare, now)
 			k := min(len(grants), len(p.waiters))
 			for i, w := range p.waiters[:k] {
 				w.got <- tokenOrErr{tok: grants[i]}
@@ -254,24 +257,25 @@ func (t *throttle) pace(number string, p *numberPacer) {
 }
 
 // parseGrants reads grantTokens' answer, received at now.
-func parseGrants(number string, res []any, now time.Time) (grants []token, retry time.Duration, err error) {
-	if len(res)%3 != 1 {
-		return nil, 0, fmt.Errorf("unexpected answer %v", res)
+func parseGrants(number string, res []any, now time.Time) (grants []token, spare int, retry time.Duration, err error) {
+	if len(res)%3 != 2 {
+		return nil, 0, 0, fmt.Errorf("unexpected answer %v", res)
 	}
-	wait, ok := res[0].(int64)
-	if !ok {
-		return nil, 0, fmt.Errorf("unexpected answer %v", res)
+	wait, ok1 := res[0].(int64)
+	free, ok2 := res[1].(int64)
+	if !ok1 || !ok2 {
+		return nil, 0, 0, fmt.Errorf("unexpected answer %v", res)
 	}
-	for i := 1; i < len(res); i += 3 {
+	for i := 2; i < len(res); i += 3 {
 		name, ok1 := res[i].(string)
 		in, ok2 := res[i+1].(int64)
 		at, ok3 := res[i+2].(int64)
 		if !ok1 || !ok2 || !ok3 {
-			return nil, 0, fmt.Errorf("unexpected answer %v", res)
+			return nil, 0, 0, fmt.Errorf("unexpected answer %v", res)
 		}
 		grants = append(grants, token{number: number, name: name, start: now.Add(time.Duration(in) * time.Microsecond), startRedis: at})
 	}
-	return grants, time.Duration(wait) * time.Microsecond, nil
+	return grants, int(free), time.Duration(wait) * time.Microsecond, nil
 }
 
 // ready waits for tok's start; false when ctx ended first (the token is then to be given back
