@@ -79,7 +79,7 @@ func (s *Server) StreamAudience(req *contactsv1.StreamAudienceRequest, stream co
 				}
 			}
 			resp.Members[i] = &contactsv1.AudienceMember{
-				ContactId: c.ID.String(), Phone: *c.Phone, FirstName: c.FirstName, LastName: c.LastName,
+				ContactId: c.ID.String(), Phone: c.Phone, FirstName: c.FirstName, LastName: c.LastName,
 				Email: deref(c.Email), Address: c.Address, City: c.City, State: c.State, Zip: c.Zip,
 				Timezone: c.Timezone, CustomFields: fields,
 			}
