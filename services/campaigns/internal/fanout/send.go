@@ -374,19 +374,19 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 
 // outgoing is what every message of a campaign carries besides its recipient and text.
 type outgoing struct {
-	c                       *store.Campaign
+	source                  string // the campaign's id
 	zone, hold, from, media string
 }
 
 // newOutgoing is the campaign's message shape: quiet hours in its timezone (else orgZone),
 // posted against its hold when paid.
 func newOutgoing(c *store.Campaign, orgZone string, paid bool) outgoing {
-	o := outgoing{c: c, zone: orgZone}
+	o := outgoing{source: c.ID.String(), zone: orgZone}
 	if c.Timezone != nil {
 		o.zone = *c.Timezone
 	}
 	if paid {
-		o.hold = c.ID.String()
+		o.hold = o.source
 	}
 	if c.FromPhoneNumberID != nil {
 		o.from = c.FromPhoneNumberID.String()
@@ -406,9 +406,9 @@ func (o outgoing) messages(batch []store.Recipient) []*messagingv1.OutgoingMessa
 			continue
 		}
 		msgs = append(msgs, &messagingv1.OutgoingMessage{
-			DedupeKey: "campaign:" + o.c.ID.String() + ":" + rc.ContactID.String(),
+			DedupeKey: "campaign:" + o.source + ":" + rc.ContactID.String(),
 			To:        rc.Phone, Body: rc.Body, MediaUrl: o.media, FromPhoneNumberId: o.from,
-			SourceKind: SourceKind, SourceId: o.c.ID.String(), HoldId: o.hold, QuietHoursTimezone: o.zone,
+			SourceKind: SourceKind, SourceId: o.source, HoldId: o.hold, QuietHoursTimezone: o.zone,
 			RecipientTimezone: rc.Timezone,
 		})
 	}

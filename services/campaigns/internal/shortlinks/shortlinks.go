@@ -50,9 +50,14 @@ func New(svc Service, org uuid.UUID, kind string, campaign uuid.UUID) *Rewriter 
 // never one call per text. Every text a campaign sends goes through here.
 func (r *Rewriter) Rewrite(ctx context.Context, texts []string) error {
 	var missing []string
+	var linked []int // the texts with an address: most have none, and are read once
 	asked := map[string]bool{}
-	for _, t := range texts {
-		for _, s := range textlinks.Find(t) {
+	for i, t := range texts {
+		spans := textlinks.Find(t)
+		if len(spans) > 0 {
+			linked = append(linked, i)
+		}
+		for _, s := range spans {
 			if _, ok := r.known[s.URL]; !ok && !asked[s.URL] {
 				asked[s.URL] = true
 				missing = append(missing, s.URL)
@@ -74,8 +79,8 @@ func (r *Rewriter) Rewrite(ctx context.Context, texts []string) error {
 			r.remember(u, short[i])
 		}
 	}
-	for i, t := range texts {
-		out, err := textlinks.Rewrite(t, func(u string) (string, error) {
+	for _, i := range linked {
+		out, err := textlinks.Rewrite(texts[i], func(u string) (string, error) {
 			if s, ok := got[u]; ok {
 				return s, nil
 			}
