@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -42,7 +43,8 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			// A message withdrawn before the carrier saw it, by the campaign's cancel or because
 			// its contact was deleted or opted out meanwhile, was never sent and is no failure.
 			counted := !apierr.Withdrawn(ev.GetErrorCode())
-			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, ev.GetTo(), ev.GetStatus(), counted)
+			who := store.Who{Contact: recipientOf(campaign, ev.GetDedupeKey()), Phone: ev.GetTo()}
+			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, who, ev.GetStatus(), counted)
 			if err != nil || !moved {
 				return err
 			}
@@ -59,7 +61,8 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			if err := st.CountReply(ctx, tx, m.OrgID, campaign, ev.GetReceivedAt().AsTime()); err != nil {
 				return err
 			}
-			if err := st.CountVariantReply(ctx, tx, m.OrgID, campaign, ev.GetFrom()); err != nil {
+			contact, _ := uuid.Parse(ev.GetContactId()) // none: by phone
+			if err := st.CountVariantReply(ctx, tx, m.OrgID, campaign, store.Who{Contact: contact, Phone: ev.GetFrom()}); err != nil {
 				return err
 			}
 			return r.autoReplyTx(ctx, tx, m.OrgID, campaign, &ev)
@@ -99,6 +102,21 @@ func EventBatch(st *store.Store, r *Runner) outbox.BatchHandler {
 // events (message.created, one per message stored) are acknowledged without a transaction.
 func EventTypes() outbox.Option {
 	return outbox.WithTypes(eventStatusChanged, eventReceived, eventLinkClicked)
+}
+
+// recipientOf is the contact a message of campaign was sent to, from its dedupe key
+// ("campaign:<campaign id>:<contact id>", see outgoing.messages); uuid.Nil when the key is
+// not one (an event published before messaging named the key).
+func recipientOf(campaign uuid.UUID, dedupeKey string) uuid.UUID {
+	rest, ok := strings.CutPrefix(dedupeKey, dedupePrefix(campaign.String()))
+	if !ok {
+		return uuid.Nil
+	}
+	contact, err := uuid.Parse(rest)
+	if err != nil {
+		return uuid.Nil
+	}
+	return contact
 }
 
 func campaignOf(kind, id string) (uuid.UUID, bool) {

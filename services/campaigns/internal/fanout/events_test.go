@@ -51,3 +51,14 @@ func TestLinkClicksCountForTheirCampaignOnly(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, got.ClickCount)
 }
+
+// A status event names its recipient's contact in the message's dedupe key; a key of another
+// campaign, of another kind or malformed names none (the recipient is then found by phone).
+func TestRecipientOfReadsTheDedupeKey(t *testing.T) {
+	campaign, contact := uuid.New(), uuid.New()
+	assert.Equal(t, contact, recipientOf(campaign, "campaign:"+campaign.String()+":"+contact.String()))
+	for _, key := range []string{"", "campaign:" + uuid.NewString() + ":" + contact.String(), "auto_reply:" + contact.String(),
+		"campaign:" + campaign.String() + ":", "campaign:" + campaign.String() + ":nope"} {
+		assert.Equal(t, uuid.Nil, recipientOf(campaign, key), key)
+	}
+}

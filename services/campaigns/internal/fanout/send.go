@@ -397,6 +397,10 @@ func newOutgoing(c *store.Campaign, orgZone string, paid bool) outgoing {
 	return o
 }
 
+// dedupePrefix starts the dedupe keys of campaign's messages, "campaign:<id>:", which end
+// with the recipient's contact id.
+func dedupePrefix(campaign string) string { return SourceKind + ":" + campaign + ":" }
+
 // messages are the messages of a batch of recipients, each under the dedupe key
 // "campaign:<id>:<contact id>"; an unsendable recipient has none.
 func (o outgoing) messages(batch []store.Recipient) []*messagingv1.OutgoingMessage {
@@ -406,7 +410,7 @@ func (o outgoing) messages(batch []store.Recipient) []*messagingv1.OutgoingMessa
 			continue
 		}
 		msgs = append(msgs, &messagingv1.OutgoingMessage{
-			DedupeKey: "campaign:" + o.source + ":" + rc.ContactID.String(),
+			DedupeKey: dedupePrefix(o.source) + rc.ContactID.String(),
 			To:        rc.Phone, Body: rc.Body, MediaUrl: o.media, FromPhoneNumberId: o.from,
 			SourceKind: SourceKind, SourceId: o.source, HoldId: o.hold, QuietHoursTimezone: o.zone,
 			RecipientTimezone: rc.Timezone,

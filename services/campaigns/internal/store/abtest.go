@@ -202,16 +202,17 @@ func countVariantSent(ctx context.Context, tx pgx.Tx, campaign uuid.UUID, varian
 	return nil
 }
 
-// CountVariantReply counts a reply (not an opt-out) from phone to campaign for its sample,
-// once per recipient, inside tx; a reply from the rest, or from no recipient, counts nowhere.
-func (s *Store) CountVariantReply(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, phone string) error {
+// CountVariantReply counts a reply (not an opt-out) from who to campaign for its sample, once
+// per recipient, inside tx; a reply from the rest, or from no recipient, counts nowhere.
+func (s *Store) CountVariantReply(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, who Who) error {
+	match, arg := who.match(3)
 	_, err := tx.Exec(ctx, `
-		WITH r AS (
-			UPDATE recipients SET replied = true
-			WHERE campaign_id = $2 AND organization_id = $1 AND phone = $3 AND variant IS NOT NULL AND NOT replied
-			RETURNING variant)
-		UPDATE ab_tests t SET a_replies = a_replies + (r.variant = 'A')::int, b_replies = b_replies + (r.variant = 'B')::int
-		FROM r WHERE t.campaign_id = $2`, org, campaign, phone)
+		WITH s AS (
+			UPDATE recipients r SET replied = true
+			WHERE r.campaign_id = $2 AND r.organization_id = $1 AND `+match+` AND r.variant IS NOT NULL AND NOT r.replied
+			RETURNING r.variant)
+		UPDATE ab_tests t SET a_replies = a_replies + (s.variant = 'A')::int, b_replies = b_replies + (s.variant = 'B')::int
+		FROM s WHERE t.campaign_id = $2`, org, campaign, arg)
 	if err != nil {
 		return fmt.Errorf("count A/B reply: %w", err)
 	}

@@ -155,10 +155,14 @@ func TestDecideOnce(t *testing.T) {
 	inTx := func(fn func(pgx.Tx) error) { require.NoError(t, st.InTx(ctx, fn)) }
 	// Both samples sent; one of B's recipients replies twice (counted once), a stranger once.
 	for _, p := range append(aPhones, bPhones...) {
-		inTx(func(tx pgx.Tx) error { _, err := st.ApplyStatus(ctx, tx, c.OrgID, c.ID, p, "sent", true); return err })
+		inTx(func(tx pgx.Tx) error { _, err := st.ApplyStatus(ctx, tx, c.OrgID, c.ID, store.Who{Phone: p}, "sent", true); return err })
 	}
-	for _, p := range []string{bPhones[0], bPhones[0], "+19999999999"} {
-		inTx(func(tx pgx.Tx) error { return st.CountVariantReply(ctx, tx, c.OrgID, c.ID, p) })
+	// The first reply names its contact, as messaging's events do (its phone is not read); the
+	// second its phone, as events published before they did.
+	var bContact uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `SELECT contact_id FROM recipients WHERE campaign_id = $1 AND phone = $2`, c.ID, bPhones[0]).Scan(&bContact))
+	for _, who := range []store.Who{{Contact: bContact, Phone: "+19999999998"}, {Phone: bPhones[0]}, {Phone: "+19999999999"}} {
+		inTx(func(tx pgx.Tx) error { return st.CountVariantReply(ctx, tx, c.OrgID, c.ID, who) })
 	}
 	got, _, err := st.GetAbTest(ctx, c.OrgID, c.ID)
 	require.NoError(t, err)
@@ -200,7 +204,7 @@ func TestDecideOnce(t *testing.T) {
 
 	// A's recipients now reply more: the stored winner stands.
 	for _, p := range aPhones {
-		inTx(func(tx pgx.Tx) error { return st.CountVariantReply(ctx, tx, c.OrgID, c.ID, p) })
+		inTx(func(tx pgx.Tx) error { return st.CountVariantReply(ctx, tx, c.OrgID, c.ID, store.Who{Phone: p}) })
 	}
 	winner, err = st.Decide(ctx, c.OrgID, c.ID, at.Add(time.Hour))
 	require.NoError(t, err)
@@ -222,7 +226,7 @@ func TestAbCampaignCompletesOnlyOnceDecided(t *testing.T) {
 	assert.Equal(t, [2]int32{1, 1}, [2]int32{drawn.ARecipients, drawn.BRecipients})
 	for _, p := range phones {
 		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
-			_, err := st.ApplyStatus(ctx, tx, c.OrgID, c.ID, p, "delivered", true)
+			_, err := st.ApplyStatus(ctx, tx, c.OrgID, c.ID, store.Who{Phone: p}, "delivered", true)
 			return err
 		}))
 	}

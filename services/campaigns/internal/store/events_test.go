@@ -39,7 +39,7 @@ func TestCampaignChangesAreAnnouncedWithRisingVersions(t *testing.T) {
 	_, err = st.Advance(ctx, org, c.ID, store.StatusQueued, store.StatusSending, 0)
 	require.NoError(t, err)
 	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := st.ApplyStatus(ctx, tx, org, c.ID, "+12025550101", "delivered", true); err != nil {
+		if _, err := st.ApplyStatus(ctx, tx, org, c.ID, store.Who{Phone: "+12025550101"}, "delivered", true); err != nil {
 			return err
 		}
 		done, err := st.Complete(ctx, tx, org, c.ID)

@@ -40,31 +40,36 @@ func TestApplyStatusCountsEachMoveOnce(t *testing.T) {
 	assert.EqualValues(t, 4, total)
 	assert.EqualValues(t, 4, credits)
 
-	apply := func(phone, status string, counted bool) bool {
+	apply := func(who store.Who, status string, counted bool) bool {
 		var moved bool
 		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
 			var err error
-			moved, err = st.ApplyStatus(ctx, tx, org, c.ID, phone, status, counted)
+			moved, err = st.ApplyStatus(ctx, tx, org, c.ID, who, status, counted)
 			return err
 		}))
 		return moved
 	}
-	assert.True(t, apply(phones[0], "sent", true))
-	assert.False(t, apply(phones[0], "sent", true), "a repeat")
-	assert.True(t, apply(phones[0], "delivered", true))
-	assert.False(t, apply(phones[0], "sent", true), "late")
-	assert.True(t, apply(phones[1], "delivered", true), "delivered before its sent")
-	assert.False(t, apply(phones[1], "sent", true))
-	assert.True(t, apply(phones[2], "sent", true))
-	assert.True(t, apply(phones[2], "failed", true), "failed after the carrier took it")
-	assert.True(t, apply(phones[3], "failed", false), "withdrawn")
-	assert.False(t, apply(phones[3], "failed", true))
-	assert.False(t, apply("+12025550199", "sent", true), "not a recipient")
+	// Events name the recipient's contact (the phone they carry is then not read); one
+	// published before they did names its phone.
+	contact := func(i int) store.Who { return store.Who{Contact: rs[i].ContactID, Phone: "+12025550199"} }
+	phone := func(i int) store.Who { return store.Who{Phone: phones[i]} }
+	assert.True(t, apply(contact(0), "sent", true))
+	assert.False(t, apply(contact(0), "sent", true), "a repeat")
+	assert.True(t, apply(contact(0), "delivered", true))
+	assert.False(t, apply(phone(0), "sent", true), "late")
+	assert.True(t, apply(phone(1), "delivered", true), "delivered before its sent")
+	assert.False(t, apply(contact(1), "sent", true))
+	assert.True(t, apply(contact(2), "sent", true))
+	assert.True(t, apply(contact(2), "failed", true), "failed after the carrier took it")
+	assert.True(t, apply(contact(3), "failed", false), "withdrawn")
+	assert.False(t, apply(contact(3), "failed", true))
+	assert.False(t, apply(store.Who{Phone: "+12025550199"}, "sent", true), "not a recipient")
+	assert.False(t, apply(store.Who{Contact: uuid.New(), Phone: phones[3]}, "sent", true), "not a recipient's contact")
 	assert.False(t, func() bool {
 		var moved bool
 		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
 			var err error
-			moved, err = st.ApplyStatus(ctx, tx, uuid.New(), c.ID, phones[3], "sent", true)
+			moved, err = st.ApplyStatus(ctx, tx, uuid.New(), c.ID, contact(3), "sent", true)
 			return err
 		}))
 		return moved

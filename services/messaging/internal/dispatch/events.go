@@ -40,6 +40,7 @@ func statusEvent(m store.Message, s carrier.Status) outbox.Event {
 			Credits:        credits,
 			OccurredAt:     timestamppb.New(time.Now()),
 			ErrorCode:      s.ErrorCode,
+			DedupeKey:      m.DedupeKey,
 		},
 	}
 }

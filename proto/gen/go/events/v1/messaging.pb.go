@@ -247,7 +247,10 @@ type MessageStatusChanged struct {
 	Credits    int32                  `protobuf:"varint,7,opt,name=credits,proto3" json:"credits,omitempty"`
 	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
 	// The carrier's error code for failed and undelivered messages.
-	ErrorCode     string `protobuf:"bytes,9,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	ErrorCode string `protobuf:"bytes,9,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
+	// The message's dedupe key ("" for none): a campaign's is "campaign:<campaign id>:<contact
+	// id>", by which campaigns finds the recipient.
+	DedupeKey     string `protobuf:"bytes,10,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -341,6 +344,13 @@ func (x *MessageStatusChanged) GetOccurredAt() *timestamppb.Timestamp {
 func (x *MessageStatusChanged) GetErrorCode() string {
 	if x != nil {
 		return x.ErrorCode
+	}
+	return ""
+}
+
+func (x *MessageStatusChanged) GetDedupeKey() string {
+	if x != nil {
+		return x.DedupeKey
 	}
 	return ""
 }
@@ -572,7 +582,7 @@ const file_events_v1_messaging_proto_rawDesc = "" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x1f\n" +
 	"\vsource_kind\x18\x02 \x01(\tR\n" +
 	"sourceKind\x12\x1b\n" +
-	"\tsource_id\x18\x03 \x01(\tR\bsourceId\"\xba\x02\n" +
+	"\tsource_id\x18\x03 \x01(\tR\bsourceId\"\xd9\x02\n" +
 	"\x14MessageStatusChanged\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x1d\n" +
 	"\n" +
@@ -586,7 +596,10 @@ const file_events_v1_messaging_proto_rawDesc = "" +
 	"\voccurred_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x12\x1d\n" +
 	"\n" +
-	"error_code\x18\t \x01(\tR\terrorCode\"\x81\x02\n" +
+	"error_code\x18\t \x01(\tR\terrorCode\x12\x1d\n" +
+	"\n" +
+	"dedupe_key\x18\n" +
+	" \x01(\tR\tdedupeKey\"\x81\x02\n" +
 	"\vLinkClicked\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x1f\n" +
