@@ -155,7 +155,10 @@ func TestDecideOnce(t *testing.T) {
 	inTx := func(fn func(pgx.Tx) error) { require.NoError(t, st.InTx(ctx, fn)) }
 	// Both samples sent; one of B's recipients replies twice (counted once), a stranger once.
 	for _, p := range append(aPhones, bPhones...) {
-		inTx(func(tx pgx.Tx) error { _, err := st.ApplyStatus(ctx, tx, c.OrgID, c.ID, store.Who{Phone: p}, "sent", true); return err })
+		inTx(func(tx pgx.Tx) error {
+			_, err := st.ApplyStatus(ctx, tx, c.OrgID, c.ID, store.Who{Phone: p}, "sent", true)
+			return err
+		})
 	}
 	// The first reply names its contact, as messaging's events do (its phone is not read); the
 	// second its phone, as events published before they did.
