@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/batch"
@@ -162,21 +161,21 @@ func (d *Dispatcher) recordAcceptedMany(ctx context.Context, in []accepted) ([]s
 			return err
 		}
 		var events []outbox.Event
-		var reports []river.InsertManyParams
+		var sandboxed []accepted
 		for _, a := range in {
 			if !moved[a.m.ID] {
 				continue
 			}
 			events = append(events, statusEvent(a.m, carrier.Status{ProviderMessageID: a.acc.ProviderMessageID, Status: carrier.StatusSent}))
 			if a.provider == carrier.SandboxName {
-				reports = append(reports, sandboxReports(a.m, a.acc.ProviderMessageID, now, d.delay)...)
+				sandboxed = append(sandboxed, a)
 			}
 		}
 		if err := outbox.EnqueueMany(ctx, tx, events); err != nil {
 			return err
 		}
-		if len(reports) > 0 {
-			if _, err := d.river.InsertManyTx(ctx, tx, reports); err != nil {
+		if len(sandboxed) > 0 {
+			if _, err := d.river.InsertManyTx(ctx, tx, sandboxReports(sandboxed, now, d.delay)); err != nil {
 				return fmt.Errorf("schedule sandbox reports: %w", err)
 			}
 		}

@@ -149,7 +149,8 @@ func TestSandboxReportsSurviveARestart(t *testing.T) {
 
 	var scheduled int
 	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
-		WHERE kind = $1 AND state = 'scheduled' AND args->>'message_id' = $2`, reportArgs{}.Kind(), id.String()).Scan(&scheduled))
+		WHERE kind = $1 AND state = 'scheduled' AND args->'reports' @> jsonb_build_array(jsonb_build_object('message_id', $2::text))`,
+		reportArgs{}.Kind(), id.String()).Scan(&scheduled))
 	assert.Equal(t, 2, scheduled, "both reports wait in the database")
 
 	start(t, f.dispatcher(nil, 100, 2*time.Second))
@@ -157,8 +158,7 @@ func TestSandboxReportsSurviveARestart(t *testing.T) {
 	assert.Equal(t, sent.ProviderMessageID, final.ProviderMessageID)
 }
 
-// A report applied again, or scheduled again, changes nothing: statuses only move forward and
-// the jobs are unique per message and status.
+// A report applied again, or scheduled again, changes nothing: statuses only move forward.
 func TestSandboxReportTwiceChangesNothing(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -174,25 +174,52 @@ func TestSandboxReportTwiceChangesNothing(t *testing.T) {
 
 	w := &reportWorker{d: d}
 	for _, s := range []string{carrier.StatusSent, carrier.StatusDelivered} {
-		job := &river.Job[reportArgs]{Args: reportArgs{MessageID: id, ProviderMessageID: delivered.ProviderMessageID, Status: s}}
+		job := &river.Job[reportArgs]{Args: reportArgs{Reports: []sandboxReport{{MessageID: id, ProviderMessageID: delivered.ProviderMessageID, Status: s}}}}
 		require.NoError(t, w.Work(ctx, job))
 	}
-	var inserted int
 	require.NoError(t, f.store.InTx(ctx, func(tx pgx.Tx) error {
-		res, err := d.river.InsertManyTx(ctx, tx, sandboxReports(delivered, delivered.ProviderMessageID, time.Now(), 0))
-		for _, r := range res {
-			if !r.UniqueSkippedAsDuplicate {
-				inserted++
-			}
-		}
+		again := []accepted{{m: delivered, provider: carrier.SandboxName, acc: carrier.Accepted{ProviderMessageID: delivered.ProviderMessageID}}}
+		_, err := d.river.InsertManyTx(ctx, tx, sandboxReports(again, time.Now(), 0))
 		return err
 	}))
-	assert.Zero(t, inserted, "the report is scheduled once")
 	time.Sleep(300 * time.Millisecond)
 	after := f.message(id)
 	assert.Equal(t, store.StatusDelivered, after.Status)
 	assert.Equal(t, delivered.StatusAt, after.StatusAt)
 	assert.Equal(t, before, events(), "no status change is published again")
+}
+
+// One acceptance's reports are one job per step, whatever the batch's size; each message gets
+// its own outcome, and one deleted meanwhile does not hold up the others.
+func TestSandboxReportsOfABatchAreOneJobAStep(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 0)
+	phones := []string{"+12025550143", "+12025550006", "+12025550007", "+12025550144"}
+	var batch []accepted
+	for _, p := range phones {
+		id := f.queue(d, carrier.SandboxName, p)
+		m := f.message(id)
+		batch = append(batch, accepted{m: m, provider: carrier.SandboxName, acc: carrier.Accepted{ProviderMessageID: "SB" + p}})
+	}
+	jobs := sandboxReports(batch, time.Now(), time.Second)
+	require.Len(t, jobs, 2, "delivered/failed/sent in step one, undelivered in step two")
+	first := jobs[0].Args.(reportArgs).Reports
+	assert.Len(t, first, 4)
+	assert.Equal(t, []sandboxReport{{MessageID: batch[2].m.ID, ProviderMessageID: "SB+12025550007", Status: carrier.StatusUndelivered}},
+		jobs[1].Args.(reportArgs).Reports)
+
+	// The messages are still queued here: the reports move each forward as a carrier's would.
+	_, err := f.pool.Exec(ctx, `DELETE FROM messages WHERE id = $1`, batch[3].m.ID)
+	require.NoError(t, err)
+	w := &reportWorker{d: d}
+	for _, j := range jobs {
+		require.NoError(t, w.Work(ctx, &river.Job[reportArgs]{Args: j.Args.(reportArgs)}))
+	}
+	want := []string{store.StatusDelivered, store.StatusFailed, store.StatusUndelivered}
+	for i, s := range want {
+		assert.Equal(t, s, f.message(batch[i].m.ID).Status, phones[i])
+	}
 }
 
 // twilio is an httptest Twilio Messages API; fail makes it answer 503 (nothing taken).

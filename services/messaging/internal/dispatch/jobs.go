@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -88,34 +87,50 @@ func (d *Dispatcher) WakeSource(ctx context.Context, org uuid.UUID, kind, id str
 	return nil
 }
 
-// reportArgs is one status the sandbox carrier reports about a message it accepted. It is
-// scheduled (ScheduledAt) in the transaction that records the acceptance, so it survives a
-// restart and is never lost nor queued for a send that was not recorded; it is unique per
-// (message, status), and applying it twice changes nothing since statuses only move forward.
+// reportArgs are the statuses the sandbox carrier reports, at one moment, about the messages
+// of one recorded acceptance. They are scheduled (ScheduledAt) in the transaction that records
+// the acceptance, so they survive a restart and are never lost nor queued for a send that was
+// not recorded. One job carries a whole dispatch batch's reports, as a carrier's callbacks
+// arrive together: a job per message cost more than the sends themselves. They carry no unique
+// key: applying a report twice changes nothing, since statuses only move forward.
 type reportArgs struct {
-	MessageID         uuid.UUID `json:"message_id" river:"unique"`
-	ProviderMessageID string    `json:"provider_message_id"`
-	Status            string    `json:"status" river:"unique"`
+	Reports []sandboxReport `json:"reports"`
 }
 
-func (reportArgs) Kind() string { return "messaging.sandbox_status" }
+// sandboxReport is one status of one message.
+type sandboxReport struct {
+	MessageID         uuid.UUID `json:"message_id"`
+	ProviderMessageID string    `json:"provider_message_id"`
+	Status            string    `json:"status"`
+}
+
+func (reportArgs) Kind() string { return "messaging.sandbox_reports" }
 
 func (reportArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: queueSandbox, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: queueSandbox}
 }
 
-// sandboxReports are the jobs of the sandbox's reports about m, accepted at now under
-// providerID: one status every delay, in the order SandboxOutcome gives.
-func sandboxReports(m store.Message, providerID string, now time.Time, delay time.Duration) []river.InsertManyParams {
-	statuses := carrier.SandboxOutcome(m.ContactPhone)
-	reports := make([]river.InsertManyParams, len(statuses))
-	for i, s := range statuses {
-		reports[i] = river.InsertManyParams{
-			Args:       reportArgs{MessageID: m.ID, ProviderMessageID: providerID, Status: s},
+// sandboxReports are the jobs of the sandbox's reports about the messages it accepted at now:
+// the n-th status of each (in the order SandboxOutcome gives) n delays after now, one job
+// for each n.
+func sandboxReports(accepted []accepted, now time.Time, delay time.Duration) []river.InsertManyParams {
+	var steps [][]sandboxReport
+	for _, a := range accepted {
+		for i, s := range carrier.SandboxOutcome(a.m.ContactPhone) {
+			if i == len(steps) {
+				steps = append(steps, nil)
+			}
+			steps[i] = append(steps[i], sandboxReport{MessageID: a.m.ID, ProviderMessageID: a.acc.ProviderMessageID, Status: s})
+		}
+	}
+	jobs := make([]river.InsertManyParams, len(steps))
+	for i, reports := range steps {
+		jobs[i] = river.InsertManyParams{
+			Args:       reportArgs{Reports: reports},
 			InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(time.Duration(i+1) * delay)},
 		}
 	}
-	return reports
+	return jobs
 }
 
 type reportWorker struct {
@@ -123,15 +138,15 @@ type reportWorker struct {
 	d *Dispatcher
 }
 
-// Work applies the status through ApplyStatus, the path a real carrier's callbacks take after
-// their signature is checked.
+// Work applies the statuses through applyStatuses, the path a real carrier's callbacks take
+// after their signature is checked; a message deleted with its contact meanwhile is skipped.
 func (w *reportWorker) Work(ctx context.Context, job *river.Job[reportArgs]) error {
-	err := w.d.ApplyStatus(ctx, carrier.SandboxName, job.Args.MessageID, carrier.Status{ProviderMessageID: job.Args.ProviderMessageID, Status: job.Args.Status})
-	if errors.Is(err, ErrUnknownMessage) {
-		return river.JobCancel(err) // deleted with its contact
+	reports := make([]store.StatusReport, len(job.Args.Reports))
+	for i, r := range job.Args.Reports {
+		reports[i] = store.StatusReport{ID: r.MessageID, Status: r.Status, ProviderMessageID: r.ProviderMessageID}
 	}
-	if err != nil {
-		return fmt.Errorf("sandbox report of %s: %w", job.Args.MessageID, err)
+	if err := w.d.applyStatuses(ctx, carrier.SandboxName, reports); err != nil {
+		return fmt.Errorf("sandbox reports: %w", err)
 	}
 	return nil
 }

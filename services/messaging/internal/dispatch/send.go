@@ -13,6 +13,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
@@ -459,6 +460,37 @@ func (d *Dispatcher) ApplyStatus(ctx context.Context, provider string, id uuid.U
 	return d.advance(ctx, m.ID, s)
 }
 
+// applyStatuses is ApplyStatus for many of provider's messages at once (the sandbox's
+// reports of a dispatch batch): one transaction moves them and publishes their changes, then
+// each that left "sending" or failed is settled.
+func (d *Dispatcher) applyStatuses(ctx context.Context, provider string, reports []store.StatusReport) error {
+	byID := make(map[uuid.UUID]carrier.Status, len(reports))
+	for _, r := range reports {
+		if _, ok := byID[r.ID]; !ok {
+			byID[r.ID] = carrier.Status{ProviderMessageID: r.ProviderMessageID, Status: r.Status, ErrorCode: r.ErrorCode}
+		}
+	}
+	var moved []store.Message
+	err := d.store.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if moved, err = d.store.AdvanceStatusMany(ctx, tx, provider, reports, time.Now()); err != nil {
+			return err
+		}
+		events := make([]outbox.Event, len(moved))
+		for i, m := range moved {
+			events[i] = statusEvent(m, byID[m.ID])
+		}
+		return outbox.EnqueueMany(ctx, tx, events)
+	})
+	if err != nil {
+		return err
+	}
+	for _, before := range moved {
+		d.settleMoved(ctx, before, byID[before.ID].Status)
+	}
+	return nil
+}
+
 // advance moves a message's status forward, publishes the change, and settles credits when
 // the message leaves "sending": consumed if the carrier took it, returned if it failed there.
 func (d *Dispatcher) advance(ctx context.Context, id uuid.UUID, s carrier.Status) error {
@@ -506,13 +538,19 @@ func (d *Dispatcher) advanceWith(ctx context.Context, s carrier.Status, move sta
 	if err != nil || !changed {
 		return false, err
 	}
+	d.settleMoved(ctx, before, s.Status)
+	return true, nil
+}
+
+// settleMoved settles a message that moved from before to status when it left "sending" or
+// failed. A settle that fails is logged; the reconciler repeats it.
+func (d *Dispatcher) settleMoved(ctx context.Context, before store.Message, status string) {
 	leaving := before.Status == store.StatusQueued || before.Status == store.StatusSending
-	if leaving || s.Status == carrier.StatusFailed {
-		if err := d.settle(ctx, before, s.Status); err != nil {
-			d.log.WarnContext(ctx, "settle credits failed; the reconciler repeats it", "message", before.ID, "status", s.Status, "err", err)
+	if leaving || status == carrier.StatusFailed {
+		if err := d.settle(ctx, before, status); err != nil {
+			d.log.WarnContext(ctx, "settle credits failed; the reconciler repeats it", "message", before.ID, "status", status, "err", err)
 		}
 	}
-	return true, nil
 }
 
 // settle squares a message's credits with billing once it reached status, and records that it

@@ -436,6 +436,64 @@ func (s *Store) AdvanceStatus(ctx context.Context, tx pgx.Tx, id uuid.UUID, c St
 	return before, tag.RowsAffected() == 1, nil
 }
 
+// StatusReport is a status a carrier reported about one of our messages.
+type StatusReport struct {
+	ID                                   uuid.UUID
+	Status, ProviderMessageID, ErrorCode string
+}
+
+// AdvanceStatusMany is AdvanceStatus for many of provider's outgoing messages in one
+// statement inside tx: each moves to its report's status if that is forward. It returns the
+// messages that moved, as they were before; unknown ones and moves that are not forward are
+// left out. A message reported twice takes the first report.
+func (s *Store) AdvanceStatusMany(ctx context.Context, tx pgx.Tx, provider string, reports []StatusReport, at time.Time) ([]Message, error) {
+	seen := make(map[uuid.UUID]bool, len(reports))
+	var ids []uuid.UUID
+	var statuses, pids, codes []string
+	for _, r := range reports {
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			ids, statuses, pids, codes = append(ids, r.ID), append(statuses, r.Status), append(pids, r.ProviderMessageID), append(codes, r.ErrorCode)
+		}
+	}
+	rows, err := tx.Query(ctx, fmt.Sprintf(`WITH input AS (
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(id, status, provider_message_id, error_code)
+		), before AS (
+			SELECT m.* FROM messages m JOIN input USING (id)
+			WHERE m.direction = 'outgoing' AND m.provider = $5
+			ORDER BY m.id FOR UPDATE OF m
+		), moved AS (
+			UPDATE messages m SET status = input.status,
+				provider_message_id = coalesce(m.provider_message_id, nullif(input.provider_message_id, '')),
+				error_code = coalesce(nullif(input.error_code, ''), m.error_code),
+				sent_at = CASE WHEN input.status IN ('sent', 'delivered', 'undelivered') THEN coalesce(m.sent_at, $6) ELSE m.sent_at END,
+				status_at = $6,
+				settled_at = CASE WHEN input.status = 'failed' THEN NULL ELSE m.settled_at END
+			FROM input, before
+			WHERE m.id = input.id AND before.id = input.id AND %s < %s
+			RETURNING m.id
+		)
+		SELECT `+messageColumns+` FROM before WHERE id IN (SELECT id FROM moved) ORDER BY id`,
+		fmt.Sprintf(statusRank, "before.status"), fmt.Sprintf(statusRank, "input.status")),
+		ids, statuses, pids, codes, provider, at)
+	if err != nil {
+		return nil, fmt.Errorf("advance message statuses: %w", err)
+	}
+	defer rows.Close()
+	var moved []Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("advance message statuses: %w", err)
+		}
+		moved = append(moved, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("advance message statuses: %w", err)
+	}
+	return moved, nil
+}
+
 // LatestOutgoing returns org's latest outgoing message to phone, the one an inbound message
 // from phone answers.
 func (s *Store) LatestOutgoing(ctx context.Context, tx pgx.Tx, org uuid.UUID, phone string) (Message, error) {
