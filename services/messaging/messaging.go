@@ -4,6 +4,7 @@
 package messaging
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,11 +56,18 @@ const (
 // pod's termination grace period outlasts.
 var stopTimeout = registry.Messaging.Drain
 
-// dbConnsBesideDispatch is what the pool holds beyond one connection per dispatch worker, when
-// CHORUS_DB_MAX_CONNS is not set: River's own (its LISTEN connection, fetching, completing,
+// DefaultWorkers is how many queued messages are dispatched at once by default. The jobs running
+// at once share each dispatch step's round trip (dispatch/batches.go), so a worker costs a
+// goroutine, not a connection, and what each statement serves grows with the workers: at a
+// few dozen, every step is a round trip for two or three messages and a campaign is sent at a
+// fraction of what the same machine serves at a few hundred.
+const DefaultWorkers = 500
+
+// DefaultDBMaxConns bounds the pool when CHORUS_DB_MAX_CONNS is not set: the batched dispatch
+// steps (two runs of each at once), River's own (its LISTEN connection, fetching, completing,
 // leader election), sandbox reports and the reconcile sweep, the outbox relay and consumer,
-// and headroom for gRPC calls.
-const dbConnsBesideDispatch = 16
+// and headroom for gRPC calls. It does not grow with the workers, which share connections.
+const DefaultDBMaxConns = 40
 
 // Config is the messaging process configuration.
 type Config struct {
@@ -99,18 +107,9 @@ type Config struct {
 	// answer was lost) is looked up at the carrier: recorded sent if the carrier has it,
 	// queued again if not. Keep SendingTimeout well above twice it.
 	CallTimeout time.Duration
-	// DBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS); 0 means Workers plus what River, the
-	// outbox and gRPC calls need.
+	// DBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS); 0 means DefaultDBMaxConns.
 	DBMaxConns int
 	Logger     *slog.Logger
-}
-
-// dbMaxConns is DBMaxConns or its default.
-func (c Config) dbMaxConns() int {
-	if c.DBMaxConns > 0 {
-		return c.DBMaxConns
-	}
-	return c.Workers + dbConnsBesideDispatch
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the messaging service.
@@ -127,12 +126,12 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		Twilio:         carrier.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_API_URL", "https://api.twilio.com")},
 		SandboxToken:   r.Secret("CHORUS_SANDBOX_AUTH_TOKEN", DevSandboxToken),
 		NumberRate:     r.Int("CHORUS_NUMBER_RATE", 10, 1),
-		Workers:        r.Int("CHORUS_DISPATCH_WORKERS", 20, 1),
+		Workers:        r.Int("CHORUS_DISPATCH_WORKERS", DefaultWorkers, 1),
 		SandboxDelay:   r.DurationOrZero("CHORUS_SANDBOX_DELAY", 300*time.Millisecond),
 		SendingTimeout: r.Duration("CHORUS_SENDING_TIMEOUT", time.Hour),
 		CallTimeout:    r.Duration("CHORUS_CARRIER_CALL_TIMEOUT", dispatch.DefaultCallTimeout),
 	}
-	cfg.DBMaxConns = r.Int("CHORUS_DB_MAX_CONNS", cfg.dbMaxConns(), pgdb.MinConns)
+	cfg.DBMaxConns = r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns)
 	if cfg.Provider == ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Secret("CHORUS_TWILIO_ACCOUNT_SID", "")
 		cfg.Twilio.AuthToken = r.Secret("CHORUS_TWILIO_AUTH_TOKEN", "")
@@ -179,7 +178,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	// Carriers sign the exact URL; a trailing slash would double the one every path starts with.
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	sh, err := service.Open(ctx, service.Config{
-		Name: "messaging", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cfg.dbMaxConns(),
+		Name: "messaging", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
 		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With, Logger: log,
 	})
 	if err != nil {
@@ -220,7 +219,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Live:           live,
 		PublicURL:      cfg.PublicURL,
 		NumberRate:     cfg.NumberRate,
-		Workers:        cfg.Workers,
+		Workers:        cmp.Or(cfg.Workers, DefaultWorkers),
 		SandboxDelay:   cfg.SandboxDelay,
 		SendingTimeout: cfg.SendingTimeout,
 		CallTimeout:    cfg.CallTimeout,

@@ -77,6 +77,7 @@ func main() {
 	aOrgs := flag.Int("aorgs", 1000, "organizations of the analytics case")
 	aContacts := flag.Int("acontacts", 200_000, "contacts of the analytics case's largest organization")
 	aIngest := flag.Int("ingest", 30_000, "events of the analytics ingest case")
+	e2eRecipients := flag.String("recipients", "20000", "contacts of the campaign-e2e case, comma separated for several runs")
 	flag.Parse()
 	// The fan-out case profiles its fan-out alone.
 	if *cpuProfile != "" && *suite != "fanout" {
@@ -92,7 +93,18 @@ func main() {
 	}
 	ctx := context.Background()
 	var err error
-	if *suite == "all" || *suite == "contacts" || *suite == "load" || *suite == "hops" {
+	if *suite == "all" || *suite == "e2e" || *suite == "campaign-e2e" {
+		for _, r := range strings.Split(*e2eRecipients, ",") {
+			var n int
+			if n, err = strconv.Atoi(r); err == nil {
+				err = benchCampaignE2E(ctx, n)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err == nil && (*suite == "all" || *suite == "contacts" || *suite == "load" || *suite == "hops") {
 		err = run(ctx, contactsRun{total: *total, big: *big, n: *n, dbName: *dbName, reseed: *reseed,
 			conns: *conns, loadFor: *loadFor, loadOnly: *suite == "load", hopsOnly: *suite == "hops"})
 	}

@@ -123,7 +123,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		Schema: cfg.Schema,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: cfg.Workers},
-			queueSandbox:       {MaxWorkers: 50},
+			queueSandbox:       {MaxWorkers: 10},
 			queueReconcile:     {MaxWorkers: 1},
 		},
 		Workers:           workers,

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// e2eWriters is how many users of the organization create its contacts at once: the gateway
+// limits each (organization, user) to its default rate, and 16 users are what a team importing a
+// list from several places might be.
+const e2eWriters = 16
+
+// benchCampaignE2E is what a user gets from a campaign: the stack as make run starts it (the
+// sandbox carrier, default workers and pools), an organization with one sending number at
+// 5,000 messages a second made with chorusctl, n contacts created through POST /api/contacts
+// (a zone where it is day, all textable) and tagged, then POST /api/campaigns to the tag. It
+// times submission to sentCount = n as GET /api/campaigns/{id} reports it, and the CPU every
+// process serving the product spent meanwhile (bin/chorus, PostgreSQL, Redis, from /proc).
+func benchCampaignE2E(ctx context.Context, n int) error {
+	_, day, err := zones(time.Now())
+	if err != nil {
+		return err
+	}
+	p, err := startProduct(ctx, "chorus_bench_e2e", nil)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	org, err := p.newOrg(ctx, "campaign", day, "+16465550100", 5000, 2*n+1000)
+	if err != nil {
+		return err
+	}
+	writers, err := p.writers(ctx, org, e2eWriters)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\ncampaign-e2e: %d contacts through POST /api/contacts (%d users at once, zone %s)...\n", n, e2eWriters, day)
+	rate, err := createContacts(ctx, writers, n, 646, day, "e2e")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  created at %.0f/s; textable once their lookups complete\n", rate)
+	c := writers[0]
+	if err := awaitTextable(ctx, c, n); err != nil {
+		return err
+	}
+
+	stmts := newStatements(ctx, p.db)
+	defer stmts.close()
+	u0 := readUsage()
+	start := time.Now()
+	var created struct{ ID string }
+	if err := c.send(ctx, "POST", "/api/campaigns", map[string]any{
+		"name": "e2e", "message": fanoutMessage, "timezone": day,
+		"contactFilter": map[string]any{"tags": []string{"e2e"}},
+	}, &created); err != nil {
+		return err
+	}
+	var first time.Duration
+	for last := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		var cp struct {
+			Status                 string
+			SentCount, FailedCount int
+		}
+		if err := c.send(ctx, "GET", "/api/campaigns/"+created.ID, nil, &cp); err != nil {
+			return err
+		}
+		if first == 0 && cp.SentCount > 0 {
+			first = time.Since(start)
+		}
+		if cp.SentCount+cp.FailedCount >= n {
+			if cp.FailedCount > 0 {
+				return fmt.Errorf("campaign-e2e: %d of %d failed", cp.FailedCount, n)
+			}
+			break
+		}
+		if cp.Status == "failed" || cp.Status == "canceled" {
+			return fmt.Errorf("campaign-e2e: campaign %s", cp.Status)
+		}
+		if time.Since(last) > 10*time.Second {
+			last = time.Now()
+			fmt.Printf("  %s: %s, %d sent\n", time.Since(start).Round(time.Second), cp.Status, cp.SentCount)
+		}
+	}
+	took := time.Since(start)
+	u := readUsage().sub(u0)
+	per := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(n) }
+	fmt.Printf("%-44s %8.1fs %10.0f msg/s (target: 2,000 or more); first sent after %.1fs\n",
+		"campaign-e2e, submit to sentCount "+strconv.Itoa(n), took.Seconds(), float64(n)/took.Seconds(), first.Seconds())
+	fmt.Printf("%-44s %.3f ms (target: 0.5 or less): bin/chorus %.3f, PostgreSQL %.3f, Redis %.3f\n",
+		"  CPU per message, every process", per(u.total()), per(u.chorus), per(u.postgres), per(u.redis))
+	fmt.Printf("%-44s %d MB\n", "  bin/chorus peak RSS", u.peakRSS/1024)
+	stmts.print(ctx, n)
+	return nil
+}
+
+// writers are k users with write access to org, each a client of its own.
+func (p *product) writers(ctx context.Context, org productOrg, k int) ([]*apiClient, error) {
+	clients := make([]*apiClient, k)
+	for i := range k {
+		user := fmt.Sprintf("bench-writer-%d", i)
+		if err := p.ctl(ctx, nil, "member", "add", "--org", org.id, "--user", user, "--access", "write"); err != nil {
+			return nil, err
+		}
+		var tok struct{ Token string }
+		if err := p.ctl(ctx, &tok, "token", "--user", user, "--ttl", "8h"); err != nil {
+			return nil, err
+		}
+		o := org
+		o.token = tok.Token
+		clients[i] = p.client(o, 1)
+	}
+	return clients, nil
+}
+
+// awaitTextable waits until the organization's n contacts are all textable (their background
+// lookups done), as GET /api/contacts?isTextable=true&includeTotal=true counts them.
+func awaitTextable(ctx context.Context, c *apiClient, n int) error {
+	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(time.Second) {
+		var page struct{ Total int }
+		if err := c.send(ctx, "GET", "/api/contacts?limit=1&isTextable=true&includeTotal=true", nil, &page); err != nil {
+			return err
+		}
+		if page.Total >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d contacts textable after 10 minutes", page.Total, n)
+		}
+	}
+}
