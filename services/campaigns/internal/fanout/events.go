@@ -1,7 +1,10 @@
 package fanout
 
 import (
+	"bytes"
 	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -32,19 +35,11 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
 		switch m.Type {
 		case eventStatusChanged:
-			var ev eventsv1.MessageStatusChanged
-			if err := m.Unmarshal(&ev); err != nil {
+			campaign, change, ok, err := statusChange(m)
+			if err != nil || !ok {
 				return err
 			}
-			campaign, ok := campaignOf(ev.GetSourceKind(), ev.GetSourceId())
-			if !ok {
-				return nil
-			}
-			// A message withdrawn before the carrier saw it, by the campaign's cancel or because
-			// its contact was deleted or opted out meanwhile, was never sent and is no failure.
-			counted := !apierr.Withdrawn(ev.GetErrorCode())
-			who := store.Who{Contact: recipientOf(campaign, ev.GetDedupeKey()), Phone: ev.GetTo()}
-			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, who, ev.GetStatus(), counted)
+			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, change.Who, change.Status, change.CountFailure)
 			if err != nil || !moved {
 				return err
 			}
@@ -81,21 +76,85 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	}
 }
 
-// EventBatch applies a read's events with EventHandler one after another in the consumer's
-// transaction, which recorded them all as processed in one statement: no savepoint and no
-// insert per event (most of messaging's events are other sources' messages and need no
-// statement at all). When one fails, the consumer applies the read again event by event, so
-// the failure stays that event's alone.
+// EventBatch applies a read's events in the consumer's transaction, which recorded them all as
+// processed in one statement: no savepoint and no insert per event (most of messaging's events
+// are other sources' messages and need no statement at all). The status events are applied per
+// campaign, all of a campaign's in the read at once (store.ApplyStatuses, then one completion
+// check), after the read's other events, which EventHandler applies one after another. When
+// anything fails, the consumer applies the read again event by event with EventHandler, so the
+// failure stays that event's alone.
+//
+// Moving a campaign's status events after its replies and clicks of the same read changes no
+// result: status events write the recipients' statuses, the campaign's outcome counters and
+// its completion, and replies and clicks neither read nor write those (they add to reply and
+// click counters, mark a sample's recipient as replied, and read the campaign's pause, cancel
+// and auto-reply settings, which completion leaves alone: a completed campaign still answers);
+// each side's counter updates are additions, which commute. Different campaigns' status
+// events touch different rows, so their order between campaigns does not matter either.
 func EventBatch(st *store.Store, r *Runner) outbox.BatchHandler {
 	h := EventHandler(st, r)
 	return func(ctx context.Context, tx pgx.Tx, msgs []outbox.Message) error {
+		groups := map[campaignKey][]store.StatusChange{}
 		for _, m := range msgs {
-			if err := h(ctx, tx, m); err != nil {
+			if m.Type != eventStatusChanged {
+				if err := h(ctx, tx, m); err != nil {
+					return err
+				}
+				continue
+			}
+			campaign, change, ok, err := statusChange(m)
+			if err != nil {
 				return err
+			}
+			if ok {
+				k := campaignKey{org: m.OrgID, campaign: campaign}
+				groups[k] = append(groups[k], change)
+			}
+		}
+		// In a fixed order, so that two members applying reads of the same campaigns lock
+		// their rows in the same order.
+		keys := slices.SortedFunc(maps.Keys(groups), func(a, b campaignKey) int {
+			if c := bytes.Compare(a.campaign[:], b.campaign[:]); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.org[:], b.org[:])
+		})
+		for _, k := range keys {
+			moved, err := st.ApplyStatuses(ctx, tx, k.org, k.campaign, groups[k])
+			if err != nil {
+				return err
+			}
+			if moved > 0 {
+				if err := r.completeTx(ctx, tx, k.org, k.campaign); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	}
+}
+
+// campaignKey is an organization's campaign, as a status event names it.
+type campaignKey struct{ org, campaign uuid.UUID }
+
+// statusChange reads a message.status_changed event: its campaign and the change for its
+// recipient; ok is false for a message of no campaign.
+func statusChange(m outbox.Message) (campaign uuid.UUID, change store.StatusChange, ok bool, err error) {
+	var ev eventsv1.MessageStatusChanged
+	if err := m.Unmarshal(&ev); err != nil {
+		return uuid.Nil, store.StatusChange{}, false, err
+	}
+	campaign, ok = campaignOf(ev.GetSourceKind(), ev.GetSourceId())
+	if !ok {
+		return uuid.Nil, store.StatusChange{}, false, nil
+	}
+	return campaign, store.StatusChange{
+		Who:    store.Who{Contact: recipientOf(campaign, ev.GetDedupeKey()), Phone: ev.GetTo()},
+		Status: ev.GetStatus(),
+		// A message withdrawn before the carrier saw it, by the campaign's cancel or because
+		// its contact was deleted or opted out meanwhile, was never sent and is no failure.
+		CountFailure: !apierr.Withdrawn(ev.GetErrorCode()),
+	}, true, nil
 }
 
 // EventTypes limits the consumer to the event types EventHandler acts on: messaging's other

@@ -190,12 +190,10 @@ func (s *Store) Decide(ctx context.Context, org, campaign uuid.UUID, now time.Ti
 	return winner, err
 }
 
-// countVariantSent moves a sample's sent counter with its recipient's status, inside tx.
-func countVariantSent(ctx context.Context, tx pgx.Tx, campaign uuid.UUID, variant string, delta int) error {
-	_, err := tx.Exec(ctx, `
-		UPDATE ab_tests SET a_sent = a_sent + CASE WHEN $2 = 'A' THEN $3 ELSE 0 END,
-			b_sent = b_sent + CASE WHEN $2 = 'B' THEN $3 ELSE 0 END
-		WHERE campaign_id = $1`, campaign, variant, delta)
+// countVariantSent moves the samples' sent counters with their recipients' statuses, by a and
+// b (variant A's and B's), inside tx.
+func countVariantSent(ctx context.Context, tx pgx.Tx, campaign uuid.UUID, a, b int) error {
+	_, err := tx.Exec(ctx, `UPDATE ab_tests SET a_sent = a_sent + $2, b_sent = b_sent + $3 WHERE campaign_id = $1`, campaign, a, b)
 	if err != nil {
 		return fmt.Errorf("A/B sent counter: %w", err)
 	}

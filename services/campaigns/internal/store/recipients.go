@@ -289,37 +289,134 @@ func (w Who) match(n int) (cond string, arg any) {
 	return fmt.Sprintf("r.phone = $%d", n), w.Phone
 }
 
+// StatusChange is one status event of a campaign's recipient, as ApplyStatuses takes them.
+type StatusChange struct {
+	Who    Who
+	Status string
+	// CountFailure false records a failed status without counting a failure (a canceled
+	// campaign's withdrawn message).
+	CountFailure bool
+}
+
 // ApplyStatus moves the recipient who of campaign to status when that is forward, and the
-// campaign's counters with it, inside tx: sent counts messages the carrier took (sent,
-// delivered, undelivered), failed those that failed (before or after the carrier took them),
-// delivered those delivered. counted false records the status without counting a failure
-// (a canceled campaign's withdrawn message). It returns the campaign id's organization match.
+// campaign's counters with it, inside tx: ApplyStatuses with one change. It reports whether
+// the recipient moved (false also when campaign is not org's).
 func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, who Who, status string, countFailure bool) (bool, error) {
-	var before, variant *string
-	match, arg := who.match(3)
-	err := tx.QueryRow(ctx, `
-		WITH old AS (
-			SELECT status FROM recipients r WHERE r.campaign_id = $1 AND r.organization_id = $2 AND `+match+` FOR UPDATE
+	moved, err := s.ApplyStatuses(ctx, tx, org, campaign, []StatusChange{{Who: who, Status: status, CountFailure: countFailure}})
+	return moved > 0, err
+}
+
+// ApplyStatuses applies changes, a read's status events of org's campaign in the order they
+// were published, inside tx, and returns how many recipients moved. A recipient only moves to
+// a status of higher rank (statusRank), and the campaign's counters move with it: sent counts
+// messages the carrier took (sent, delivered, undelivered), failed those that failed (before
+// or after the carrier took them; withdrawn instead when the change does not count the
+// failure), delivered those delivered.
+//
+// It takes one statement for the recipients and one for the counters (one more for an A/B
+// test's samples) whatever the number of changes: the counters' statement locks the
+// campaign's row, so one per event serialized all of a campaign's events. The result is that
+// of the changes applied one at a time: a recipient's changes come down to its first one of
+// the highest rank (the last one that would have moved it), and the counters of the moves
+// along the way add up to those of the one move to it (queued → sent → delivered counts as
+// queued → delivered, queued → sent → failed as queued → failed). The reduction is made per
+// recipient row in the statement, since a change by contact and an older one by phone may
+// name the same recipient.
+func (s *Store) ApplyStatuses(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID, changes []StatusChange) (int, error) {
+	if len(changes) == 0 {
+		return 0, nil
+	}
+	contacts, phones := make([]uuid.UUID, len(changes)), make([]string, len(changes))
+	statuses, counted := make([]string, len(changes)), make([]bool, len(changes))
+	byPhone := []string{} // the phones of events that name no contact
+	for i, c := range changes {
+		contacts[i], phones[i], statuses[i], counted[i] = c.Who.Contact, c.Who.Phone, c.Status, c.CountFailure
+		if c.Who.Contact == uuid.Nil {
+			byPhone = append(byPhone, c.Who.Phone)
+		}
+	}
+	// Each read of recipients is bounded by the contacts (or phones) it looks for, not left to
+	// a join: the audience was stored just before the send, so the planner's statistics may
+	// not know it and would read the whole campaign (each contact is one primary key lookup,
+	// LIMIT 1 keeps it one). Recipients are found by phone (one read of the campaign's
+	// recipients) only for events that name no contact. The old status is read under the
+	// row's lock, so a concurrent move is waited for and seen, and the rows are locked in
+	// contact order, so two reads moving the same recipients cannot deadlock.
+	rows, err := tx.Query(ctx, `
+		WITH ev AS (
+			SELECT * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::bool[]) WITH ORDINALITY AS e(contact, phone, status, counted, ord)
+		), hit AS (
+			SELECT r.contact_id, e.status, e.counted, e.ord FROM ev e
+			CROSS JOIN LATERAL (SELECT contact_id FROM recipients
+				WHERE campaign_id = $1 AND contact_id = e.contact AND organization_id = $2 LIMIT 1) r
+			UNION ALL
+			SELECT r.contact_id, e.status, e.counted, e.ord FROM ev e JOIN recipients r ON r.phone = e.phone
+			WHERE e.contact = '00000000-0000-0000-0000-000000000000' AND cardinality($7::text[]) > 0
+				AND r.campaign_id = $1 AND r.organization_id = $2 AND r.phone = ANY($7::text[])
+		), want AS (
+			SELECT DISTINCT ON (contact_id) contact_id, status, counted FROM hit
+			ORDER BY contact_id, `+fmt.Sprintf(statusRank, "status")+` DESC, ord
+		), old AS MATERIALIZED (
+			SELECT contact_id, status FROM recipients
+			WHERE campaign_id = $1 AND contact_id = ANY(ARRAY(SELECT contact_id FROM want))
+			ORDER BY contact_id FOR UPDATE
 		)
-		UPDATE recipients r SET status = $4 FROM old
-		WHERE r.campaign_id = $1 AND r.organization_id = $2 AND `+match+`
-			AND `+fmt.Sprintf(statusRank, "old.status")+` < `+fmt.Sprintf(statusRank, "$4::text")+`
-		RETURNING old.status, r.variant`, campaign, org, arg, status).Scan(&before, &variant)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil // unknown, or not a move forward
-	}
+		UPDATE recipients r SET status = w.status FROM want w JOIN old USING (contact_id)
+		WHERE r.campaign_id = $1 AND r.contact_id = w.contact_id AND r.contact_id = ANY(ARRAY(SELECT contact_id FROM want))
+			AND `+fmt.Sprintf(statusRank, "old.status")+` < `+fmt.Sprintf(statusRank, "w.status")+`
+		RETURNING old.status, w.status, w.counted, r.variant`, campaign, org, contacts, phones, statuses, counted, byPhone)
 	if err != nil {
-		return false, fmt.Errorf("recipient status: %w", err)
+		return 0, fmt.Errorf("recipient statuses: %w", err)
 	}
-	var sent, failed, withdrawn, delivered int
-	wasSent := *before == "sent"
+	var d counterDeltas
+	var before, status string
+	var countFailure bool
+	var variant *string
+	moved := 0
+	_, err = pgx.ForEachRow(rows, []any{&before, &status, &countFailure, &variant}, func() error {
+		d.add(before, status, countFailure, variant)
+		moved++
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("recipient statuses: %w", err)
+	}
+	if moved == 0 {
+		return 0, nil // unknown recipients, or no move forward
+	}
+	_, err = tx.Exec(ctx, `
+		UPDATE campaigns SET sent_count = sent_count + $3, failed_count = failed_count + $4,
+			withdrawn_count = withdrawn_count + $5, delivered_count = delivered_count + $6, updated_at = now()
+		WHERE organization_id = $1 AND id = $2`, org, campaign, d.sent, d.failed, d.withdrawn, d.delivered)
+	if err != nil {
+		return 0, fmt.Errorf("campaign counters: %w", err)
+	}
+	if d.aSent != 0 || d.bSent != 0 {
+		if err := countVariantSent(ctx, tx, campaign, d.aSent, d.bSent); err != nil {
+			return 0, err
+		}
+	}
+	return moved, nil
+}
+
+// counterDeltas are the moves of a campaign's counters (and its A/B samples' sent counters)
+// that its recipients' status moves make.
+type counterDeltas struct {
+	sent, failed, withdrawn, delivered int
+	aSent, bSent                       int
+}
+
+// add counts one recipient's move from before to status, of variant (nil: no sample).
+func (d *counterDeltas) add(before, status string, countFailure bool, variant *string) {
+	wasSent := before == "sent"
+	sent := 0
 	switch status {
 	case "sent", "undelivered":
 		if !wasSent {
 			sent = 1
 		}
 	case "delivered":
-		delivered = 1
+		d.delivered++
 		if !wasSent {
 			sent = 1
 		}
@@ -328,24 +425,20 @@ func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.U
 			sent = -1
 		}
 		if countFailure {
-			failed = 1
+			d.failed++
 		} else {
-			withdrawn = 1
+			d.withdrawn++
 		}
 	}
-	_, err = tx.Exec(ctx, `
-		UPDATE campaigns SET sent_count = sent_count + $3, failed_count = failed_count + $4,
-			withdrawn_count = withdrawn_count + $5, delivered_count = delivered_count + $6, updated_at = now()
-		WHERE organization_id = $1 AND id = $2`, org, campaign, sent, failed, withdrawn, delivered)
-	if err != nil {
-		return false, fmt.Errorf("campaign counters: %w", err)
-	}
-	if variant != nil && sent != 0 {
-		if err := countVariantSent(ctx, tx, campaign, *variant, sent); err != nil {
-			return false, err
+	d.sent += sent
+	if variant != nil {
+		switch *variant {
+		case VariantA:
+			d.aSent += sent
+		case VariantB:
+			d.bSent += sent
 		}
 	}
-	return true, nil
 }
 
 // CountReply counts an inbound reply to campaign received at `at`, if it came after the
