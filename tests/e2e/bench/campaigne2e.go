@@ -98,18 +98,14 @@ func benchCampaignE2E(ctx context.Context, n int) error {
 
 // writers are k users with write access to org, each a client of its own.
 func (p *product) writers(ctx context.Context, org productOrg, k int) ([]*apiClient, error) {
+	tokens, err := p.members(ctx, org, "bench-writer", "write", k)
+	if err != nil {
+		return nil, err
+	}
 	clients := make([]*apiClient, k)
-	for i := range k {
-		user := fmt.Sprintf("bench-writer-%d", i)
-		if err := p.ctl(ctx, nil, "member", "add", "--org", org.id, "--user", user, "--access", "write"); err != nil {
-			return nil, err
-		}
-		var tok struct{ Token string }
-		if err := p.ctl(ctx, &tok, "token", "--user", user, "--ttl", "8h"); err != nil {
-			return nil, err
-		}
+	for i, t := range tokens {
 		o := org
-		o.token = tok.Token
+		o.token = t
 		clients[i] = p.client(o, 1)
 	}
 	return clients, nil

@@ -77,6 +77,8 @@ func main() {
 	aOrgs := flag.Int("aorgs", 1000, "organizations of the analytics case")
 	aContacts := flag.Int("acontacts", 200_000, "contacts of the analytics case's largest organization")
 	aIngest := flag.Int("ingest", 30_000, "events of the analytics ingest case")
+	listContacts := flag.Int("listcontacts", 5000, "contacts of the list-e2e case's organization")
+	e2eFor := flag.Duration("e2etime", 15*time.Second, "how long each side of the list-e2e and create-e2e cases runs")
 	e2eRecipients := flag.String("recipients", "20000", "contacts of the campaign-e2e case, comma separated for several runs")
 	flag.Parse()
 	// The fan-out case profiles its fan-out alone.
@@ -103,6 +105,12 @@ func main() {
 				break
 			}
 		}
+	}
+	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "list-e2e") {
+		err = benchListE2E(ctx, *listContacts, *conns, *e2eFor)
+	}
+	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "create-e2e") {
+		err = benchCreateE2E(ctx, *e2eFor)
 	}
 	if err == nil && (*suite == "all" || *suite == "contacts" || *suite == "load" || *suite == "hops") {
 		err = run(ctx, contactsRun{total: *total, big: *big, n: *n, dbName: *dbName, reseed: *reseed,

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/chorus-sms/chorus/pkg/registry"
@@ -75,6 +76,8 @@ func startProduct(ctx context.Context, db string, vars map[string]string) (*prod
 	}
 	p.cmd = exec.Command(filepath.Join(root, "deploy/local/run.sh"))
 	p.cmd.Dir, p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = root, p.env, logf, logf
+	// run.sh execs bin/chorus, which stops with the bench however the bench ends.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := p.cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err

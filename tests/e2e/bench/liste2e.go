@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// e2eReaders is how many users read the list at once in list-e2e: the gateway limits each
+// (organization, user) to its default rate, so the load comes from many users, as an
+// organization's team and integrations would make it, not from one token the limit would
+// answer 429 to.
+const e2eReaders = 128
+
+// wrkScript makes wrk send each request with the token of one of the readers in turn (a file
+// of tokens, one a line) for the organization given.
+const wrkScript = `
+local tokens, org, i = {}, "", 0
+function init(args)
+  for line in io.lines(args[1]) do tokens[#tokens + 1] = line end
+  org = args[2]
+  i = math.random(#tokens)
+end
+function request()
+  i = i % #tokens + 1
+  return wrk.format("GET", nil, {["Authorization"] = "Bearer " .. tokens[i], ["x-organization-id"] = org})
+end
+`
+
+// benchListE2E is GET /api/contacts?limit=50 as a user gets it: the stack as make run starts it,
+// an organization of n contacts created through the API, wrk with conns connections on two
+// threads for d against pgbench -M prepared running the page's own SELECT on the same
+// database with as many clients, and one client's p50 on each side.
+func benchListE2E(ctx context.Context, n, conns int, d time.Duration) error {
+	for _, tool := range []string{"wrk", "pgbench"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("list-e2e needs %s (Debian package %s)", tool, map[string]string{"wrk": "wrk", "pgbench": "postgresql-client"}[tool])
+		}
+	}
+	_, day, err := zones(time.Now())
+	if err != nil {
+		return err
+	}
+	p, err := startProduct(ctx, "chorus_bench_list_e2e", nil)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	org, err := p.newOrg(ctx, "list", day, "+16465550101", 10, 0)
+	if err != nil {
+		return err
+	}
+	writers, err := p.writers(ctx, org, e2eWriters)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nlist-e2e: %d contacts through POST /api/contacts...\n", n)
+	if _, err := createContacts(ctx, writers, n, 212, day, "list"); err != nil {
+		return err
+	}
+	readers, err := p.members(ctx, org, "bench-reader", "read", e2eReaders)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "chorus-list-e2e")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tokens, script := filepath.Join(dir, "tokens"), filepath.Join(dir, "tokens.lua")
+	if err := os.WriteFile(tokens, []byte(strings.Join(readers, "\n")+"\n"), 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(script, []byte(wrkScript), 0o600); err != nil {
+		return err
+	}
+	sql := `SELECT ` + listColumns + ` FROM contacts.contacts WHERE organization_id = '` + org.id + `' ORDER BY updated_at DESC, id DESC LIMIT 51`
+	sqlFile := filepath.Join(dir, "page.sql")
+	if err := os.WriteFile(sqlFile, []byte(sql+";\n"), 0o600); err != nil {
+		return err
+	}
+	page := p.base + "/api/contacts?limit=50"
+	// The sides take turns, so a machine busy with other work for a while slows both.
+	var gw, raw float64
+	for range loadRounds {
+		g, err := runWrk(ctx, conns, d/loadRounds, script, page, tokens, org.id)
+		if err != nil {
+			return err
+		}
+		r, err := runPgbench(ctx, p.db, conns, d/loadRounds, sqlFile)
+		if err != nil {
+			return err
+		}
+		gw, raw = gw+g/loadRounds, raw+r/loadRounds
+	}
+	fmt.Printf("%-44s %8.0f req/s (wrk -c%d, %d users)\n", "list-e2e, GET /api/contacts?limit=50", gw, conns, e2eReaders)
+	fmt.Printf("%-44s %8.0f tps (pgbench -M prepared -c%d)\n", "  the page's SELECT", raw, conns)
+	fmt.Printf("%-44s %8.3fx (target: 0.35 or more)\n", "  ratio", gw/raw)
+
+	dsn, err := ensureDatabase(ctx, p.db, false)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	c := p.client(org, 1)
+	c.token = readers[0]
+	api, err := measure(300, func(int) error { return c.get(ctx, "/api/contacts?limit=50") })
+	if err != nil {
+		return err
+	}
+	direct, err := measure(300, func(int) error { return rawQuery(ctx, pool, sql, nil) })
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%-44s gateway p50 %s, raw p50 %s: +%.2f ms (target: +0.7 ms or less)\n", "  one client", api.p50, direct.p50,
+		float64(api.p50-direct.p50)/float64(time.Millisecond))
+	return nil
+}
+
+// members adds k users with access to org and returns their tokens.
+func (p *product) members(ctx context.Context, org productOrg, prefix, access string, k int) ([]string, error) {
+	tokens := make([]string, k)
+	for i := range k {
+		user := fmt.Sprintf("%s-%d", prefix, i)
+		if err := p.ctl(ctx, nil, "member", "add", "--org", org.id, "--user", user, "--access", access); err != nil {
+			return nil, err
+		}
+		var tok struct{ Token string }
+		if err := p.ctl(ctx, &tok, "token", "--user", user, "--ttl", "8h"); err != nil {
+			return nil, err
+		}
+		tokens[i] = tok.Token
+	}
+	return tokens, nil
+}
+
+var (
+	wrkRate    = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	wrkErrors  = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)|Socket errors: .*`)
+	pgbenchTPS = regexp.MustCompile(`tps = ([0-9.]+)`)
+)
+
+// runWrk runs wrk on url and returns its rate; any answer but 2xx fails the run.
+func runWrk(ctx context.Context, conns int, d time.Duration, script, url string, args ...string) (float64, error) {
+	cmd := exec.CommandContext(ctx, "wrk", append([]string{"-t2", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(int(d.Seconds())) + "s",
+		"-s", script, url, "--"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("wrk: %w: %s", err, out)
+	}
+	if m := wrkErrors.Find(out); m != nil {
+		return 0, fmt.Errorf("wrk: %s", m)
+	}
+	m := wrkRate.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("wrk printed no rate: %s", out)
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+// runPgbench runs a pgbench script against db with conns clients on two threads and returns
+// its transactions per second.
+func runPgbench(ctx context.Context, db string, conns int, d time.Duration, script string, extra ...string) (float64, error) {
+	args := append([]string{"-h", "127.0.0.1", "-U", "postgres", "-n", "-M", "prepared", "-c", strconv.Itoa(conns), "-j2",
+		"-T", strconv.Itoa(int(d.Seconds())), "-f", script}, extra...)
+	out, err := exec.CommandContext(ctx, "pgbench", append(args, db)...).CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("pgbench: %w: %s", err, out)
+	}
+	m := pgbenchTPS.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("pgbench printed no rate: %s", out)
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+// e2eCreators is how many users create contacts in create-e2e, e2eCreateConns of them at a time:
+// the gateway's per-user limit must not be what the case measures.
+const (
+	e2eCreators    = 64
+	e2eCreateConns = 16
+)
+
+// benchCreateE2E is POST /api/contacts as a user gets it: e2eCreateConns clients of one
+// organization creating contacts through the stack as make run starts it for d, against
+// pgbench with as many clients inserting the same rows, one a transaction, into a scratch table
+// of the contacts table's shape (columns, constraints, indexes) on the same database.
+func benchCreateE2E(ctx context.Context, d time.Duration) error {
+	if _, err := exec.LookPath("pgbench"); err != nil {
+		return fmt.Errorf("create-e2e needs pgbench (Debian package postgresql-client)")
+	}
+	_, day, err := zones(time.Now())
+	if err != nil {
+		return err
+	}
+	p, err := startProduct(ctx, "chorus_bench_create_e2e", nil)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	org, err := p.newOrg(ctx, "create", day, "+16465550102", 10, 0)
+	if err != nil {
+		return err
+	}
+	tokens, err := p.members(ctx, org, "bench-creator", "write", e2eCreators)
+	if err != nil {
+		return err
+	}
+	clients := make([]*apiClient, len(tokens))
+	for i, t := range tokens {
+		o := org
+		o.token = t
+		clients[i] = p.client(o, 1)
+	}
+	dsn, err := ensureDatabase(ctx, p.db, false)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, `DROP SCHEMA IF EXISTS bench_scratch CASCADE; CREATE SCHEMA bench_scratch;
+		CREATE TABLE bench_scratch.contacts (LIKE contacts.contacts INCLUDING ALL)`); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "chorus-create-e2e")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "insert.sql")
+	insert := `\set n random(1000000, 9999999)
+INSERT INTO bench_scratch.contacts (id, organization_id, phone, first_name, last_name, timezone, tags)
+VALUES (gen_random_uuid(), '` + org.id + `', '+1303' || :n, 'Mary', 'Smith', '` + day + `', '{create}') ON CONFLICT DO NOTHING;
+`
+	if err := os.WriteFile(script, []byte(insert), 0o600); err != nil {
+		return err
+	}
+	var next atomic.Int64
+	create := func(ctx context.Context) error {
+		i := next.Add(1)
+		body := map[string]any{"phone": fmt.Sprintf("+1720%07d", 1000000+i), "firstName": "Mary", "lastName": "Smith",
+			"timezone": day, "tags": []string{"create"}}
+		return clients[int(i)%len(clients)].send(ctx, "POST", "/api/contacts", body, nil)
+	}
+	fmt.Printf("\ncreate-e2e: %d clients for %s a side, in %d alternating slices...\n", e2eCreateConns, d, loadRounds)
+	var api, raw float64
+	for range loadRounds {
+		a, err := throughput(ctx, e2eCreateConns, d/loadRounds, create)
+		if err != nil {
+			return fmt.Errorf("create through the API: %w", err)
+		}
+		r, err := runPgbench(ctx, p.db, e2eCreateConns, d/loadRounds, script)
+		if err != nil {
+			return err
+		}
+		api, raw = api+a/loadRounds, raw+r/loadRounds
+	}
+	fmt.Printf("%-44s %8.0f contacts/s (%d clients, %d users)\n", "create-e2e, POST /api/contacts", api, e2eCreateConns, e2eCreators)
+	fmt.Printf("%-44s %8.0f rows/s (pgbench -c%d, one insert a transaction)\n", "  raw insert of the same rows", raw, e2eCreateConns)
+	fmt.Printf("%-44s %8.3fx (target: 0.12 or more)\n", "  ratio", api/raw)
+	return nil
+}
