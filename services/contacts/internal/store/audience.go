@@ -22,18 +22,25 @@ type Member struct {
 // changes meanwhile. It reads only what a message is rendered from (reading whole contacts
 // was a seventh of the stack's CPU in a campaign's fan-out), and no custom fields of a
 // contact without any.
+//
+// Each batch walks an index in id order from after (the sendable contacts' one,
+// contacts_org_sendable_id, or the primary key), whatever the filter, so a whole stream reads
+// each contact at most once. Sorting each batch instead (all matches read through another
+// index, then the first limit kept) reads the rest of the audience again for every batch; the
+// planner chose it when its statistics did not know the organization. A filter matching a few
+// contacts of a large organization thus costs a walk of its sendable contacts.
 func (s *Store) AudienceBatch(ctx context.Context, org uuid.UUID, f Filter, after uuid.UUID, limit int) ([]Member, error) {
 	q := newQuery(org, f)
 	q.where("phone IS NOT NULL AND is_opted_in AND is_textable")
 	q.where("id > " + q.arg(after))
-	rows, _ := s.pool.Query(ctx, `SELECT id, phone, first_name, last_name, address, city, state, zip, timezone, email,
-		nullif(custom_fields, '{}') FROM contacts WHERE `+q.sql()+` ORDER BY id LIMIT `+q.arg(limit), q.args...)
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Member, error) {
-		var m Member
-		err := row.Scan(&m.ID, &m.Phone, &m.FirstName, &m.LastName, &m.Address, &m.City, &m.State, &m.Zip, &m.Timezone,
-			&m.Email, &m.CustomFields)
-		return m, err
-	})
+	out, err := collectInIndexOrder(ctx, s.pool, `SELECT id, phone, first_name, last_name, address, city, state, zip, timezone, email,
+		nullif(custom_fields, '{}') FROM contacts WHERE `+q.sql()+` ORDER BY id LIMIT `+q.arg(limit), q.args,
+		func(row pgx.CollectableRow) (Member, error) {
+			var m Member
+			err := row.Scan(&m.ID, &m.Phone, &m.FirstName, &m.LastName, &m.Address, &m.City, &m.State, &m.Zip, &m.Timezone,
+				&m.Email, &m.CustomFields)
+			return m, err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("audience batch: %w", err)
 	}

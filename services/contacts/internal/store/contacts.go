@@ -28,7 +28,7 @@ var errRaced = errors.New("lost a race on a unique key")
 
 // Get returns one contact with its custom fields, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, org, id uuid.UUID) (Contact, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+fullColumns+` FROM contacts WHERE organization_id = $1 AND id = $2`, org, id)
+	rows, _ := s.pool.Query(ctx, `SELECT `+fullColumns+` FROM contacts WHERE `+orgKey+` AND id = $2`, org, id)
 	c, err := pgx.CollectExactlyOneRow(rows, scanFull)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Contact{}, ErrNotFound
@@ -59,11 +59,21 @@ func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
 
-	// A nil phone or email compares as NULL and matches nothing.
+	// A nil phone or email compares as NULL and matches nothing. The phone and the email are
+	// each a probe of their unique index (as one condition, phone OR email, the planner could
+	// walk the organization instead); the rows found are then locked one at a time in id order,
+	// so concurrent merges lock rows they share in the same order, and rechecked once locked.
 	rows, _ := tx.Query(ctx, `
-		SELECT `+fullColumns+` FROM contacts
-		WHERE organization_id = $1 AND (phone = $2 OR lower(email) = lower($3))
-		FOR UPDATE`, org, ch.Phone, ch.Email)
+		SELECT c.* FROM (
+			SELECT id FROM contacts WHERE `+orgKey+` AND phone = $2
+			UNION
+			SELECT id FROM contacts WHERE `+orgKey+` AND lower(email) = lower($3)
+			ORDER BY id
+		) AS k CROSS JOIN LATERAL (
+			SELECT `+fullColumns+` FROM contacts
+			WHERE `+orgKey+` AND id = k.id AND (phone = $2 OR lower(email) = lower($3))
+			FOR UPDATE
+		) AS c`, org, ch.Phone, ch.Email)
 	matches, err := pgx.CollectRows(rows, scanFull)
 	if err != nil {
 		return Contact{}, false, fmt.Errorf("select merge candidates: %w", err)
@@ -136,7 +146,7 @@ func updateContact(ctx context.Context, tx pgx.Tx, c *Contact) error {
 		UPDATE contacts SET phone = $3, email = $4, first_name = $5, last_name = $6, address = $7,
 			city = $8, state = $9, zip = $10, tags = $11, custom_fields = $12, timezone = $13,
 			is_starred = $14, is_archived = $15, is_textable = $16, updated_at = now()
-		WHERE organization_id = $1 AND id = $2
+		WHERE `+orgKey+` AND id = $2
 		RETURNING updated_at`,
 		c.OrganizationID, c.ID, c.Phone, c.Email, c.FirstName, c.LastName, c.Address, c.City,
 		c.State, c.Zip, c.Tags, c.CustomFields, c.Timezone, c.IsStarred, c.IsArchived, c.IsTextable).
@@ -155,7 +165,7 @@ func (s *Store) Update(ctx context.Context, org, id uuid.UUID, ch Changes, q Loo
 		return Contact{}, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
-	rows, _ := tx.Query(ctx, `SELECT `+fullColumns+` FROM contacts WHERE organization_id = $1 AND id = $2 FOR UPDATE`, org, id)
+	rows, _ := tx.Query(ctx, `SELECT `+fullColumns+` FROM contacts WHERE `+orgKey+` AND id = $2 FOR UPDATE`, org, id)
 	c, err := pgx.CollectExactlyOneRow(rows, scanFull)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Contact{}, ErrNotFound
@@ -193,7 +203,7 @@ func (s *Store) Delete(ctx context.Context, org, id uuid.UUID) error {
 		phone     *string
 		deletedAt time.Time
 	)
-	err = tx.QueryRow(ctx, `DELETE FROM contacts WHERE organization_id = $1 AND id = $2 RETURNING phone, now()`, org, id).
+	err = tx.QueryRow(ctx, `DELETE FROM contacts WHERE `+orgKey+` AND id = $2 RETURNING phone, now()`, org, id).
 		Scan(&phone, &deletedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
@@ -219,9 +229,9 @@ func (s *Store) Delete(ctx context.Context, org, id uuid.UUID) error {
 // textable first), so running the job twice is harmless. It reports whether a row changed.
 func (s *Store) SetTextable(ctx context.Context, org, id uuid.UUID, phone string, textable bool) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `
-		UPDATE contacts SET is_textable = $1, updated_at = now()
-		WHERE organization_id = $2 AND id = $3 AND phone = $4 AND is_textable IS NULL`,
-		textable, org, id, phone)
+		UPDATE contacts SET is_textable = $4, updated_at = now()
+		WHERE `+orgKey+` AND id = $2 AND phone = $3 AND is_textable IS NULL`,
+		org, id, phone, textable)
 	if err != nil {
 		return false, fmt.Errorf("record textability: %w", err)
 	}

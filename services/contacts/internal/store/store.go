@@ -104,6 +104,50 @@ func uniqueViolation(err error) (field string, ok bool) {
 	return "id", true
 }
 
+// orgKey is the organization condition ($1) of a statement that finds rows by a unique key (a
+// phone, an email, an id). The value reaches the planner only through an InitPlan, so it
+// estimates the organization at the table's average size instead of from statistics. Statistics
+// taken before an organization's list was loaded estimate it at one row, which makes walking
+// all of it through any index that leads with organization_id cost exactly what probing the
+// unique index does, and the planner took the walk.
+const orgKey = `organization_id = (SELECT $1::uuid)`
+
+// collectInIndexOrder runs sql, a query whose ORDER BY and LIMIT an index of the organization
+// serves, with sorting disabled in its transaction: the plan must walk that index and stop at
+// the LIMIT. Left to choose, the planner weighs the walk against reading the rows through
+// another index and sorting them by its estimate of the organization's size, which is one row
+// when statistics predate the organization's list, and then reading and sorting all of it can
+// look cheaper than the walk.
+func collectInIndexOrder[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+	b := &pgx.Batch{}
+	b.Queue(`SET LOCAL enable_sort = off`)
+	b.Queue(sql, args...)
+	br := tx.SendBatch(ctx, b)
+	var out []T
+	_, err = br.Exec()
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			out, err = pgx.CollectRows(rows, scan)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return out, nil
+}
+
 func newID() (uuid.UUID, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
