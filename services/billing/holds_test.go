@@ -1,11 +1,15 @@
 package billing_test
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
@@ -286,5 +290,163 @@ func TestPostHoldsInOppositeOrdersDoNotDeadlock(t *testing.T) {
 	}
 	require.NoError(t, g.Wait())
 	assert.Equal(t, 40*40, e.ledgerRows(t, org, "debit"))
+	e.assertLedgerSums(t, org)
+}
+
+// Dispatch workers post batches to their campaign's hold at the same time, some messages more
+// than once (a redelivered batch, or twice in one batch). All posts cost the same, so which
+// messages the hold covers depends on the order but how many does not: held/cost of them are
+// charged, once each, included credits first, and every post of a message answers alike.
+func TestConcurrentPostHoldsChargeExactlyWhatTheHoldCovers(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	org := e.account(t, "full_service", "")
+	const included, available, held, cost, messages = 30, 100, 50, 3, 40
+	e.grant(t, org, included, true)
+	e.grant(t, org, available, false)
+	hold := uuid.New()
+	_, err := placeHold(e, org, hold, held)
+	require.NoError(t, err)
+
+	ids := make([]uuid.UUID, messages)
+	var queue []uuid.UUID
+	for i := range ids {
+		ids[i] = uuid.New()
+		queue = append(queue, ids[i], ids[i])
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(queue), func(i, j int) { queue[i], queue[j] = queue[j], queue[i] })
+	const workers, batch = 8, 3
+	var (
+		mu      sync.Mutex
+		answers = map[uuid.UUID][]*billingv1.PostHoldResult{}
+		g       errgroup.Group
+	)
+	for w := range workers {
+		var mine []uuid.UUID
+		for i := w; i < len(queue); i += workers {
+			mine = append(mine, queue[i])
+		}
+		g.Go(func() error {
+			for len(mine) > 0 {
+				req := &billingv1.PostHoldsRequest{}
+				for _, m := range mine[:min(batch, len(mine))] {
+					req.Posts = append(req.Posts, &billingv1.PostHoldRequest{HoldId: hold.String(), MessageId: m.String(), Credits: cost})
+				}
+				res, err := e.c.PostHolds(as(org), req)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				for i, r := range res.GetResults() {
+					answers[mine[i]] = append(answers[mine[i]], r)
+				}
+				mu.Unlock()
+				mine = mine[min(batch, len(mine)):]
+			}
+			return nil
+		})
+	}
+	require.NoError(t, g.Wait())
+
+	covered := held / cost
+	require.Len(t, answers, messages)
+	charged := map[string]bool{}
+	for m, rs := range answers {
+		require.Len(t, rs, 2)
+		for _, r := range rs {
+			assert.Equal(t, rs[0].GetRefused(), r.GetRefused(), "every post of a message answers alike")
+			if r.GetRefused() == "" {
+				assert.EqualValues(t, cost, r.GetCharged())
+			} else {
+				assert.Equal(t, "HOLD_EXHAUSTED", r.GetRefused())
+				assert.Zero(t, r.GetCharged())
+			}
+		}
+		if rs[0].GetRefused() == "" {
+			charged[m.String()] = true
+		}
+	}
+	assert.Len(t, charged, covered, "the hold covers held/cost messages")
+
+	rows, err := e.db.Query(context.Background(), `SELECT key, amount FROM ledger WHERE organization_id = $1 AND kind = 'debit'`, org)
+	require.NoError(t, err)
+	debits, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
+		Key    string
+		Amount int32
+	}])
+	require.NoError(t, err)
+	debited := map[string]bool{}
+	for _, d := range debits {
+		assert.EqualValues(t, cost, d.Amount)
+		debited[d.Key] = true
+	}
+	assert.Len(t, debits, covered, "one debit per message charged")
+	assert.Equal(t, charged, debited, "the messages debited are those answered as charged")
+
+	released, err := releaseHold(e, org, hold)
+	require.NoError(t, err)
+	spent := covered * cost
+	fromIncluded := min(included, spent)
+	assert.EqualValues(t, held-spent, released.GetReturned(), "nothing lost, nothing spent twice")
+	assert.EqualValues(t, included-fromIncluded, released.GetCredits().GetIncluded(), "included credits were spent first")
+	assert.EqualValues(t, available-(spent-fromIncluded), released.GetCredits().GetAvailable())
+	e.assertLedgerSums(t, org)
+}
+
+// A batch waiting for a hold's lock behind a transaction that debits one of its messages
+// answers that message as posted when the lock comes free, and posts the rest: the debit was
+// made after the waiting statement began, so the statement alone does not see it.
+func TestPostHoldsAfterWaitingForTheHoldAnswerWhatWasPostedMeanwhile(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	org := e.account(t, "per_message", "")
+	e.grant(t, org, 10, false)
+	hold := uuid.New()
+	_, err := placeHold(e, org, hold, 5)
+	require.NoError(t, err)
+
+	ctx := context.Background()
+	tx, err := e.db.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT FROM holds WHERE organization_id = $1 AND id = $2 FOR UPDATE`, org, hold)
+	require.NoError(t, err)
+
+	first, second := uuid.New(), uuid.New()
+	done := make(chan *billingv1.PostHoldsResponse, 1)
+	var postErr error
+	go func() {
+		res, err := e.c.PostHolds(as(org), &billingv1.PostHoldsRequest{Posts: []*billingv1.PostHoldRequest{
+			{HoldId: hold.String(), MessageId: first.String(), Credits: 1},
+			{HoldId: hold.String(), MessageId: second.String(), Credits: 1},
+		}})
+		postErr = err
+		done <- res
+	}()
+	require.Eventually(t, func() bool {
+		var waiting int
+		err := e.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`).Scan(&waiting)
+		return err == nil && waiting > 0
+	}, 10*time.Second, 10*time.Millisecond, "the batch waits for the hold")
+	// Post the first message as another caller would, then let the batch go on.
+	_, err = tx.Exec(ctx, `UPDATE holds SET available_remaining = available_remaining - 1 WHERE organization_id = $1 AND id = $2`, org, hold)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `
+		INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
+		VALUES ($1, $2, 'debit', $3, $4, 0, 0, -1, 1)`, org, uuid.New(), first.String(), hold)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+
+	res := <-done
+	require.NoError(t, postErr)
+	for _, r := range res.GetResults() {
+		assert.Empty(t, r.GetRefused())
+		assert.EqualValues(t, 1, r.GetCharged())
+	}
+	assert.Equal(t, 2, e.ledgerRows(t, org, "debit"), "the first message is debited once")
+	released, err := releaseHold(e, org, hold)
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, released.GetReturned())
 	e.assertLedgerSums(t, org)
 }

@@ -164,18 +164,63 @@ type PostResult struct {
 	Err     error
 }
 
-// PostHolds applies posts as PostHold does, each once per message, in one transaction of four
-// statements whatever the batch's size: the holds' rows are locked (in hold order, whatever
-// order the posts came in: two batches posting to the same two holds, two campaigns of one
-// organization, would otherwise each hold one lock and wait for the other's), the messages
-// already debited read, each hold updated once with its posts' total and the debits inserted
-// together. Posts are decided in order per hold, as one statement each would (a post the hold
-// cannot pay for fails and a later, smaller one may pass); one statement per post updated the
-// hold's row once per post, each update walking the row versions the transaction's previous
-// ones left (a millisecond a post at 500). Posts that post nothing are then explained one by
-// one, as PostHold explains them. An error of the database (a post of the same message made at
-// the same moment by another caller included) fails the whole call, changing nothing; a retry
-// then answers each post as it was made.
+// postHoldsSQL posts a batch in one statement, so a hold's row lock is held while it runs
+// rather than across round trips to the client, with every dispatch worker of the campaign
+// queued behind it. The posts of organization $1 come as columns in hold order: hold $2,
+// message $3, credits (> 0) $4, ledger entry $5, and $6 whether the message is named more than
+// once. The postable holds are locked in hold order (two batches posting to two holds in
+// opposite orders would otherwise deadlock), then the posts are walked in order as one post at
+// a time would be: a post is charged, included credits first, when its hold is postable and
+// has what it costs and its message was neither debited before nor charged earlier in the
+// batch (after a post the hold cannot pay for, a smaller one may pass). Prior debits are
+// probed message by message: the LIMIT keeps each a probe of the unique index whatever the
+// statistics, where `key = ANY(...)` got a generic plan reading every debit of the
+// organization. Each hold is updated once. It answers the ordinals (from 1) of the posts charged.
+const postHoldsSQL = `
+	WITH RECURSIVE locked AS MATERIALIZED (
+		SELECT h.id, h.included_remaining AS included, h.available_remaining AS available
+		FROM holds h JOIN accounts a ON a.organization_id = h.organization_id
+		WHERE h.organization_id = $1 AND h.id = ANY($2::uuid[]) AND h.metered AND h.released_at IS NULL
+			AND a.billing_status NOT IN ('suspended', 'archived')
+		ORDER BY h.id
+		FOR UPDATE OF h
+	), walk (n, hold_id, message, credits, included, available, charged_messages, charged, from_included) AS (
+		SELECT 0, NULL::uuid, NULL::uuid, 0, 0, 0, '{}'::uuid[], false, 0
+		UNION ALL
+		SELECT w.n + 1, p.hold_id, p.message, p.credits,
+			b.included - t.from_included, b.available - CASE WHEN t.charged THEN p.credits - t.from_included ELSE 0 END,
+			CASE WHEN t.charged AND p.repeated THEN w.charged_messages || p.message ELSE w.charged_messages END,
+			t.charged, t.from_included
+		FROM walk w
+		CROSS JOIN LATERAL (SELECT ($2::uuid[])[w.n + 1] AS hold_id, ($3::uuid[])[w.n + 1] AS message,
+			($4::integer[])[w.n + 1] AS credits, ($6::boolean[])[w.n + 1] AS repeated) p
+		LEFT JOIN locked l ON l.id = p.hold_id
+		CROSS JOIN LATERAL (SELECT
+			CASE WHEN p.hold_id = w.hold_id THEN w.included ELSE l.included END AS included,
+			CASE WHEN p.hold_id = w.hold_id THEN w.available ELSE l.available END AS available) b
+		LEFT JOIN LATERAL (SELECT true AS found FROM ledger d
+			WHERE d.organization_id = $1 AND d.kind = 'debit' AND d.key = p.message::text LIMIT 1) prior ON true
+		CROSS JOIN LATERAL (SELECT c.charged, CASE WHEN c.charged THEN LEAST(b.included, p.credits) ELSE 0 END AS from_included
+			FROM (SELECT coalesce(b.included + b.available >= p.credits, false) AND prior.found IS NULL
+				AND NOT (p.repeated AND p.message = ANY(w.charged_messages)) AS charged) c) t
+		WHERE w.n < cardinality($2::uuid[])
+	), spend AS (
+		UPDATE holds h
+		SET included_remaining = h.included_remaining - s.included,
+			available_remaining = h.available_remaining - s.available
+		FROM (SELECT hold_id, sum(from_included) AS included, sum(credits - from_included) AS available
+			FROM walk WHERE charged GROUP BY hold_id) s
+		WHERE h.organization_id = $1 AND h.id = s.hold_id
+	), debits AS (
+		INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
+		SELECT $1, ($5::uuid[])[n], 'debit', message::text, hold_id, 0, 0, -credits, credits FROM walk WHERE charged
+	)
+	SELECT n FROM walk WHERE charged`
+
+// PostHolds applies posts as PostHold does, each once per message, in one statement whatever
+// the batch's size (postHoldsSQL). Posts that post nothing are then explained one by one, as
+// PostHold explains them. An error of the database fails the whole call, changing nothing; a
+// retry then answers each post as it was made.
 func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]PostResult, error) {
 	results := make([]PostResult, len(posts))
 	posted := make([]bool, len(posts))
@@ -186,46 +231,15 @@ func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]P
 		}
 	}
 	slices.SortStableFunc(queued, func(a, b int) int { return bytes.Compare(posts[a].Hold[:], posts[b].Hold[:]) })
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if len(queued) == 0 {
-			return nil
-		}
-		balances, err := lockPostableHolds(ctx, tx, org, posts, queued)
+	if len(queued) > 0 {
+		charged, err := s.postQueued(ctx, org, posts, queued)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("post to holds: %w", err)
 		}
-		keys := make([]string, len(queued))
-		for j, i := range queued {
-			keys[j] = posts[i].Message.String()
+		for _, n := range charged {
+			i := queued[n-1]
+			posted[i], results[i].Charged = true, posts[i].Credits
 		}
-		debited, err := debitedKeys(ctx, tx, org, keys)
-		if err != nil {
-			return err
-		}
-		var d postDeltas
-		for j, i := range queued {
-			p, b := posts[i], balances[posts[i].Hold]
-			if b == nil || debited[keys[j]] {
-				continue // explained below
-			}
-			fromIncluded := min(b.included, p.Credits)
-			if b.available < p.Credits-fromIncluded {
-				continue // the hold cannot pay for it: explained below
-			}
-			b.included, b.spentIncluded = b.included-fromIncluded, b.spentIncluded+fromIncluded
-			b.available, b.spentAvailable = b.available-(p.Credits-fromIncluded), b.spentAvailable+(p.Credits-fromIncluded)
-			entryID, err := newID()
-			if err != nil {
-				return err
-			}
-			d.add(p, keys[j], entryID)
-			debited[keys[j]] = true // the same message twice in the batch posts once
-			posted[i], results[i].Charged = true, p.Credits
-		}
-		return d.apply(ctx, tx, org, balances)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("post to holds: %w", err)
 	}
 	for i, p := range posts {
 		if !posted[i] {
@@ -235,109 +249,42 @@ func (s *Store) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]P
 	return results, nil
 }
 
-// holdBalance is a locked hold's remaining credits as a batch of posts spends them, and what
-// the batch spent of each.
-type holdBalance struct {
-	included, available           int32
-	spentIncluded, spentAvailable int32
-}
-
-// lockPostableHolds locks, in hold order, the holds of posts[queued] that can be posted to
-// (metered, not released, the account neither suspended nor archived) and returns their
-// balances; a hold that cannot is absent.
-func lockPostableHolds(ctx context.Context, tx pgx.Tx, org uuid.UUID, posts []Post, queued []int) (map[uuid.UUID]*holdBalance, error) {
-	var ids []uuid.UUID
-	for _, i := range queued {
-		if len(ids) == 0 || ids[len(ids)-1] != posts[i].Hold {
-			ids = append(ids, posts[i].Hold)
+// postQueued runs postHoldsSQL on posts[queued] and returns the ordinals (from 1, in queued)
+// of the posts charged. The statement's snapshot is taken before it waits for a hold's lock,
+// so it does not see debits that the transaction it waited for committed: charging one of
+// those messages again violates the ledger's unique key, which rolls the whole statement back.
+// It is then run again, and the new snapshot sees the debit. Each such violation is a message
+// of the batch debited by another caller, so the batch's distinct messages bound the retries.
+func (s *Store) postQueued(ctx context.Context, org uuid.UUID, posts []Post, queued []int) ([]int32, error) {
+	n := len(queued)
+	holds, messages, entries := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	credits, repeated := make([]int32, n), make([]bool, n)
+	named := make(map[uuid.UUID]int, n)
+	for j, i := range queued {
+		holds[j], messages[j], credits[j] = posts[i].Hold, posts[i].Message, posts[i].Credits
+		named[posts[i].Message]++
+		id, err := newID()
+		if err != nil {
+			return nil, err
+		}
+		entries[j] = id
+	}
+	for j, m := range messages {
+		repeated[j] = named[m] > 1
+	}
+	for retries := 0; ; retries++ {
+		rows, err := s.pool.Query(ctx, postHoldsSQL, org, holds, messages, credits, entries, repeated)
+		if err == nil {
+			var charged []int32
+			charged, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+			if err == nil {
+				return charged, nil
+			}
+		}
+		if !isUnique(err) || retries == len(named) {
+			return nil, err
 		}
 	}
-	rows, err := tx.Query(ctx, `
-		SELECT h.id, h.included_remaining, h.available_remaining
-		FROM holds h JOIN accounts a ON a.organization_id = h.organization_id
-		WHERE h.organization_id = $1 AND h.id = ANY($2) AND h.metered AND h.released_at IS NULL
-			AND a.billing_status NOT IN ('suspended', 'archived')
-		ORDER BY h.id
-		FOR UPDATE OF h`, org, ids)
-	if err != nil {
-		return nil, fmt.Errorf("lock holds: %w", err)
-	}
-	out := map[uuid.UUID]*holdBalance{}
-	var (
-		id uuid.UUID
-		b  holdBalance
-	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &b.included, &b.available}, func() error {
-		out[id] = &holdBalance{included: b.included, available: b.available}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lock holds: %w", err)
-	}
-	return out, nil
-}
-
-// debitedKeys are those of keys (message ids) the organization was already debited for. Each
-// key is looked up in the unique index on its own (the LIMIT keeps the subquery a per-key
-// probe): as `key = ANY($2)`, the generic plan read every debit of the organization and
-// compared each with every key, 181 ms for 500 keys against 20,000 debits, growing with both.
-func debitedKeys(ctx context.Context, tx pgx.Tx, org uuid.UUID, keys []string) (map[string]bool, error) {
-	rows, err := tx.Query(ctx, `SELECT k.key FROM unnest($2::text[]) AS k(key)
-		CROSS JOIN LATERAL (SELECT FROM ledger l WHERE l.organization_id = $1 AND l.kind = 'debit' AND l.key = k.key LIMIT 1) AS debit`, org, keys)
-	if err != nil {
-		return nil, fmt.Errorf("read prior debits: %w", err)
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("read prior debits: %w", err)
-	}
-	out := make(map[string]bool, len(keys))
-	for _, k := range found {
-		out[k] = true
-	}
-	return out, nil
-}
-
-// postDeltas are a batch's debits, as columns.
-type postDeltas struct {
-	entries []uuid.UUID
-	keys    []string
-	holds   []uuid.UUID
-	credits []int32
-}
-
-func (d *postDeltas) add(p Post, key string, entry uuid.UUID) {
-	d.entries, d.keys = append(d.entries, entry), append(d.keys, key)
-	d.holds, d.credits = append(d.holds, p.Hold), append(d.credits, p.Credits)
-}
-
-// apply updates each hold once with what the batch spent of it and inserts the debits.
-func (d *postDeltas) apply(ctx context.Context, tx pgx.Tx, org uuid.UUID, balances map[uuid.UUID]*holdBalance) error {
-	if len(d.entries) == 0 {
-		return nil
-	}
-	var ids []uuid.UUID
-	var included, available []int32
-	for id, b := range balances {
-		if b.spentIncluded > 0 || b.spentAvailable > 0 {
-			ids, included, available = append(ids, id), append(included, b.spentIncluded), append(available, b.spentAvailable)
-		}
-	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE holds h SET included_remaining = h.included_remaining - s.included,
-			available_remaining = h.available_remaining - s.available
-		FROM unnest($2::uuid[], $3::integer[], $4::integer[]) AS s(id, included, available)
-		WHERE h.organization_id = $1 AND h.id = s.id`, org, ids, included, available); err != nil {
-		return fmt.Errorf("spend holds: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO ledger (organization_id, id, kind, key, hold_id, available_delta, included_delta, held_delta, amount)
-		SELECT $1, e.id, 'debit', e.key, e.hold_id, 0, 0, -e.credits, e.credits
-		FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::integer[]) AS e(id, key, hold_id, credits)`,
-		org, d.entries, d.keys, d.holds, d.credits); err != nil {
-		return fmt.Errorf("insert debits: %w", err)
-	}
-	return nil
 }
 
 // explainPost answers a post that posted nothing: a retry answers the first post, a free
