@@ -118,32 +118,35 @@ const orgKey = `organization_id = (SELECT $1::uuid)`
 // another index and sorting them by its estimate of the organization's size, which is one row
 // when statistics predate the organization's list, and then reading and sorting all of it can
 // look cheaper than the walk.
+//
+// The transaction, the setting and the query go in one pipeline, one round trip. A query that
+// fails leaves the connection in an aborted transaction, which the pool closes on release.
 func collectInIndexOrder[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback(ctx) // a no-op once committed
 	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
 	b.Queue(`SET LOCAL enable_sort = off`)
 	b.Queue(sql, args...)
-	br := tx.SendBatch(ctx, b)
+	b.Queue(`COMMIT`)
+	br := pool.SendBatch(ctx, b)
 	var out []T
-	_, err = br.Exec()
+	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
 	if err == nil {
 		var rows pgx.Rows
 		if rows, err = br.Query(); err == nil {
 			out, err = pgx.CollectRows(rows, scan)
 		}
 	}
+	if err == nil {
+		_, err = br.Exec()
+	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return nil, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return out, nil
 }
