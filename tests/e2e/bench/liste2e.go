@@ -279,7 +279,7 @@ VALUES (gen_random_uuid(), '` + org.id + `', '+1303' || :n, 'Mary', 'Smith', '` 
 	var next atomic.Int64
 	create := func(ctx context.Context) error {
 		i := next.Add(1)
-		body := map[string]any{"phone": fmt.Sprintf("+1720%07d", 1000000+i), "firstName": "Mary", "lastName": "Smith",
+		body := map[string]any{"phone": fmt.Sprintf("+1720%07d", 2000000+i), "firstName": "Mary", "lastName": "Smith",
 			"timezone": day, "tags": []string{"create"}}
 		return clients[int(i)%len(clients)].send(ctx, "POST", "/api/contacts", body, nil)
 	}
