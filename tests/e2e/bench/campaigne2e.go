@@ -23,7 +23,7 @@ func benchCampaignE2E(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
-	p, err := startProduct(ctx, "chorus_bench_e2e", nil)
+	p, err := startProduct(ctx, "chorus_bench_e2e", 12)
 	if err != nil {
 		return err
 	}

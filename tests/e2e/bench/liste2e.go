@@ -51,7 +51,7 @@ func benchListE2E(ctx context.Context, n, conns int, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	p, err := startProduct(ctx, "chorus_bench_list_e2e", nil)
+	p, err := startProduct(ctx, "chorus_bench_list_e2e", 11)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func benchCreateE2E(ctx context.Context, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	p, err := startProduct(ctx, "chorus_bench_create_e2e", nil)
+	p, err := startProduct(ctx, "chorus_bench_create_e2e", 10)
 	if err != nil {
 		return err
 	}

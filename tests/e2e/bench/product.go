@@ -33,9 +33,11 @@ type product struct {
 	logPath        string
 }
 
-// startProduct builds bin/chorus and bin/chorusctl (make build), drops and creates database db
-// and starts the stack on it, returning once the gateway answers.
-func startProduct(ctx context.Context, db string, vars map[string]string) (*product, error) {
+// startProduct builds bin/chorus and bin/chorusctl (make build), drops and creates database db,
+// empties Redis database redisDB and starts the stack on both, returning once the gateway
+// answers. Redis is the stack's own: two stacks on one Redis database share its event streams'
+// consumer groups, and each would take, and drop, events of the other's database.
+func startProduct(ctx context.Context, db string, redisDB int) (*product, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return nil, err
@@ -48,12 +50,16 @@ func startProduct(ctx context.Context, db string, vars map[string]string) (*prod
 	if _, err := ensureDatabase(ctx, db, true); err != nil {
 		return nil, err
 	}
+	redisURL := fmt.Sprintf("redis://127.0.0.1:6379/%d", redisDB)
+	if out, err := exec.CommandContext(ctx, "redis-cli", "-n", strconv.Itoa(redisDB), "FLUSHDB").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("empty %s: %w: %s", redisURL, err, out)
+	}
 	p := &product{root: root, db: db, logPath: filepath.Join(os.TempDir(), "chorus-"+db+".log")}
 	keyDir, err := os.MkdirTemp("", "chorus-product")
 	if err != nil {
 		return nil, err
 	}
-	env := map[string]string{"CHORUS_LOCAL_DB": db, "CHORUS_DEV_KEY": filepath.Join(keyDir, "dev-key.pem")}
+	env := map[string]string{"CHORUS_LOCAL_DB": db, "CHORUS_DEV_KEY": filepath.Join(keyDir, "dev-key.pem"), "CHORUS_REDIS_URL": redisURL}
 	addrs := append([]string{"CHORUS_DEV_JWKS_ADDR"}, registryAddrVars()...)
 	for _, v := range addrs {
 		port, err := freePort()
@@ -61,9 +67,6 @@ func startProduct(ctx context.Context, db string, vars map[string]string) (*prod
 			return nil, err
 		}
 		env[v] = "127.0.0.1:" + strconv.Itoa(port)
-	}
-	for k, v := range vars {
-		env[k] = v
 	}
 	p.base = "http://" + env["CHORUS_HTTP_ADDR"]
 	p.env = os.Environ()
