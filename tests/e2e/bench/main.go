@@ -80,6 +80,7 @@ func main() {
 	listContacts := flag.Int("listcontacts", 5000, "contacts of the list-e2e case's organization")
 	e2eFor := flag.Duration("e2etime", 15*time.Second, "how long each side of the list-e2e and create-e2e cases runs")
 	e2eRecipients := flag.String("recipients", "20000", "contacts of the campaign-e2e case, comma separated for several runs")
+	e2eNumbers := flag.String("e2enumbers", "1,10", "sending numbers of the campaign-e2e case (a campaign from each, to its share of the contacts), comma separated for several runs")
 	flag.Parse()
 	// The fan-out case profiles its fan-out alone.
 	if *cpuProfile != "" && *suite != "fanout" {
@@ -96,13 +97,18 @@ func main() {
 	ctx := context.Background()
 	var err error
 	if *suite == "all" || *suite == "e2e" || *suite == "campaign-e2e" {
-		for _, r := range strings.Split(*e2eRecipients, ",") {
-			var n int
-			if n, err = strconv.Atoi(r); err == nil {
-				err = benchCampaignE2E(ctx, n)
-			}
-			if err != nil {
-				break
+	runs:
+		for _, k := range strings.Split(*e2eNumbers, ",") {
+			for _, r := range strings.Split(*e2eRecipients, ",") {
+				var n, numbers int
+				if n, err = strconv.Atoi(r); err == nil {
+					if numbers, err = strconv.Atoi(k); err == nil {
+						err = benchCampaignE2E(ctx, n, numbers)
+					}
+				}
+				if err != nil {
+					break runs
+				}
 			}
 		}
 	}

@@ -200,10 +200,10 @@ func (c *apiClient) send(ctx context.Context, method, path string, body, out any
 }
 
 // createContacts creates n contacts through POST /api/contacts, one client at a time from each
-// of clients, each contact with a phone made from area and its number (never a sandbox landline or failure:
-// last four digits 1000-9999), the zone and the tag; it
-// returns the rate.
-func createContacts(ctx context.Context, clients []*apiClient, n, area int, zone, tag string) (float64, error) {
+// of clients, each contact with a phone made from area and its number (never a sandbox landline
+// or failure: last four digits 1000-9999), the zone and one of tags in turn; it returns the
+// rate.
+func createContacts(ctx context.Context, clients []*apiClient, n, area int, zone string, tags ...string) (float64, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, len(clients))
@@ -219,7 +219,7 @@ func createContacts(ctx context.Context, clients []*apiClient, n, area int, zone
 				}
 				body := map[string]any{"phone": fmt.Sprintf("+1%03d%03d%04d", area, 200+i/9000, 1000+i%9000),
 					"firstName": firstNames[i%len(firstNames)], "lastName": lastNames[i%len(lastNames)],
-					"timezone": zone, "tags": []string{tag}}
+					"timezone": zone, "tags": []string{tags[i%len(tags)]}}
 				if err := c.send(ctx, "POST", "/api/contacts", body, nil); err != nil {
 					errs <- err
 					return
