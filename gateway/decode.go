@@ -38,12 +38,16 @@ func newJSONMarshaler() *jsonMarshaler {
 var marshalBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // Marshal writes messages with restjson (protojson's bytes, several times faster), falling
-// back to protojson for what restjson leaves to it; response_body values that are not
-// messages (bare lists) go through grpc-gateway's own path as before.
+// back to protojson for what restjson leaves to it; an answer answerCodec already read as JSON
+// is that JSON; response_body values that are not messages (bare lists) go through
+// grpc-gateway's own path as before.
 func (m *jsonMarshaler) Marshal(v any) ([]byte, error) {
 	msg, ok := v.(proto.Message)
 	if !ok {
 		return m.JSONPb.Marshal(v)
+	}
+	if j, ok := answerJSON(msg); ok {
+		return j, nil
 	}
 	bp := marshalBuffers.Get().(*[]byte)
 	defer marshalBuffers.Put(bp)

@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 }
 
 // redisURL is a Redis database of the test's own.
-func redisURL(t *testing.T) string {
+func redisURL(t testing.TB) string {
 	t.Helper()
 	url, _ := redistest.New(t)
 	return url
@@ -88,7 +88,7 @@ func newRSAKey(kid string) signingKey {
 	}}
 }
 
-func newECKey(t *testing.T, kid string) signingKey {
+func newECKey(t testing.TB, kid string) signingKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ type idp struct {
 	doc atomic.Pointer[[]byte]
 }
 
-func newIDP(t *testing.T, keys ...signingKey) *idp {
+func newIDP(t testing.TB, keys ...signingKey) *idp {
 	t.Helper()
 	p := &idp{}
 	p.publish(t, keys...)
@@ -120,7 +120,7 @@ func newIDP(t *testing.T, keys ...signingKey) *idp {
 	return p
 }
 
-func (p *idp) publish(t *testing.T, keys ...signingKey) {
+func (p *idp) publish(t testing.TB, keys ...signingKey) {
 	t.Helper()
 	jwks := make([]map[string]string, 0, len(keys))
 	for _, k := range keys {
@@ -140,7 +140,7 @@ func claims(user string) jwt.MapClaims {
 	}
 }
 
-func sign(t *testing.T, k signingKey, c jwt.MapClaims) string {
+func sign(t testing.TB, k signingKey, c jwt.MapClaims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(k.method, c)
 	tok.Header["kid"] = k.kid
@@ -163,7 +163,7 @@ var orgsSchema = pgtest.NewTemplate("gateway_orgs", func(ctx context.Context, ds
 
 // startOrgs runs the orgs service on its own database, caching in the Redis database at
 // redisURL.
-func startOrgs(t *testing.T, redisURL string) (string, orgsv1.OrgsServiceClient) {
+func startOrgs(t testing.TB, redisURL string) (string, orgsv1.OrgsServiceClient) {
 	t.Helper()
 	svc, err := orgs.New(context.Background(), orgs.Config{
 		DatabaseURL: orgsSchema.NewDatabase(t), RedisURL: redisURL, Logger: quietLogger(),
@@ -181,7 +181,8 @@ type stubContacts struct {
 	contactsv1.UnimplementedContactsServiceServer
 	mu    sync.Mutex
 	calls []metadata.MD
-	errs  map[string]error // GetContact answers by id
+	errs  map[string]error                 // GetContact answers by id
+	page  *contactsv1.ListContactsResponse // ListContacts' answer when set
 }
 
 func (s *stubContacts) record(ctx context.Context) {
@@ -203,6 +204,12 @@ func (s *stubContacts) lastCall() (metadata.MD, int) {
 
 func (s *stubContacts) ListContacts(ctx context.Context, req *contactsv1.ListContactsRequest) (*contactsv1.ListContactsResponse, error) {
 	s.record(ctx)
+	s.mu.Lock()
+	page := s.page
+	s.mu.Unlock()
+	if page != nil {
+		return page, nil
+	}
 	return &contactsv1.ListContactsResponse{Limit: req.GetLimit().GetValue(), SortBy: "updated_at"}, nil
 }
 
@@ -224,8 +231,15 @@ func (s *stubContacts) GetContact(ctx context.Context, req *contactsv1.GetContac
 	return &contactsv1.GetContactResponse{Contact: &contactsv1.Contact{Id: req.GetId()}}, nil
 }
 
+// answerPages makes ListContacts answer page.
+func (s *stubContacts) answerPages(page *contactsv1.ListContactsResponse) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.page = page
+}
+
 // startContacts serves stub on a loopback port with the standard health service (SERVING).
-func startContacts(t *testing.T, stub *stubContacts) string {
+func startContacts(t testing.TB, stub *stubContacts) string {
 	t.Helper()
 	srv := grpc.NewServer()
 	contactsv1.RegisterContactsServiceServer(srv, stub)
@@ -363,7 +377,7 @@ func (s *stubMessaging) UpdateConversation(ctx context.Context, req *messagingv1
 }
 
 // startMessaging serves stub on a loopback port with the standard health service (SERVING).
-func startMessaging(t *testing.T, stub *stubMessaging) string {
+func startMessaging(t testing.TB, stub *stubMessaging) string {
 	t.Helper()
 	srv := grpc.NewServer()
 	messagingv1.RegisterMessagingServiceServer(srv, stub)
@@ -381,7 +395,7 @@ func startMessaging(t *testing.T, stub *stubMessaging) string {
 // stand-ins (or nothing, when the test points an address elsewhere) and a local identity
 // provider.
 type env struct {
-	t         *testing.T
+	t         testing.TB
 	url       string
 	orgs      orgsv1.OrgsServiceClient
 	idp       *idp
@@ -395,7 +409,7 @@ type env struct {
 
 type envOption func(*gateway.Config)
 
-func newEnv(t *testing.T, opts ...envOption) *env {
+func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	e := &env{t: t, key: newECKey(t, "ec-1"), rsa: newRSAKey("rsa-1"), contacts: &stubContacts{}, messaging: &stubMessaging{}, logs: &syncBuffer{}}
 	e.idp = newIDP(t, e.key, e.rsa)
@@ -416,7 +430,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	return e
 }
 
-func serveGateway(t *testing.T, cfg gateway.Config) string {
+func serveGateway(t testing.TB, cfg gateway.Config) string {
 	t.Helper()
 	gw, err := gateway.New(context.Background(), cfg)
 	require.NoError(t, err)
@@ -485,7 +499,7 @@ func (e *env) do(r request) response {
 	return doHTTP(e.t, e.url, r)
 }
 
-func doHTTP(t *testing.T, base string, r request) response {
+func doHTTP(t testing.TB, base string, r request) response {
 	t.Helper()
 	req, err := http.NewRequest(r.method, base+r.path, r.body)
 	require.NoError(t, err)

@@ -33,7 +33,9 @@ type backendConns struct {
 	contacts, billing, messaging, campaigns, polls, analytics *grpc.ClientConn
 }
 
-// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules.
+// newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules. The generated
+// handlers call through answerConn (see answers.go); nothing else may, as the messages it
+// answers with are only fit for jsonMarshaler.
 func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.ServeMux, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
@@ -61,34 +63,36 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 		// page of contacts) into several writes and a closing chunk.
 		runtime.WithWriteContentLength(),
 	)
-	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(b.contacts)); err != nil {
+	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(answerConn{b.contacts})); err != nil {
 		return nil, fmt.Errorf("gateway: register contacts routes: %w", err)
 	}
 	if b.billing != nil {
-		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(b.billing)); err != nil {
+		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(answerConn{b.billing})); err != nil {
 			return nil, fmt.Errorf("gateway: register billing routes: %w", err)
 		}
 	}
 	if b.messaging != nil {
-		if err := messagingv1.RegisterMessagingServiceHandlerClient(ctx, mux, messagingv1.NewMessagingServiceClient(b.messaging)); err != nil {
+		if err := messagingv1.RegisterMessagingServiceHandlerClient(ctx, mux, messagingv1.NewMessagingServiceClient(answerConn{b.messaging})); err != nil {
 			return nil, fmt.Errorf("gateway: register messaging routes: %w", err)
 		}
 	}
 	if b.campaigns != nil {
-		if err := campaignsv1.RegisterCampaignsServiceHandlerClient(ctx, mux, campaignsv1.NewCampaignsServiceClient(b.campaigns)); err != nil {
+		if err := campaignsv1.RegisterCampaignsServiceHandlerClient(ctx, mux, campaignsv1.NewCampaignsServiceClient(answerConn{b.campaigns})); err != nil {
 			return nil, fmt.Errorf("gateway: register campaigns routes: %w", err)
 		}
 	}
 	if b.polls != nil {
-		if err := pollsv1.RegisterPollsServiceHandlerClient(ctx, mux, pollsv1.NewPollsServiceClient(b.polls)); err != nil {
+		if err := pollsv1.RegisterPollsServiceHandlerClient(ctx, mux, pollsv1.NewPollsServiceClient(answerConn{b.polls})); err != nil {
 			return nil, fmt.Errorf("gateway: register polls routes: %w", err)
 		}
 	}
 	if b.analytics != nil {
-		client := analyticsv1.NewAnalyticsServiceClient(b.analytics)
-		if err := analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, client); err != nil {
+		routed := analyticsv1.NewAnalyticsServiceClient(answerConn{b.analytics})
+		if err := analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, routed); err != nil {
 			return nil, fmt.Errorf("gateway: register analytics routes: %w", err)
 		}
+		// The export reads the messages it receives, so its client reads them as messages.
+		client := analyticsv1.NewAnalyticsServiceClient(b.analytics)
 		if err := mux.HandlePath(http.MethodGet, exportPath, exportHandler(mux, client)); err != nil {
 			return nil, fmt.Errorf("gateway: register the analytics export: %w", err)
 		}

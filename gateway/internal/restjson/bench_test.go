@@ -39,6 +39,18 @@ func BenchmarkListPage(b *testing.B) {
 		}
 		b.SetBytes(int64(len(buf)))
 	})
+	b.Run("restjson-wire", func(b *testing.B) {
+		raw, _ := proto.Marshal(m)
+		md := m.ProtoReflect().Descriptor()
+		var buf []byte
+		for b.Loop() {
+			var ok bool
+			if buf, ok = AppendWire(buf[:0], md, raw); !ok {
+				b.Fatal("not reproduced")
+			}
+		}
+		b.SetBytes(int64(len(buf)))
+	})
 	b.Run("protojson", func(b *testing.B) {
 		o := protojson.MarshalOptions{EmitUnpopulated: true}
 		for b.Loop() {

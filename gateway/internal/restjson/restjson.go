@@ -66,6 +66,7 @@ const (
 type plan struct {
 	kind   int
 	fields []field // a plain message's fields; a wrapper's value; a Timestamp's or Duration's two
+	wire   wirePlan
 }
 
 type field struct {
@@ -75,6 +76,7 @@ type field struct {
 	presence bool   // unset is null
 	list     bool
 	sub      atomic.Pointer[plan] // a message field's plan, looked up on first use
+	wire     wireField
 }
 
 // subPlan is the plan of f's message type, kept on the field so a nested message costs no
@@ -123,6 +125,7 @@ func planOf(md protoreflect.MessageDescriptor) *plan {
 			p.kind = unsupportedMessage
 		}
 	}
+	p.wire = newWirePlan(md, p.fields)
 	if v, loaded := plans.LoadOrStore(md.FullName(), p); loaded {
 		return v.(*plan)
 	}
@@ -273,7 +276,10 @@ const (
 
 // appendTimestamp writes RFC 3339 in UTC with 0, 3, 6 or 9 fractional digits, as protojson does.
 func appendTimestamp(b []byte, m protoreflect.Message, p *plan) ([]byte, bool) {
-	secs, nanos := m.Get(p.fields[0].fd).Int(), m.Get(p.fields[1].fd).Int()
+	return appendTimestampValue(b, m.Get(p.fields[0].fd).Int(), m.Get(p.fields[1].fd).Int())
+}
+
+func appendTimestampValue(b []byte, secs, nanos int64) ([]byte, bool) {
 	if secs < minTimestampSeconds || secs > maxTimestampSeconds || nanos < 0 || nanos > maxNanos {
 		return b, false
 	}
@@ -303,7 +309,10 @@ func appendDigits(b []byte, n, width int) []byte {
 
 // appendDuration writes seconds with 0, 3, 6 or 9 fractional digits and an "s", as protojson does.
 func appendDuration(b []byte, m protoreflect.Message, p *plan) ([]byte, bool) {
-	secs, nanos := m.Get(p.fields[0].fd).Int(), m.Get(p.fields[1].fd).Int()
+	return appendDurationValue(b, m.Get(p.fields[0].fd).Int(), m.Get(p.fields[1].fd).Int())
+}
+
+func appendDurationValue(b []byte, secs, nanos int64) ([]byte, bool) {
 	if secs < -maxSecondsInDuration || secs > maxSecondsInDuration || nanos < -maxNanos || nanos > maxNanos ||
 		(secs > 0 && nanos < 0) || (secs < 0 && nanos > 0) {
 		return b, false
@@ -388,10 +397,20 @@ func appendString(out []byte, in string) ([]byte, error) {
 // indexNeedEscape is the index of the first rune that needs a look: a control character,
 // '"', '\\', or utf8.RuneError (a real U+FFFD or invalid UTF-8, told apart by the caller).
 func indexNeedEscape(s string) int {
-	for i, r := range s {
-		if r < ' ' || r == '\\' || r == '"' || r == utf8.RuneError {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < ' ' || c == '\\' || c == '"' {
+				return i
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError {
 			return i
 		}
+		i += n
 	}
 	return len(s)
 }

@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chorus-sms/chorus/gateway/internal/restjson"
+)
+
+// A route's generated handler receives the service's answer as a message and hands it to
+// jsonMarshaler.Marshal, which only takes it apart again; building it allocated every string,
+// timestamp and wrapper of a list page. For the routes that answer the whole message (no
+// response_body in the HTTP rules, so nothing reads the message's fields), the answer's
+// encoding is written straight as the route's JSON when it arrives (restjson.AppendWire), and
+// the message carries that JSON to Marshal in its unknown fields. An answer AppendWire does not
+// reproduce exactly is unmarshalled as before, so every answer reads, fails and prints as it
+// did.
+
+//go:embed http_rules.yaml
+var httpRules []byte
+
+// wholeAnswers are the full method names of the unary calls whose every HTTP binding answers
+// the whole response message.
+var wholeAnswers = mustWholeAnswers(httpRules)
+
+func mustWholeAnswers(rules []byte) map[string]bool {
+	m, err := parseWholeAnswers(rules)
+	if err != nil {
+		panic(fmt.Sprintf("gateway: http_rules.yaml: %v", err))
+	}
+	return m
+}
+
+type httpRule struct {
+	Selector           string     `yaml:"selector"`
+	ResponseBody       string     `yaml:"response_body"`
+	AdditionalBindings []httpRule `yaml:"additional_bindings"`
+}
+
+func parseWholeAnswers(rules []byte) (map[string]bool, error) {
+	var doc struct {
+		HTTP struct {
+			Rules []httpRule `yaml:"rules"`
+		} `yaml:"http"`
+	}
+	if err := yaml.Unmarshal(rules, &doc); err != nil {
+		return nil, err
+	}
+	whole := map[string]bool{}
+	for _, r := range doc.HTTP.Rules {
+		i := strings.LastIndex(r.Selector, ".")
+		if i < 0 {
+			return nil, fmt.Errorf("selector %q is not service.method", r.Selector)
+		}
+		all := r.ResponseBody == ""
+		for _, b := range r.AdditionalBindings {
+			all = all && b.ResponseBody == ""
+		}
+		whole["/"+r.Selector[:i]+"/"+r.Selector[i+1:]] = all
+	}
+	for m, ok := range whole {
+		if !ok {
+			delete(whole, m)
+		}
+	}
+	return whole, nil
+}
+
+// answerConn is the connection the mux's generated clients call through: a call in
+// wholeAnswers gets its answer read by answerCodec.
+type answerConn struct {
+	*grpc.ClientConn
+}
+
+func (c answerConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if wholeAnswers[method] {
+		opts = append(opts[:len(opts):len(opts)], readAsJSON) // a copy: the caller's array is its own
+	}
+	return c.ClientConn.Invoke(ctx, method, args, reply, opts...)
+}
+
+var readAsJSON = grpc.ForceCodecV2(answerCodec{})
+
+// answerCodec sends requests as the proto codec does and reads answers into their JSON.
+type answerCodec struct{}
+
+var protoCodec = encoding.GetCodecV2(grpcproto.Name)
+
+// Name is the proto codec's, so the call's content type (and the service's codec) is the
+// usual one.
+func (answerCodec) Name() string { return grpcproto.Name }
+
+func (answerCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
+
+func (answerCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return protoCodec.Unmarshal(data, v)
+	}
+	var wire []byte
+	if len(data) == 1 {
+		wire = data[0].ReadOnlyData()
+	} else {
+		buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+		defer buf.Free()
+		wire = buf.ReadOnlyData()
+	}
+	bp := marshalBuffers.Get().(*[]byte)
+	defer marshalBuffers.Put(bp)
+	j, ok := restjson.AppendWire((*bp)[:0], m.ProtoReflect().Descriptor(), wire)
+	if cap(j) <= maxPooledBuffer {
+		*bp = j
+	}
+	if !ok {
+		return protoCodec.Unmarshal(data, v)
+	}
+	proto.Reset(m)
+	m.ProtoReflect().SetUnknown(newAnswer(j))
+	return nil
+}
+
+// answerField is the field number the JSON travels under: in the range protobuf reserves for
+// its implementation, which no .proto file may declare. answerKey, random per process, comes
+// first in the field, so no service can forge an answer that passes as read.
+const answerField = 19999
+
+var answerKey = func() []byte {
+	k := make([]byte, 16)
+	_, _ = rand.Read(k)
+	return k
+}()
+
+var answerTag = protowire.AppendTag(nil, answerField, protowire.BytesType)
+
+// newAnswer is the unknown field carrying json.
+func newAnswer(json []byte) []byte {
+	n := len(answerKey) + len(json)
+	b := append(make([]byte, 0, len(answerTag)+protowire.SizeVarint(uint64(n))+n), answerTag...)
+	b = protowire.AppendVarint(b, uint64(n))
+	b = append(b, answerKey...)
+	return append(b, json...)
+}
+
+// answerJSON is the JSON answerCodec read m's answer into, if it did.
+func answerJSON(m proto.Message) ([]byte, bool) {
+	u := m.ProtoReflect().GetUnknown()
+	if !bytes.HasPrefix(u, answerTag) {
+		return nil, false
+	}
+	v, n := protowire.ConsumeBytes(u[len(answerTag):])
+	if n != len(u)-len(answerTag) || !bytes.HasPrefix(v, answerKey) {
+		return nil, false
+	}
+	return v[len(answerKey):], true
+}
