@@ -44,11 +44,7 @@ func (s *Server) ListContacts(ctx context.Context, req *contactsv1.ListContactsR
 		return nil, err
 	}
 	res := &contactsv1.ListContactsResponse{
-		Contacts: make([]*contactsv1.ContactListItem, len(items)), Limit: int32(page.Limit),
-		HasMore: more, SortBy: string(page.Sort),
-	}
-	for i, c := range items {
-		res.Contacts[i] = toListItem(c)
+		Contacts: toListItems(items), Limit: int32(page.Limit), HasMore: more, SortBy: string(page.Sort),
 	}
 	if more {
 		last := items[len(items)-1]
