@@ -286,25 +286,33 @@ func appendTimestampValue(b []byte, secs, nanos int64) ([]byte, bool) {
 	t := time.Unix(secs, 0).UTC()
 	year, month, day := t.Date()
 	hour, minute, sec := t.Clock()
-	b = append(b, '"')
-	b = appendDigits(b, year, 4)
-	b = appendDigits(append(b, '-'), int(month), 2)
-	b = appendDigits(append(b, '-'), day, 2)
-	b = appendDigits(append(b, 'T'), hour, 2)
-	b = appendDigits(append(b, ':'), minute, 2)
-	b = appendDigits(append(b, ':'), sec, 2)
+	var d [21]byte // "YYYY-MM-DDTHH:MM:SS with its opening quote
+	d[0] = '"'
+	put2(d[1:], year/100)
+	put2(d[3:], year%100)
+	d[5] = '-'
+	put2(d[6:], int(month))
+	d[8] = '-'
+	put2(d[9:], day)
+	d[11] = 'T'
+	put2(d[12:], hour)
+	d[14] = ':'
+	put2(d[15:], minute)
+	d[17] = ':'
+	put2(d[18:], sec)
+	b = append(b, d[:20]...)
 	b = appendFraction(b, nanos)
 	return append(b, 'Z', '"'), true
 }
 
-// appendDigits writes n (0 ≤ n < 10^width) zero-padded to width digits.
-func appendDigits(b []byte, n, width int) []byte {
-	var buf [4]byte
-	for i := width - 1; i >= 0; i-- {
-		buf[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return append(b, buf[:width]...)
+// digitPairs are the two-digit numbers 00 to 99, for writing a date's fields.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// put2 writes n (0 ≤ n < 100) as two digits at b.
+func put2(b []byte, n int) {
+	b[0], b[1] = digitPairs[2*n], digitPairs[2*n+1]
 }
 
 // appendDuration writes seconds with 0, 3, 6 or 9 fractional digits and an "s", as protojson does.
@@ -338,13 +346,13 @@ func appendFraction(b []byte, nanos int64) []byte {
 		nanos /= 1000
 		digits -= 3
 	}
-	b = append(b, '.')
-	var buf [9]byte
-	s := strconv.AppendInt(buf[:0], nanos, 10)
-	for range digits - len(s) {
-		b = append(b, '0')
+	var f [10]byte
+	f[0] = '.'
+	for i := digits; i > 0; i-- {
+		f[i] = byte('0' + nanos%10)
+		nanos /= 10
 	}
-	return append(b, s...)
+	return append(b, f[:digits+1]...)
 }
 
 // errInvalidUTF8 fails a string protojson would refuse.

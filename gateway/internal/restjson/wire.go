@@ -2,6 +2,8 @@ package restjson
 
 import (
 	"math"
+	"slices"
+	"sync"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -20,7 +22,27 @@ import (
 // as unknown; groups; nesting deeper than maxWireDepth). The caller then unmarshals wire and
 // calls Append, exactly as if this function did not exist.
 func AppendWire(b []byte, md protoreflect.MessageDescriptor, wire []byte) ([]byte, bool) {
-	return appendWireMessage(b, wire, planOf(md), 0)
+	st := wireStates.Get().(*wireState)
+	defer wireStates.Put(st)
+	return st.appendMessage(b, wire, planOf(md), 0)
+}
+
+// wireState is the scratch of one AppendWire call: the seen slots of the messages being
+// written, a message's taken on entry and given back on return, so the slots of a page's
+// every item are the same few, allocated once.
+type wireState struct {
+	seen []seen
+}
+
+var wireStates = sync.Pool{New: func() any { return new(wireState) }}
+
+// take returns n cleared slots.
+func (st *wireState) take(n int) []seen {
+	base := len(st.seen)
+	st.seen = slices.Grow(st.seen, n)[:base+n]
+	at := st.seen[base:]
+	clear(at)
+	return at
 }
 
 // maxWireDepth bounds AppendWire's recursion; deeper messages take the slow path, which has
@@ -100,10 +122,7 @@ type seen struct {
 	count           int
 }
 
-// maxStackFields is how many fields a message may have for its scan to live on the stack.
-const maxStackFields = 32
-
-func appendWireMessage(b []byte, wire []byte, p *plan, depth int) ([]byte, bool) {
+func (st *wireState) appendMessage(b []byte, wire []byte, p *plan, depth int) ([]byte, bool) {
 	if depth > maxWireDepth {
 		return b, false
 	}
@@ -114,13 +133,9 @@ func appendWireMessage(b []byte, wire []byte, p *plan, depth int) ([]byte, bool)
 	if !p.wire.ok {
 		return b, false
 	}
-	var stack [maxStackFields]seen
-	var at []seen
-	if len(p.fields) <= maxStackFields {
-		at = stack[:len(p.fields)]
-	} else {
-		at = make([]seen, len(p.fields))
-	}
+	base := len(st.seen)
+	defer func() { st.seen = st.seen[:base] }()
+	at := st.take(len(p.fields))
 	if !scanWire(wire, p, at) {
 		return b, false
 	}
@@ -139,7 +154,7 @@ func appendWireMessage(b []byte, wire []byte, p *plan, depth int) ([]byte, bool)
 		}
 		return appendDurationValue(b, secs, nanos)
 	case wrapperMessage:
-		return appendWireField(b, wire, at[0], &p.fields[0], depth)
+		return st.appendField(b, wire, at[0], &p.fields[0], depth)
 	case emptyMessage:
 		return append(b, '{', '}'), true
 	}
@@ -156,7 +171,7 @@ func appendWireMessage(b []byte, wire []byte, p *plan, depth int) ([]byte, bool)
 		}
 		first = false
 		b = append(b, f.name...)
-		if b, ok = appendWireField(b, wire, at[i], f, depth); !ok {
+		if b, ok = st.appendField(b, wire, at[i], f, depth); !ok {
 			return b, false
 		}
 	}
@@ -226,11 +241,11 @@ func scanWire(wire []byte, p *plan, at []seen) bool {
 	return true
 }
 
-// appendWireField writes a field's value (a list's values) found by scanWire, or its default
+// appendField writes a field's value (a list's values) found by scanWire, or its default
 // when it has none.
-func appendWireField(b []byte, wire []byte, s seen, f *field, depth int) ([]byte, bool) {
+func (st *wireState) appendField(b []byte, wire []byte, s seen, f *field, depth int) ([]byte, bool) {
 	if f.list {
-		return appendWireList(b, wire, s, f, depth)
+		return st.appendList(b, wire, s, f, depth)
 	}
 	if s.count == 0 {
 		if f.presence {
@@ -238,12 +253,12 @@ func appendWireField(b []byte, wire []byte, s seen, f *field, depth int) ([]byte
 		}
 		return appendSingular(b, f.fd.Default(), f)
 	}
-	return appendWireValue(b, wire[s.start:s.end], f.wire.typ, f, depth)
+	return st.appendValue(b, wire[s.start:s.end], f.wire.typ, f, depth)
 }
 
-// appendWireList writes every value of a repeated field, in the order of the encoding, each
+// appendList writes every value of a repeated field, in the order of the encoding, each
 // packed run taken apart.
-func appendWireList(b []byte, wire []byte, s seen, f *field, depth int) ([]byte, bool) {
+func (st *wireState) appendList(b []byte, wire []byte, s seen, f *field, depth int) ([]byte, bool) {
 	b = append(b, '[')
 	first := true
 	num := f.fd.Number()
@@ -275,7 +290,7 @@ func appendWireList(b []byte, wire []byte, s seen, f *field, depth int) ([]byte,
 				}
 				first = false
 				var ok bool
-				if b, ok = appendWireValue(b, run[:k], f.wire.typ, f, depth); !ok {
+				if b, ok = st.appendValue(b, run[:k], f.wire.typ, f, depth); !ok {
 					return b, false
 				}
 				run = run[k:]
@@ -290,7 +305,7 @@ func appendWireList(b []byte, wire []byte, s seen, f *field, depth int) ([]byte,
 		}
 		first = false
 		var ok bool
-		if b, ok = appendWireValue(b, value, typ, f, depth); !ok {
+		if b, ok = st.appendValue(b, value, typ, f, depth); !ok {
 			return b, false
 		}
 	}
@@ -312,11 +327,11 @@ func wireValueLen(b []byte, typ protowire.Type) int {
 	return -1
 }
 
-// appendWireValue writes one value: v is a varint's or a fixed value's bytes, or a
+// appendValue writes one value: v is a varint's or a fixed value's bytes, or a
 // length-delimited value's content.
-func appendWireValue(b []byte, v []byte, typ protowire.Type, f *field, depth int) ([]byte, bool) {
+func (st *wireState) appendValue(b []byte, v []byte, typ protowire.Type, f *field, depth int) ([]byte, bool) {
 	if f.fd.Kind() == protoreflect.MessageKind {
-		return appendWireMessage(b, v, f.subPlan(), depth+1)
+		return st.appendMessage(b, v, f.subPlan(), depth+1)
 	}
 	value, ok := wireScalar(v, typ, f.fd)
 	if !ok {
