@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -29,6 +30,7 @@ import (
 func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 	srv := grpc.NewServer(
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+		grpc.NumStreamWorkers(streamWorkers()),
 		grpc.InitialWindowSize(rpcclient.WindowSize),
 		grpc.InitialConnWindowSize(rpcclient.WindowSize),
 		grpc.ChainUnaryInterceptor(
@@ -50,6 +52,13 @@ func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 	healthpb.RegisterHealthServer(srv, hs)
 	return srv
 }
+
+// streamWorkers is how many goroutines a server keeps to run calls on. Without them every
+// call starts a goroutine whose stack, small at first, is copied each time it doubles on the
+// way down the interceptors, the handler and pgx, several times a call; a worker keeps its
+// grown stack from call to call. A call arriving while every worker is busy gets a goroutine
+// of its own, as before, so workers never queue calls.
+func streamWorkers() uint32 { return uint32(4 * runtime.GOMAXPROCS(0)) }
 
 // metrics counts every RPC by method and code, with latency, in the process's default
 // Prometheus registry; one set serves every gRPC server in the process (the all-in-one binary
