@@ -28,13 +28,18 @@ func AccessChange(org uuid.UUID, user string) string { return org.String() + ":"
 // confirmed subscription makes every check go to the orgs service instead: a revoked or
 // lowered membership is never served for more than about accessMaxLag after it changed.
 // Entries also live at most accessEntryTTL, so a change whose announcement was lost (the orgs
-// service failed to publish it) is still picked up within a second.
+// service failed to publish it) is still picked up within a second. An entry served when older
+// than accessRefreshAfter is checked again in the background, stamped with the time that check
+// started, so a user who keeps calling does not wait on orgs once a second; a check announced
+// changed while it ran is dropped, as any is.
 const (
-	accessPingEvery  = 200 * time.Millisecond
-	accessMaxLag     = 700 * time.Millisecond
-	accessEntryTTL   = time.Second
-	accessMaxEntries = 100_000
-	accessRetryDelay = 250 * time.Millisecond
+	accessPingEvery      = 200 * time.Millisecond
+	accessMaxLag         = 700 * time.Millisecond
+	accessEntryTTL       = time.Second
+	accessRefreshAfter   = accessEntryTTL / 2
+	accessRefreshTimeout = 5 * time.Second
+	accessMaxEntries     = 100_000
+	accessRetryDelay     = 250 * time.Millisecond
 )
 
 // AccessCache answers membership checks in process, in front of Client.Access: the gateway
@@ -49,9 +54,10 @@ type AccessCache struct {
 
 	proven atomic.Int64 // monotonic ns (since start) when the newest answered PING was sent; 0: none
 
-	mu      sync.Mutex
-	gen     uint64 // bumped by every invalidation, so a check that raced one does not store
-	entries map[accessKey]accessEntry
+	mu         sync.Mutex
+	gen        uint64 // bumped by every invalidation, so a check that raced one does not store
+	entries    map[accessKey]accessEntry
+	refreshing map[accessKey]bool // background checks under way
 }
 
 type accessKey struct {
@@ -66,7 +72,7 @@ type accessEntry struct {
 
 // NewAccessCache caches client's answers, invalidated by messages read from rdb.
 func NewAccessCache(client *Client, rdb *redis.Client, log *slog.Logger) *AccessCache {
-	return &AccessCache{client: client, rdb: rdb, log: log, start: time.Now(), entries: map[accessKey]accessEntry{}}
+	return &AccessCache{client: client, rdb: rdb, log: log, start: time.Now(), entries: map[accessKey]accessEntry{}, refreshing: map[accessKey]bool{}}
 }
 
 func (c *AccessCache) now() time.Duration { return time.Since(c.start) }
@@ -80,23 +86,51 @@ func (c *AccessCache) Access(ctx context.Context, org uuid.UUID, user string) (t
 	c.mu.Lock()
 	e, ok := c.entries[k]
 	gen := c.gen
+	fresh := live && ok && now-e.at < accessEntryTTL
+	refresh := fresh && now-e.at >= accessRefreshAfter && !c.refreshing[k]
+	if refresh {
+		c.refreshing[k] = true
+	}
 	c.mu.Unlock()
-	if live && ok && now-e.at < accessEntryTTL {
+	if fresh {
+		if refresh {
+			go c.refresh(context.WithoutCancel(ctx), k, gen, now)
+		}
 		return e.level, nil
 	}
 	level, err := c.client.Access(ctx, org, user)
 	if err != nil {
 		return level, err
 	}
-	c.mu.Lock()
-	if c.gen == gen { // no change was announced while we asked
-		if len(c.entries) >= accessMaxEntries {
-			clear(c.entries)
-		}
-		c.entries[k] = accessEntry{level: level, at: now}
-	}
-	c.mu.Unlock()
+	c.store(k, gen, accessEntry{level: level, at: now})
 	return level, nil
+}
+
+// refresh checks k again for an entry about to expire; the answer is stamped at, when the
+// check started.
+func (c *AccessCache) refresh(ctx context.Context, k accessKey, gen uint64, at time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, accessRefreshTimeout)
+	defer cancel()
+	level, err := c.client.Access(ctx, k.org, k.user)
+	c.mu.Lock()
+	delete(c.refreshing, k)
+	c.mu.Unlock()
+	if err == nil {
+		c.store(k, gen, accessEntry{level: level, at: at})
+	}
+}
+
+// store keeps e unless a change was announced since gen was read, or a newer check is kept.
+func (c *AccessCache) store(k accessKey, gen uint64, e accessEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.entries[k]; c.gen != gen || ok && cur.at > e.at {
+		return
+	}
+	if len(c.entries) >= accessMaxEntries {
+		clear(c.entries)
+	}
+	c.entries[k] = e
 }
 
 func (c *AccessCache) forget(k accessKey) {
