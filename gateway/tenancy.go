@@ -108,7 +108,5 @@ func forwardPrincipal(ctx context.Context, _ *http.Request) metadata.MD {
 	if !ok {
 		return nil
 	}
-	// tenant.AppendToOutgoing is the one place that knows the keys; read them back as an MD.
-	md, _ := metadata.FromOutgoingContext(tenant.AppendToOutgoing(context.Background(), p))
-	return md
+	return p.MD()
 }

@@ -113,14 +113,22 @@ func AppendToOutgoing(ctx context.Context, p Principal) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, kv...)
 }
 
-// FromIncoming reads the principal from incoming gRPC metadata.
-func FromIncoming(ctx context.Context) (Principal, bool) {
-	md, ok := metadata.FromIncomingContext(ctx)
-	if !ok {
-		return Principal{}, false
+// MD is p as the metadata AppendToOutgoing adds, for a caller that hands metadata over
+// whole (the gateway's mux).
+func (p Principal) MD() metadata.MD {
+	vals := []string{p.OrgID.String(), p.User, p.Access.String(), p.RequestID}
+	md := metadata.MD{MDOrg: vals[0:1:1], MDUser: vals[1:2:2], MDAccess: vals[2:3:3]}
+	if p.RequestID != "" {
+		md[MDRequestID] = vals[3:4:4]
 	}
+	return md
+}
+
+// FromIncoming reads the principal from incoming gRPC metadata. Each key is read on its own:
+// metadata.FromIncomingContext would copy every header of the call.
+func FromIncoming(ctx context.Context) (Principal, bool) {
 	first := func(k string) string {
-		if v := md.Get(k); len(v) > 0 {
+		if v := metadata.ValueFromIncomingContext(ctx, k); len(v) > 0 {
 			return v[0]
 		}
 		return ""
