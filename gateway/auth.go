@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/rsa"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -226,7 +228,19 @@ func (c *tokenCache) put(raw string, e verifiedToken) {
 }
 
 // sameKey reports whether two public keys are the same key (crypto public keys have Equal).
+// The key set hands out the key it holds, so a cached token's key is most often the very same
+// pointer, which needs no comparison (Equal copies the keys' big numbers out to compare them).
 func sameKey(a, b any) bool {
+	switch ka := a.(type) {
+	case *ecdsa.PublicKey:
+		if kb, ok := b.(*ecdsa.PublicKey); ok && ka == kb && ka != nil {
+			return true
+		}
+	case *rsa.PublicKey:
+		if kb, ok := b.(*rsa.PublicKey); ok && ka == kb && ka != nil {
+			return true
+		}
+	}
 	k, ok := a.(interface{ Equal(crypto.PublicKey) bool })
 	return ok && k.Equal(b)
 }

@@ -149,7 +149,7 @@ type Gateway struct {
 	backends []backend
 	rdb      *redis.Client
 	subRDB   *redis.Client      // the membership change subscription
-	stopJWKS context.CancelFunc // ends the background work: key refresh, change subscription
+	stopJWKS context.CancelFunc // ends the background work: key refresh, change subscription, rate-limit decisions
 	handler  http.Handler
 }
 
@@ -238,6 +238,7 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.subRDB = redis.NewClient(subOpts)
 	metrics := newMetrics()
 	limiter := newRateLimiter(g.rdb, cfg.RateLimit, cfg.RateBurst, metrics, g.log)
+	limiter.startDecisions(jwksCtx)
 	accessCache := orgsclient.NewAccessCache(orgsclient.New(orgsConn), g.subRDB, g.log)
 	go accessCache.Run(jwksCtx)
 	access := &accessChecker{orgs: accessCache}

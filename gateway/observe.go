@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/felixge/httpsnoop"
 	"github.com/google/uuid"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -65,7 +64,10 @@ func (g *Gateway) observe(next http.Handler, m *metrics) http.Handler {
 		info := &requestInfo{id: requestID(r.Header.Get("X-Request-Id")), route: routeUnmatched}
 		w.Header().Set("X-Request-Id", info.id)
 		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
-		res := httpsnoop.CaptureMetrics(next, w, r)
+		start := time.Now()
+		res := &recorder{ResponseWriter: w, Code: http.StatusOK}
+		next.ServeHTTP(res, r)
+		res.Duration = time.Since(start)
 		m.observe(r.Method, info.route, res.Code, res.Duration)
 		if quietPaths[r.URL.Path] && res.Code < http.StatusInternalServerError {
 			return
@@ -94,6 +96,42 @@ func (g *Gateway) observe(next http.Handler, m *metrics) http.Handler {
 		g.log.LogAttrs(r.Context(), level, "http request", attrs...)
 	})
 }
+
+// recorder notes a response's status and size as httpsnoop.CaptureMetrics did (the first
+// status that is not informational, else 200; the bytes of the body), without its per-request
+// wrapper and closures.
+type recorder struct {
+	http.ResponseWriter
+	Code          int
+	Written       int64
+	Duration      time.Duration
+	headerWritten bool
+}
+
+func (w *recorder) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
+	if !(code >= 100 && code <= 199) && !w.headerWritten {
+		w.Code = code
+		w.headerWritten = true
+	}
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.Written += int64(n)
+	w.headerWritten = true
+	return n, err
+}
+
+// Flush passes through for streamed answers (the export).
+func (w *recorder) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // recordRoute runs inside the grpc-gateway mux once a route matched: it labels the request,
 // its span and its otelhttp metrics with the route pattern.

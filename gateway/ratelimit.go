@@ -45,12 +45,13 @@ func rateLimitRedisOptions(o *redis.Options) *redis.Options {
 // boundary (authentication and access checks still run), so losing it for the length of a
 // Redis outage is better than refusing every tenant's traffic.
 type rateLimiter struct {
-	limiter  *redis_rate.Limiter
-	limit    redis_rate.Limit
-	failOpen prometheus.Counter
-	log      *slog.Logger
-	lastWarn atomic.Int64 // unix nanoseconds of the last fail-open warning
-	refused  refusals     // keys refused lately: their reads wait for the decision
+	limiter   *redis_rate.Limiter
+	limit     redis_rate.Limit
+	failOpen  prometheus.Counter
+	log       *slog.Logger
+	lastWarn  atomic.Int64          // unix nanoseconds of the last fail-open warning
+	refused   refusals              // keys refused lately: their reads wait for the decision
+	decisions chan *pendingDecision // to the decision workers (nil: none, a goroutine each)
 }
 
 func newRateLimiter(rdb *redis.Client, perSecond, burst int, m *metrics, log *slog.Logger) *rateLimiter {

@@ -57,22 +57,52 @@ func (f *refusals) add(key string, until time.Time) {
 
 // pendingDecision is a rate-limit decision being taken in the background.
 type pendingDecision struct {
-	done chan struct{}
-	res  *redis_rate.Result
+	ctx    context.Context
+	key    string
+	cancel context.CancelFunc // called when it refuses, so the read running meanwhile stops early
+	done   chan struct{}
+	res    *redis_rate.Result
 }
 
-// decideAsync starts the decision for key; cancel is called when it refuses, so the read
-// running meanwhile stops early.
+// decisionWorkers take reads' decisions. A goroutine started per decision grew its stack
+// through the Redis client's calls on every request; a worker keeps its stack. A decision
+// arriving while every worker is busy gets a goroutine of its own, so none waits for a worker.
+const decisionWorkers = 8
+
+// startDecisions runs the decision workers until ctx ends.
+func (l *rateLimiter) startDecisions(ctx context.Context) {
+	l.decisions = make(chan *pendingDecision)
+	for range decisionWorkers {
+		go func() {
+			for {
+				select {
+				case p := <-l.decisions:
+					l.finish(p)
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+}
+
+// decideAsync starts the decision for key.
 func (l *rateLimiter) decideAsync(ctx context.Context, key string, cancel context.CancelFunc) *pendingDecision {
-	p := &pendingDecision{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.res = l.decide(ctx, key)
-		if p.res != nil && p.res.Allowed == 0 {
-			cancel()
-		}
-	}()
+	p := &pendingDecision{ctx: ctx, key: key, cancel: cancel, done: make(chan struct{})}
+	select {
+	case l.decisions <- p:
+	default:
+		go l.finish(p)
+	}
 	return p
+}
+
+func (l *rateLimiter) finish(p *pendingDecision) {
+	defer close(p.done)
+	p.res = l.decide(p.ctx, p.key)
+	if p.res != nil && p.res.Allowed == 0 {
+		p.cancel()
+	}
 }
 
 // gatedWriter holds a response back until its rate-limit decision is in, then writes the
