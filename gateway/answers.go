@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/chorus-sms/chorus/gateway/internal/restjson"
 )
@@ -86,15 +87,18 @@ type answerConn struct {
 
 func (c answerConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	if wholeAnswers[method] {
-		opts = append(opts[:len(opts):len(opts)], readAsJSON) // a copy: the caller's array is its own
+		// A copy: the caller's array is its own.
+		opts = append(opts[:len(opts):len(opts)], grpc.ForceCodecV2(answerCodec{infoFrom(ctx)}))
 	}
 	return c.ClientConn.Invoke(ctx, method, args, reply, opts...)
 }
 
-var readAsJSON = grpc.ForceCodecV2(answerCodec{})
-
-// answerCodec sends requests as the proto codec does and reads answers into their JSON.
-type answerCodec struct{}
+// answerCodec sends requests as the proto codec does and reads answers into their JSON. The
+// JSON is written in a pooled buffer the request keeps until its answer has been written
+// (observe gives it back), so a page's JSON is not copied out of the buffer it was written in.
+type answerCodec struct {
+	info *requestInfo
+}
 
 var protoCodec = encoding.GetCodecV2(grpcproto.Name)
 
@@ -104,7 +108,7 @@ func (answerCodec) Name() string { return grpcproto.Name }
 
 func (answerCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
 
-func (answerCodec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c answerCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return protoCodec.Unmarshal(data, v)
@@ -118,16 +122,22 @@ func (answerCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		wire = buf.ReadOnlyData()
 	}
 	bp := marshalBuffers.Get().(*[]byte)
-	defer marshalBuffers.Put(bp)
-	j, ok := restjson.AppendWire((*bp)[:0], m.ProtoReflect().Descriptor(), wire)
-	if cap(j) <= maxPooledBuffer {
-		*bp = j
+	field, ok := appendAnswer((*bp)[:0], m.ProtoReflect().Descriptor(), wire)
+	if cap(field) <= maxPooledBuffer {
+		*bp = field
 	}
 	if !ok {
+		marshalBuffers.Put(bp)
 		return protoCodec.Unmarshal(data, v)
 	}
+	if c.info.answer == nil {
+		c.info.answer = bp // the request holds the buffer until its answer is written
+	} else {
+		field = bytes.Clone(field) // a second answer in one request (none today) gets a copy
+		marshalBuffers.Put(bp)
+	}
 	proto.Reset(m)
-	m.ProtoReflect().SetUnknown(newAnswer(j))
+	m.ProtoReflect().SetUnknown(field)
 	return nil
 }
 
@@ -144,13 +154,27 @@ var answerKey = func() []byte {
 
 var answerTag = protowire.AppendTag(nil, answerField, protowire.BytesType)
 
-// newAnswer is the unknown field carrying json.
-func newAnswer(json []byte) []byte {
-	n := len(answerKey) + len(json)
-	b := append(make([]byte, 0, len(answerTag)+protowire.SizeVarint(uint64(n))+n), answerTag...)
-	b = protowire.AppendVarint(b, uint64(n))
+// answerLenSize is the room kept for the field's length, written once the JSON is: a varint
+// padded to five bytes (which protobuf reads as any other) holds any length a buffer may have.
+const answerLenSize = 5
+
+// appendAnswer appends the unknown field carrying the JSON of wire, an encoded md.
+func appendAnswer(b []byte, md protoreflect.MessageDescriptor, wire []byte) ([]byte, bool) {
+	start := len(b)
+	b = append(b, answerTag...)
+	lenAt := len(b)
+	b = append(b, make([]byte, answerLenSize)...)
 	b = append(b, answerKey...)
-	return append(b, json...)
+	b, ok := restjson.AppendWire(b, md, wire)
+	n := len(b) - lenAt - answerLenSize
+	if !ok || n >= 1<<(7*answerLenSize) {
+		return b[:start], false
+	}
+	for i := range answerLenSize - 1 {
+		b[lenAt+i] = byte(n>>(7*i)) | 0x80
+	}
+	b[lenAt+answerLenSize-1] = byte(n >> (7 * (answerLenSize - 1)))
+	return b, true
 }
 
 // answerJSON is the JSON answerCodec read m's answer into, if it did.

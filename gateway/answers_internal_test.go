@@ -40,12 +40,17 @@ http:
 // decode runs m's encoding through answerCodec into a new message of m's type.
 func decode(t *testing.T, m proto.Message) proto.Message {
 	t.Helper()
+	return decodeIn(t, &requestInfo{}, m)
+}
+
+func decodeIn(t *testing.T, info *requestInfo, m proto.Message) proto.Message {
+	t.Helper()
 	wire, err := proto.Marshal(m)
 	require.NoError(t, err)
 	out := m.ProtoReflect().New().Interface()
 	// Two buffers, as a large answer arrives.
 	half := len(wire) / 2
-	require.NoError(t, answerCodec{}.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire[:half]), mem.SliceBuffer(wire[half:])}, out))
+	require.NoError(t, answerCodec{info}.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire[:half]), mem.SliceBuffer(wire[half:])}, out))
 	return out
 }
 
@@ -80,4 +85,20 @@ func TestAnswerJSONNeedsTheProcessKey(t *testing.T) {
 	j, err := newJSONMarshaler().Marshal(forged)
 	require.NoError(t, err)
 	assert.NotContains(t, string(j), "forged")
+}
+
+// The request keeps the buffer its answer was written in; a second answer gets its own bytes.
+func TestAnswerBufferIsTheRequests(t *testing.T) {
+	info := &requestInfo{}
+	first := decodeIn(t, info, &contactsv1.ListContactsResponse{SortBy: "first"})
+	require.NotNil(t, info.answer)
+	held := info.answer
+	second := decodeIn(t, info, &contactsv1.ListContactsResponse{SortBy: "second"})
+	assert.Same(t, held, info.answer)
+	a, ok := answerJSON(first)
+	require.True(t, ok)
+	b, ok := answerJSON(second)
+	require.True(t, ok)
+	assert.Contains(t, string(a), `"first"`)
+	assert.Contains(t, string(b), `"second"`)
 }

@@ -30,6 +30,7 @@ type requestInfo struct {
 	route        string
 	org, user    string
 	bodyTooLarge bool
+	answer       *[]byte // the pooled buffer holding the answer's JSON (see answerCodec)
 }
 
 type infoKey struct{}
@@ -68,6 +69,10 @@ func (g *Gateway) observe(next http.Handler, m *metrics) http.Handler {
 		res := &recorder{ResponseWriter: w, Code: http.StatusOK}
 		next.ServeHTTP(res, r)
 		res.Duration = time.Since(start)
+		if info.answer != nil { // written: the buffer is free again
+			marshalBuffers.Put(info.answer)
+			info.answer = nil
+		}
 		m.observe(r.Method, info.route, res.Code, res.Duration)
 		if quietPaths[r.URL.Path] && res.Code < http.StatusInternalServerError {
 			return
