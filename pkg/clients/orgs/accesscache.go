@@ -31,12 +31,13 @@ func AccessChange(org uuid.UUID, user string) string { return org.String() + ":"
 // service failed to publish it) is still picked up within a second. An entry served when older
 // than accessRefreshAfter is checked again in the background, stamped with the time that check
 // started, so a user who keeps calling does not wait on orgs once a second; a check announced
-// changed while it ran is dropped, as any is.
+// changed while it ran is dropped, as any is. The refresh comes late in the entry's life, so
+// a hot user costs orgs little more than the one check a second it cost before.
 const (
 	accessPingEvery      = 200 * time.Millisecond
 	accessMaxLag         = 700 * time.Millisecond
 	accessEntryTTL       = time.Second
-	accessRefreshAfter   = accessEntryTTL / 2
+	accessRefreshAfter   = accessEntryTTL * 4 / 5
 	accessRefreshTimeout = 5 * time.Second
 	accessMaxEntries     = 100_000
 	accessRetryDelay     = 250 * time.Millisecond
