@@ -12,13 +12,14 @@ package restjson
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -283,9 +284,12 @@ func appendTimestampValue(b []byte, secs, nanos int64) ([]byte, bool) {
 	if secs < minTimestampSeconds || secs > maxTimestampSeconds || nanos < 0 || nanos > maxNanos {
 		return b, false
 	}
-	t := time.Unix(secs, 0).UTC()
-	year, month, day := t.Date()
-	hour, minute, sec := t.Clock()
+	days, rem := secs/secondsPerDay, secs%secondsPerDay
+	if rem < 0 {
+		days, rem = days-1, rem+secondsPerDay
+	}
+	year, month, day := civil(days)
+	hour, minute, sec := int(rem/3600), int(rem%3600/60), int(rem%60)
 	var d [21]byte // "YYYY-MM-DDTHH:MM:SS with its opening quote
 	d[0] = '"'
 	put2(d[1:], year/100)
@@ -303,6 +307,30 @@ func appendTimestampValue(b []byte, secs, nanos int64) ([]byte, bool) {
 	b = append(b, d[:20]...)
 	b = appendFraction(b, nanos)
 	return append(b, 'Z', '"'), true
+}
+
+const secondsPerDay = 86400
+
+// civil is the proleptic Gregorian date days after 1970-01-01, as time.Time.Date gives it
+// (H. Hinnant's civil_from_days); days stays within the range of Timestamp, year 1 to 9999,
+// where every intermediate value is positive.
+func civil(days int64) (year, month, day int) {
+	z := days + 719468 // days since 0000-03-01
+	era := z / 146097
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365], from March 1
+	mp := (5*doy + 2) / 153                                // [0, 11], from March
+	day = int(doy - (153*mp+2)/5 + 1)
+	month = int(mp + 3)
+	if month > 12 {
+		month -= 12
+	}
+	year = int(yoe + era*400)
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
 }
 
 // digitPairs are the two-digit numbers 00 to 99, for writing a date's fields.
@@ -405,7 +433,16 @@ func appendString(out []byte, in string) ([]byte, error) {
 // indexNeedEscape is the index of the first rune that needs a look: a control character,
 // '"', '\\', or utf8.RuneError (a real U+FFFD or invalid UTF-8, told apart by the caller).
 func indexNeedEscape(s string) int {
-	for i := 0; i < len(s); {
+	i := 0
+	// Eight bytes at a time while none is a control character, '"', '\\' or past ASCII (the
+	// tests may flag a byte that is none of those, never miss one that is).
+	for ; len(s)-i >= 8; i += 8 {
+		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		if (below(x, ' ')|below(x^(lsbs*'"'), 1)|below(x^(lsbs*'\\'), 1)|x)&msbs != 0 {
+			break
+		}
+	}
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < ' ' || c == '\\' || c == '"' {
@@ -422,6 +459,15 @@ func indexNeedEscape(s string) int {
 	}
 	return len(s)
 }
+
+const (
+	lsbs = 0x0101010101010101
+	msbs = 0x8080808080808080
+)
+
+// below has the top bit of each byte of x that is less than n (n ≤ 128) set, and may set it
+// for other bytes above one that is, never for a byte when none is.
+func below(x uint64, n byte) uint64 { return (x - lsbs*uint64(n)) &^ x & msbs }
 
 // appendFloat writes a float as protojson does (encoding/json's rules; NaN and the
 // infinities as strings).

@@ -3,6 +3,7 @@ package restjson
 import (
 	"math/rand/v2"
 	"testing"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -45,6 +46,34 @@ func TestTimestampsAndDurationsAsProtojson(t *testing.T) {
 		got, ok = appendDurationValue(nil, ds, dn)
 		if !ok || string(got) != string(want) {
 			t.Fatalf("duration %d.%09d: got %s (%v), protojson %s", ds, dn, got, ok, want)
+		}
+	}
+}
+
+// indexNeedEscape finds what a rune-by-rune scan finds, wherever in an eight-byte block it is.
+func TestIndexNeedEscape(t *testing.T) {
+	t.Parallel()
+	slow := func(s string) int {
+		for i, r := range s {
+			if r < ' ' || r == '\\' || r == '"' || r == utf8.RuneError {
+				return i
+			}
+		}
+		return len(s)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a", "Z", "0", " ", "~", "\x7f", "\x1f", "\x00", "\"", "\\", "!", "#", "[", "]", "é", "😀", "\ufffd", "\xff", "\x80"}
+	for range 50000 {
+		var s string
+		for range r.IntN(40) {
+			if r.IntN(10) == 0 {
+				s += alphabet[r.IntN(len(alphabet))]
+			} else {
+				s += alphabet[r.IntN(5)]
+			}
+		}
+		if got, want := indexNeedEscape(s), slow(s); got != want {
+			t.Fatalf("%q: %d, want %d", s, got, want)
 		}
 	}
 }

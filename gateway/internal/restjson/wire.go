@@ -3,6 +3,7 @@ package restjson
 import (
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -57,6 +58,7 @@ type wirePlan struct {
 
 // wireField is what AppendWire needs of a field.
 type wireField struct {
+	kind     protoreflect.Kind
 	typ      protowire.Type // the wire type of one value
 	packable bool           // a repeated scalar, which may also come packed
 	oneof    int            // index of its oneof (synthetic ones included), -1 for none
@@ -85,7 +87,7 @@ func newWirePlan(md protoreflect.MessageDescriptor, fields []field) wirePlan {
 		if o := fd.ContainingOneof(); o != nil {
 			oneof = o.Index()
 		}
-		fields[i].wire = wireField{typ: typ, packable: fd.IsList() && typ != protowire.BytesType, oneof: oneof}
+		fields[i].wire = wireField{kind: fd.Kind(), typ: typ, packable: fd.IsList() && typ != protowire.BytesType, oneof: oneof}
 	}
 	if maxNumber >= maxTableNumber {
 		return wirePlan{}
@@ -330,8 +332,15 @@ func wireValueLen(b []byte, typ protowire.Type) int {
 // appendValue writes one value: v is a varint's or a fixed value's bytes, or a
 // length-delimited value's content.
 func (st *wireState) appendValue(b []byte, v []byte, typ protowire.Type, f *field, depth int) ([]byte, bool) {
-	if f.fd.Kind() == protoreflect.MessageKind {
+	switch f.wire.kind {
+	case protoreflect.MessageKind:
 		return st.appendMessage(b, v, f.subPlan(), depth+1)
+	case protoreflect.StringKind: // most values: straight to the writer
+		out, err := appendString(b, unsafe.String(unsafe.SliceData(v), len(v)))
+		return out, err == nil
+	case protoreflect.BoolKind:
+		x, _ := protowire.ConsumeVarint(v)
+		return strconv.AppendBool(b, protowire.DecodeBool(x)), true
 	}
 	value, ok := wireScalar(v, typ, f.fd)
 	if !ok {
