@@ -25,9 +25,9 @@ import (
 // timestamp and wrapper of a list page. For the routes that answer the whole message (no
 // response_body in the HTTP rules, so nothing reads the message's fields), the answer's
 // encoding is written straight as the route's JSON when it arrives (restjson.AppendWire), and
-// the message carries that JSON to Marshal in its unknown fields. An answer AppendWire does not
-// reproduce exactly is unmarshalled as before, so every answer reads, fails and prints as it
-// did.
+// the message carries that JSON to Marshal in its unknown fields (see answerCodec). An answer
+// AppendWire does not reproduce exactly is unmarshalled as before, so every answer reads,
+// fails and prints as it did.
 
 //go:embed http_rules.yaml
 var httpRules []byte
@@ -59,22 +59,22 @@ func parseWholeAnswers(rules []byte) (map[string]bool, error) {
 	if err := yaml.Unmarshal(rules, &doc); err != nil {
 		return nil, err
 	}
-	whole := map[string]bool{}
+	whole, partial := map[string]bool{}, map[string]bool{}
 	for _, r := range doc.HTTP.Rules {
 		i := strings.LastIndex(r.Selector, ".")
 		if i < 0 {
 			return nil, fmt.Errorf("selector %q is not service.method", r.Selector)
 		}
-		all := r.ResponseBody == ""
-		for _, b := range r.AdditionalBindings {
-			all = all && b.ResponseBody == ""
+		method := "/" + r.Selector[:i] + "/" + r.Selector[i+1:]
+		whole[method] = true
+		for _, b := range append([]httpRule{r}, r.AdditionalBindings...) {
+			if b.ResponseBody != "" {
+				partial[method] = true
+			}
 		}
-		whole["/"+r.Selector[:i]+"/"+r.Selector[i+1:]] = all
 	}
-	for m, ok := range whole {
-		if !ok {
-			delete(whole, m)
-		}
+	for m := range partial {
+		delete(whole, m)
 	}
 	return whole, nil
 }

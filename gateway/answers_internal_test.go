@@ -32,6 +32,11 @@ http:
       additional_bindings:
         - get: /bound/item
           response_body: item
+    - selector: a.v1.S.Twice
+      get: /twice/item
+      response_body: item
+    - selector: a.v1.S.Twice
+      get: /twice
 `))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"/a.v1.S/Whole": true}, got)
