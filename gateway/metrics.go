@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,10 +18,14 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	failOpen prometheus.Counter
+
+	mu     sync.RWMutex
+	series map[seriesKey]series
 }
 
 func newMetrics() *metrics {
 	m := &metrics{
+		series:   map[seriesKey]series{},
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "chorus_gateway_http_requests_total",
@@ -54,9 +59,32 @@ func (m *metrics) observe(method, route string, code int, d time.Duration) {
 	if !knownMethods[method] {
 		method = "OTHER"
 	}
-	labels := prometheus.Labels{"method": method, "route": route, "status": strconv.Itoa(code)}
-	m.requests.With(labels).Inc()
-	m.latency.With(labels).Observe(d.Seconds())
+	k := seriesKey{method, route, code}
+	m.mu.RLock()
+	s, ok := m.series[k]
+	m.mu.RUnlock()
+	if !ok {
+		labels := prometheus.Labels{"method": method, "route": route, "status": strconv.Itoa(code)}
+		s = series{requests: m.requests.With(labels), latency: m.latency.With(labels)}
+		m.mu.Lock()
+		m.series[k] = s
+		m.mu.Unlock()
+	}
+	s.requests.Inc()
+	s.latency.Observe(d.Seconds())
+}
+
+// seriesKey names a request's series: the labels are bounded (known methods, route patterns,
+// statuses), so the series found once are kept instead of being looked up by their labels on
+// every request.
+type seriesKey struct {
+	method, route string
+	code          int
+}
+
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 func (m *metrics) handler() http.Handler {

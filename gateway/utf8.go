@@ -18,6 +18,9 @@ func readableURL(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, r, apiError{Status: http.StatusNotFound, Code: apierr.ReasonNotFound, Message: "not found"})
 		return false
 	}
+	if plainQuery(r.URL.RawQuery) {
+		return true
+	}
 	for k, vs := range r.URL.Query() {
 		valid := utf8.ValidString(k)
 		for _, v := range vs {
@@ -32,6 +35,18 @@ func readableURL(w http.ResponseWriter, r *http.Request) bool {
 				Status: http.StatusBadRequest, Code: apierr.ReasonValidation,
 				Message: "invalid " + name + ": not valid UTF-8", Fields: map[string]string{name: "must be valid UTF-8"},
 			})
+			return false
+		}
+	}
+	return true
+}
+
+// plainQuery reports whether a raw query is ASCII without escapes, so that every name and
+// value it decodes to is ASCII too (a '+' decodes to a space): nothing to check, and nothing
+// to parse into a map the mux parses again.
+func plainQuery(q string) bool {
+	for i := 0; i < len(q); i++ {
+		if q[i] >= utf8.RuneSelf || q[i] == '%' {
 			return false
 		}
 	}
