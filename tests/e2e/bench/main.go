@@ -78,7 +78,7 @@ func main() {
 	aContacts := flag.Int("acontacts", 200_000, "contacts of the analytics case's largest organization")
 	aIngest := flag.Int("ingest", 30_000, "events of the analytics ingest case")
 	listContacts := flag.Int("listcontacts", 5000, "contacts of the list-e2e case's organization")
-	e2eFor := flag.Duration("e2etime", 15*time.Second, "how long each side of the list-e2e and create-e2e cases runs")
+	e2eFor := flag.Duration("e2etime", 30*time.Second, "how long each side of the list-e2e and create-e2e cases runs")
 	e2eRecipients := flag.String("recipients", "20000", "contacts of the campaign-e2e case, comma separated for several runs")
 	e2eNumbers := flag.String("e2enumbers", "1,10", "sending numbers of the campaign-e2e case (a campaign from each, to its share of the contacts), comma separated for several runs")
 	flag.Parse()
