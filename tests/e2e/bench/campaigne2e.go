@@ -127,17 +127,7 @@ func campaignsSent(ctx context.Context, c *apiClient, ids []string) (sent, faile
 
 // writers are k users with write access to org, each a client of its own.
 func (p *product) writers(ctx context.Context, org productOrg, k int) ([]*apiClient, error) {
-	tokens, err := p.members(ctx, org, "bench-writer", "write", k)
-	if err != nil {
-		return nil, err
-	}
-	clients := make([]*apiClient, k)
-	for i, t := range tokens {
-		o := org
-		o.token = t
-		clients[i] = p.client(o, 1)
-	}
-	return clients, nil
+	return p.clients(ctx, org, "bench-writer", "write", k)
 }
 
 // awaitTextable waits until the organization's n contacts are all textable (their background

@@ -42,24 +42,11 @@ end
 // threads for d against pgbench -M prepared running the page's own SELECT on the same
 // database with as many clients, and one client's p50 on each side.
 func benchListE2E(ctx context.Context, n, conns int, d time.Duration) error {
-	for _, tool := range []string{"wrk", "pgbench"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("list-e2e needs %s (Debian package %s)", tool, map[string]string{"wrk": "wrk", "pgbench": "postgresql-client"}[tool])
-		}
-	}
-	_, day, err := zones(time.Now())
-	if err != nil {
-		return err
-	}
-	p, err := startProduct(ctx, "chorus_bench_list_e2e", 11)
+	p, org, day, err := startE2EOrg(ctx, "list", 11, "wrk", "pgbench")
 	if err != nil {
 		return err
 	}
 	defer p.stop()
-	org, err := p.newOrg(ctx, "list", day, "+16465550101", 10, 0)
-	if err != nil {
-		return err
-	}
 	writers, err := p.writers(ctx, org, e2eWriters)
 	if err != nil {
 		return err
@@ -154,6 +141,47 @@ func rawPage(ctx context.Context, pool *pgxpool.Pool, sql string) error {
 	return pool.SendBatch(ctx, b).Close()
 }
 
+// startE2EOrg starts the product for the suite name (database chorus_bench_<name>_e2e, Redis
+// database redisDB) once the tools it needs are found, with an organization of the same name
+// in a zone where it is day, which it returns.
+func startE2EOrg(ctx context.Context, name string, redisDB int, tools ...string) (*product, productOrg, string, error) {
+	packages := map[string]string{"wrk": "wrk", "pgbench": "postgresql-client"}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, productOrg{}, "", fmt.Errorf("%s-e2e needs %s (Debian package %s)", name, tool, packages[tool])
+		}
+	}
+	_, day, err := zones(time.Now())
+	if err != nil {
+		return nil, productOrg{}, "", err
+	}
+	p, err := startProduct(ctx, "chorus_bench_"+name+"_e2e", redisDB)
+	if err != nil {
+		return nil, productOrg{}, "", err
+	}
+	org, err := p.newOrg(ctx, name, day, fmt.Sprintf("+1646555%04d", 200+redisDB), 10, 0)
+	if err != nil {
+		p.stop()
+		return nil, productOrg{}, "", err
+	}
+	return p, org, day, nil
+}
+
+// clients are k users with access to org, each a client of its own.
+func (p *product) clients(ctx context.Context, org productOrg, prefix, access string, k int) ([]*apiClient, error) {
+	tokens, err := p.members(ctx, org, prefix, access, k)
+	if err != nil {
+		return nil, err
+	}
+	clients := make([]*apiClient, k)
+	for i, t := range tokens {
+		o := org
+		o.token = t
+		clients[i] = p.client(o, 1)
+	}
+	return clients, nil
+}
+
 // members adds k users with access to org and returns their tokens.
 func (p *product) members(ctx context.Context, org productOrg, prefix, access string, k int) ([]string, error) {
 	tokens := make([]string, k)
@@ -229,31 +257,14 @@ const (
 // pgbench with as many clients inserting the same rows, one a transaction, into a scratch table
 // of the contacts table's shape (columns, constraints, indexes) on the same database.
 func benchCreateE2E(ctx context.Context, d time.Duration) error {
-	if _, err := exec.LookPath("pgbench"); err != nil {
-		return fmt.Errorf("create-e2e needs pgbench (Debian package postgresql-client)")
-	}
-	_, day, err := zones(time.Now())
-	if err != nil {
-		return err
-	}
-	p, err := startProduct(ctx, "chorus_bench_create_e2e", 10)
+	p, org, day, err := startE2EOrg(ctx, "create", 10, "pgbench")
 	if err != nil {
 		return err
 	}
 	defer p.stop()
-	org, err := p.newOrg(ctx, "create", day, "+16465550102", 10, 0)
+	clients, err := p.clients(ctx, org, "bench-creator", "write", e2eCreators)
 	if err != nil {
 		return err
-	}
-	tokens, err := p.members(ctx, org, "bench-creator", "write", e2eCreators)
-	if err != nil {
-		return err
-	}
-	clients := make([]*apiClient, len(tokens))
-	for i, t := range tokens {
-		o := org
-		o.token = t
-		clients[i] = p.client(o, 1)
 	}
 	dsn, err := ensureDatabase(ctx, p.db, false)
 	if err != nil {
