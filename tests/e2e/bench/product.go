@@ -272,24 +272,48 @@ func readUsage() usage {
 		default:
 			continue
 		}
-		*into += procCPU(d)
+		*into += procCPU(d, into == &u.postgres && isPostmaster(d))
 	}
 	return u
 }
 
-// procCPU is a process's user and system time from /proc/PID/stat (clock ticks of 10 ms).
-func procCPU(dir string) time.Duration {
+// isPostmaster says the postgres process at dir is the server's first: its parent is not
+// PostgreSQL.
+func isPostmaster(dir string) bool {
+	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 2 {
+		return false
+	}
+	comm, err := os.ReadFile("/proc/" + f[1] + "/comm")
+	return err == nil && !strings.HasPrefix(strings.TrimSpace(string(comm)), "postgres")
+}
+
+// procCPU is a process's user and system time from /proc/PID/stat (clock ticks of 10 ms),
+// with its reaped children's when withChildren is set: PostgreSQL's postmaster reaps the
+// backends and autovacuum workers that ended, whose time would otherwise drop out of the sum.
+func procCPU(dir string, withChildren bool) time.Duration {
 	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
 	if err != nil {
 		return 0
 	}
 	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return 0
 	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
+	var ticks int64
+	fields := []int{11, 12}
+	if withChildren {
+		fields = append(fields, 13, 14)
+	}
+	for _, i := range fields {
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 func statusKB(dir, field string) int64 {

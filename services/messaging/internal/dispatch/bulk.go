@@ -12,9 +12,9 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
-// Bulk batches (SendMessages with bulk) become messages and dispatch jobs here, one batch per
-// transaction, while fewer than expandBelow send jobs of the batch's sending number are
-// waiting: two batches, about a second of dispatch at its best rate, so the queue never runs
+// Bulk batches (SendMessages with bulk) become messages and dispatch jobs (groups.go) here,
+// one batch per transaction, while fewer than expandBelow messages of the batch's sending
+// number wait in those jobs: two batches, about a second of dispatch at its best rate, so the queue never runs
 // dry between two looks, and a campaign's audience waits as a thousand rows rather than a
 // million messages and jobs. Counting per number keeps a slow number's backlog from holding
 // up the batches of every other number. A batch waits until one of its messages may go (quiet
@@ -49,16 +49,19 @@ func (d *Dispatcher) expandLoop(ctx context.Context) {
 }
 
 // expandDue expands due batches until none is due from a number with fewer than expandBelow
-// waiting send jobs. Each round takes one batch of each such number (up to expandTogether)
-// in one transaction and queues their jobs interleaved, a job of each number in turn: River
+// messages waiting in dispatch jobs. Each round takes one batch of each such number (up to
+// expandTogether) in one transaction and queues their jobs interleaved, a job of each number
+// in turn: River
 // hands out jobs oldest first, so campaigns on several numbers are dispatched side by side
 // rather than one batch's run after another.
 func (d *Dispatcher) expandDue(ctx context.Context) error {
 	for {
+		// A group job waits for its messages; a send job for one.
 		rows, err := d.pool.Query(ctx, `SELECT args->>'number' FROM river_job
 			WHERE (state = 'available' OR state = 'scheduled' AND metadata ? 'output')
-				AND queue = $1 AND kind = $2 AND args ? 'number'
-			GROUP BY 1 HAVING count(*) >= $3`, river.QueueDefault, sendArgs{}.Kind(), expandBelow)
+				AND queue = ANY($1) AND kind = ANY($2) AND args ? 'number'
+			GROUP BY 1 HAVING sum(coalesce(jsonb_array_length(args->'message_ids'), 1)) >= $3`,
+			[]string{river.QueueDefault, queueGroups}, []string{sendArgs{}.Kind(), sendGroupArgs{}.Kind()}, expandBelow)
 		if err != nil {
 			return fmt.Errorf("numbers with a full queue: %w", err)
 		}
@@ -106,14 +109,18 @@ func (d *Dispatcher) expandDue(ctx context.Context) error {
 }
 
 // queueInterleaved queues the dispatch of the messages the batches of round created, inside
-// tx, a message of each batch in turn, in one COPY.
+// tx, in group jobs (groups.go), a group of each batch in turn, in one COPY.
 func (d *Dispatcher) queueInterleaved(ctx context.Context, tx pgx.Tx, round []*store.TakenBulk) error {
+	each := make([][]sendGroupArgs, len(round))
+	for i, b := range round {
+		each[i] = groups(b.OrgID, b.Number, b.Created)
+	}
 	var params []river.InsertManyParams
 	for i := 0; ; i++ {
 		more := false
-		for _, b := range round {
-			if i < len(b.Created) {
-				params = append(params, river.InsertManyParams{Args: sendArgs{MessageID: b.Created[i], OrgID: b.OrgID, Number: b.Number}})
+		for _, gs := range each {
+			if i < len(gs) {
+				params = append(params, river.InsertManyParams{Args: gs[i]})
 				more = true
 			}
 		}

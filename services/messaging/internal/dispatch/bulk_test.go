@@ -61,7 +61,8 @@ func TestBulkBatchBecomesMessagesWhenDueAndOnce(t *testing.T) {
 
 	require.NoError(t, d.expandDue(ctx))
 	assert.Equal(t, 3, f.messagesOf("c1"), "one message per dedupe key")
-	assert.Equal(t, 3, f.count(`SELECT count(*) FROM river_job WHERE kind = $1`, sendArgs{}.Kind()), "one dispatch job each")
+	assert.Equal(t, 3, f.queuedFor(f.number), "each queued for dispatch once")
+	assert.Equal(t, 1, f.count(`SELECT count(*) FROM river_job WHERE kind = $1`, sendGroupArgs{}.Kind()), "in one group job")
 	assert.Equal(t, 3, f.count(`SELECT count(*) FROM outbox WHERE event_type = $1`, store.EventCreated), "each announced once")
 	assert.Zero(t, f.messagesOf("c2"), "not due yet: no message")
 	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`), "the later batch waits")
@@ -79,6 +80,12 @@ func TestBulkBatchBecomesMessagesWhenDueAndOnce(t *testing.T) {
 	assert.Equal(t, "Hi", m.Body)
 	assert.True(t, m.Billable)
 	assert.EqualValues(t, 1, m.Credits)
+}
+
+// queuedFor is how many messages from our number `from` wait in dispatch jobs.
+func (f *fixture) queuedFor(from string) int {
+	return f.count(`SELECT coalesce(sum(coalesce(jsonb_array_length(args->'message_ids'), 1)), 0) FROM river_job
+		WHERE kind IN ($1, $2) AND args->>'number' = $3`, sendArgs{}.Kind(), sendGroupArgs{}.Kind(), from)
 }
 
 func (f *fixture) one(query string) (s string) {
@@ -100,11 +107,8 @@ func TestBulkExpansionFollowsTheQueue(t *testing.T) {
 	const other = "+19995550199"
 	f.bulkFrom(other, "o", 1000, time.Now())
 	require.NoError(t, d.expandDue(ctx))
-	sends := func(from string) int {
-		return f.count(`SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'number' = $2`, sendArgs{}.Kind(), from)
-	}
-	assert.Equal(t, expandBelow, sends(f.number), "expanded up to the queue's length")
-	assert.Equal(t, 1000, sends(other), "another number's batch is not held up")
+	assert.Equal(t, expandBelow, f.queuedFor(f.number), "expanded up to the queue's length")
+	assert.Equal(t, 1000, f.queuedFor(other), "another number's batch is not held up")
 	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`))
 	assert.Equal(t, 1000, f.messagesOf("c0"), "oldest first")
 	// River hands out the oldest job first: the two numbers' first batches were queued in
@@ -115,7 +119,8 @@ func TestBulkExpansionFollowsTheQueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{f.number, other, f.number, other}, first)
 
-	_, err = f.pool.Exec(ctx, `DELETE FROM river_job WHERE id IN (SELECT id FROM river_job WHERE args->>'number' = $1 ORDER BY id LIMIT 1500)`, f.number) // dispatched
+	_, err = f.pool.Exec(ctx, `DELETE FROM river_job WHERE id IN (SELECT id FROM river_job WHERE args->>'number' = $1 ORDER BY id LIMIT $2)`,
+		f.number, 1500/groupMax) // dispatched
 	require.NoError(t, err)
 	require.NoError(t, d.expandDue(ctx))
 	assert.Equal(t, 1000, f.messagesOf("c2"))

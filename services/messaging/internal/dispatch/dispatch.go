@@ -61,13 +61,15 @@ type Config struct {
 
 // Dispatcher sends messages and applies their status callbacks.
 type Dispatcher struct {
-	river     *jobs.Client
-	pool      *pgxpool.Pool
-	store     *store.Store
-	contacts  *contacts.Client
-	billing   *billing.Client
-	throttle  *throttle
-	batches   batches
+	river    *jobs.Client
+	pool     *pgxpool.Pool
+	store    *store.Store
+	contacts *contacts.Client
+	billing  *billing.Client
+	throttle *throttle
+	batches  batches
+	// inGroups bounds the messages of group jobs being dispatched at once (groups.go).
+	inGroups  chan struct{}
 	rate      int
 	live      carrier.Provider
 	sandbox   carrier.Sandbox
@@ -113,16 +115,19 @@ func New(cfg Config) (*Dispatcher, error) {
 		callTimeout: cmp.Or(cfg.CallTimeout, DefaultCallTimeout),
 		log:         cfg.Logger,
 		expandWake:  make(chan struct{}, 1),
+		inGroups:    make(chan struct{}, max(cfg.Workers, 1)),
 	}
 	d.batches = newBatches(d)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &sendWorker{d: d})
+	river.AddWorker(workers, &sendGroupWorker{d: d})
 	river.AddWorker(workers, &reportWorker{d: d})
 	river.AddWorker(workers, &reconcileWorker{d: d, timeout: cfg.SendingTimeout})
 	client, err := jobs.NewClient("dispatch", cfg.Pool, &river.Config{
 		Schema: cfg.Schema,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: cfg.Workers},
+			queueGroups:        {MaxWorkers: groupWorkers(cfg.Workers)},
 			queueSandbox:       {MaxWorkers: 10},
 			queueReconcile:     {MaxWorkers: 1},
 		},
@@ -176,7 +181,7 @@ func (d *Dispatcher) QueueTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids 
 	return d.insertSends(ctx, tx, params)
 }
 
-// insertSends copies send jobs in, inside tx.
+// insertSends copies dispatch jobs in, inside tx.
 func (d *Dispatcher) insertSends(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) error {
 	if len(params) == 0 {
 		return nil
