@@ -167,7 +167,8 @@ func (in *Ingester) applyMessaging(ctx context.Context, tx pgx.Tx, ms []outbox.M
 
 // lockFacts locks the facts of keys (sorted, distinct), making a placeholder (status "") for a
 // message not seen before, so two batches holding events of one message take turns instead of
-// both starting from nothing. A message not seen before is absent from the answer.
+// both starting from nothing. A message not seen before is absent from the answer. The facts
+// found are locked rather than rewritten: a batch writes a fact once (writeFacts), not twice.
 func lockFacts(ctx context.Context, tx pgx.Tx, keys []key) (map[key]*fact, error) {
 	out := make(map[key]*fact, len(keys))
 	if len(keys) == 0 {
@@ -177,14 +178,38 @@ func lockFacts(ctx context.Context, tx pgx.Tx, keys []key) (map[key]*fact, error
 	for i, k := range keys {
 		orgs[i], ids[i] = k.org, k.id
 	}
-	rows, err := tx.Query(ctx, `INSERT INTO messages AS m (organization_id, id, source_kind, status, day, hour)
+	// A placeholder is this transaction's until it commits: another batch's insert of the same
+	// message waits for it, and finds the fact once it is written.
+	rows, err := tx.Query(ctx, `INSERT INTO messages (organization_id, id, source_kind, status, day, hour)
 		SELECT o, i, '', '', '1970-01-01', 0 FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS t(o, i, n) ORDER BY n
-		ON CONFLICT (organization_id, id) DO UPDATE SET status = m.status
-		RETURNING organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour`, orgs, ids)
+		ON CONFLICT (organization_id, id) DO NOTHING
+		RETURNING organization_id, id`, orgs, ids)
 	if err != nil {
 		return nil, fmt.Errorf("lock %d messages: %w", len(keys), err)
 	}
+	placed := make(map[key]bool, len(keys))
 	var k key
+	if _, err := pgx.ForEachRow(rows, []any{&k.org, &k.id}, func() error {
+		placed[k] = true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("lock %d messages: %w", len(keys), err)
+	}
+	orgs, ids = orgs[:0], ids[:0]
+	for _, k := range keys {
+		if !placed[k] {
+			orgs, ids = append(orgs, k.org), append(ids, k.id)
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err = tx.Query(ctx, `SELECT organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour
+		FROM messages WHERE (organization_id, id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
+		ORDER BY organization_id, id FOR UPDATE`, orgs, ids)
+	if err != nil {
+		return nil, fmt.Errorf("lock %d messages: %w", len(keys), err)
+	}
 	var f fact
 	var hour int16
 	_, err = pgx.ForEachRow(rows, []any{&k.org, &k.id, &f.kind, &f.campaign, &f.status, &f.withdrawn, &f.created, &f.left, &f.day, &hour}, func() error {

@@ -459,7 +459,7 @@ func (s *Store) AdvanceStatusMany(ctx context.Context, tx pgx.Tx, provider strin
 	rows, err := tx.Query(ctx, fmt.Sprintf(`WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(id, status, provider_message_id, error_code)
 		), before AS (
-			SELECT m.* FROM messages m JOIN input USING (id)
+			SELECT m.id, m.status FROM messages m JOIN input USING (id)
 			WHERE m.direction = 'outgoing' AND m.provider = $5
 			ORDER BY m.id FOR UPDATE OF m
 		), moved AS (
@@ -473,7 +473,8 @@ func (s *Store) AdvanceStatusMany(ctx context.Context, tx pgx.Tx, provider strin
 			WHERE m.id = input.id AND before.id = input.id AND %s < %s
 			RETURNING m.id
 		)
-		SELECT `+messageColumns+` FROM before WHERE id IN (SELECT id FROM moved) ORDER BY id`,
+		-- The statement's snapshot has the rows as they were before it moved them.
+		SELECT `+messageColumns+` FROM messages WHERE id IN (SELECT id FROM moved) ORDER BY id`,
 		fmt.Sprintf(statusRank, "before.status"), fmt.Sprintf(statusRank, "input.status")),
 		ids, statuses, pids, codes, provider, at)
 	if err != nil {
