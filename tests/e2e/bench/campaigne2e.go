@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// e2eWriters is how many users of the organization create its contacts at once: the gateway
-// limits each (organization, user) to its default rate, and 16 users are what a team importing a
-// list from several places might be.
-const e2eWriters = 16
-
 // benchCampaignE2E is what a user gets from a campaign: the stack as make run starts it (the
 // sandbox carrier, default workers and pools), an organization with numbers sending numbers at
 // 5,000 messages a second each, made with chorusctl, n contacts created through
@@ -40,11 +35,12 @@ func benchCampaignE2E(ctx context.Context, n, numbers int) error {
 		}
 		from, tags = append(from, num.PhoneNumberID), append(tags, fmt.Sprintf("e2e-%d", k))
 	}
-	writers, err := p.writers(ctx, org, e2eWriters)
+	writers, err := p.writers(ctx, org, e2eCreators)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\ncampaign-e2e: %d contacts through POST /api/contacts (%d users at once, zone %s), %d number(s)...\n", n, e2eWriters, day, numbers)
+	fmt.Printf("\ncampaign-e2e: %d contacts through POST /api/contacts (%d clients over %d users, zone %s), %d number(s)...\n",
+		n, e2eCreateConns, e2eCreators, day, numbers)
 	rate, err := createContacts(ctx, writers, n, 646, day, tags...)
 	if err != nil {
 		return err

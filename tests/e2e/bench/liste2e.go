@@ -47,7 +47,7 @@ func benchListE2E(ctx context.Context, n, conns int, d time.Duration) error {
 		return err
 	}
 	defer p.stop()
-	writers, err := p.writers(ctx, org, e2eWriters)
+	writers, err := p.writers(ctx, org, e2eCreators)
 	if err != nil {
 		return err
 	}
