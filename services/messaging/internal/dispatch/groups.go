@@ -53,7 +53,9 @@ func (w *sendGroupWorker) Work(ctx context.Context, job *river.Job[sendGroupArgs
 	if len(later) == 0 {
 		return nil
 	}
-	if _, err := w.d.river.InsertManyFast(ctx, later); err != nil {
+	// Queued even when the run's time is up or the process is stopping: the messages not
+	// dispatched yet are among them.
+	if _, err := w.d.river.InsertManyFast(context.WithoutCancel(ctx), later); err != nil {
 		return fmt.Errorf("dispatch group of %d messages: queue %d to come back: %w", len(job.Args.MessageIDs), len(later), err)
 	}
 	return nil
