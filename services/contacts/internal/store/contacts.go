@@ -52,6 +52,10 @@ func (s *Store) CreateOrMerge(ctx context.Context, org uuid.UUID, ch Changes, q 
 	return Contact{}, false, &DuplicateError{Field: "phone or email"}
 }
 
+// createOrMergeOnce tries the insert first: a create is most often of a new contact, and
+// then the insert alone answers, as no row holds its phone or email. The insert finding one
+// (or waiting for a concurrent insert of one to commit) inserts nothing, and the contacts
+// holding the phone and the email are then read and merged into.
 func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes, q LookupQueue) (Contact, bool, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -59,6 +63,28 @@ func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
 
+	c, err := insertContact(ctx, tx, org, ch.newContact())
+	created, phoneChanged := err == nil, err == nil && c.Phone != nil
+	if errors.Is(err, errRaced) {
+		c, phoneChanged, err = mergeExisting(ctx, tx, org, ch)
+	}
+	if err != nil {
+		return Contact{}, false, err
+	}
+	if phoneChanged && c.Phone != nil {
+		if err := q.EnqueueTx(ctx, tx, org, c.ID, *c.Phone, c.UpdatedAt); err != nil {
+			return Contact{}, false, err
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Contact{}, false, fmt.Errorf("commit create: %w", err)
+	}
+	return c, created, nil
+}
+
+// mergeExisting merges ch into the organization's contact holding its phone or email, which
+// an insert found. None left (it was deleted since) is errRaced: the caller starts over.
+func mergeExisting(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch Changes) (c Contact, phoneChanged bool, err error) {
 	// A nil phone or email compares as NULL and matches nothing. The phone and the email are
 	// each a probe of their unique index (as one condition, phone OR email, the planner could
 	// walk the organization instead); the rows found are then locked one at a time in id order,
@@ -78,43 +104,29 @@ func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes
 	if err != nil {
 		return Contact{}, false, fmt.Errorf("select merge candidates: %w", err)
 	}
-	var (
-		c            Contact
-		created      bool
-		phoneChanged bool
-	)
 	switch len(matches) {
 	case 0:
-		c, err = insertContact(ctx, tx, org, ch.newContact())
-		created, phoneChanged = true, c.Phone != nil
+		return Contact{}, false, errRaced
 	case 1:
-		c = matches[0]
-		if phoneChanged, err = ch.mergeInto(&c); err == nil {
-			err = updateContact(ctx, tx, &c)
-			if _, dup := uniqueViolation(err); dup {
-				err = errRaced
-			}
-		}
 	default:
-		err = ErrAmbiguous
+		return Contact{}, false, ErrAmbiguous
 	}
-	if err != nil {
+	c = matches[0]
+	if phoneChanged, err = ch.mergeInto(&c); err != nil {
 		return Contact{}, false, err
 	}
-	if phoneChanged && c.Phone != nil {
-		if err := q.EnqueueTx(ctx, tx, org, c.ID, *c.Phone, c.UpdatedAt); err != nil {
-			return Contact{}, false, err
+	if err := updateContact(ctx, tx, &c); err != nil {
+		if _, dup := uniqueViolation(err); dup {
+			return Contact{}, false, errRaced
 		}
+		return Contact{}, false, err
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return Contact{}, false, fmt.Errorf("commit create: %w", err)
-	}
-	return c, created, nil
+	return c, phoneChanged, nil
 }
 
-// insertContact inserts c with a new id. A concurrent insert of the same phone or email makes
-// it insert nothing (ON CONFLICT DO NOTHING waits for that transaction) and return errRaced,
-// so the caller starts over and finds the winner's row.
+// insertContact inserts c with a new id. A row holding the same phone or email, or a
+// concurrent insert of one (ON CONFLICT DO NOTHING waits for that transaction), makes it insert
+// nothing and return errRaced.
 func insertContact(ctx context.Context, tx pgx.Tx, org uuid.UUID, c Contact) (Contact, error) {
 	id, err := newID()
 	if err != nil {
