@@ -99,7 +99,7 @@ func mergeExisting(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch Changes) (c
 			SELECT `+fullColumns+` FROM contacts
 			WHERE `+orgKey+` AND id = k.id AND (phone = $2 OR lower(email) = lower($3))
 			FOR UPDATE
-		) AS c`, org, ch.Phone, ch.Email)
+		) AS c`, planEach, org, ch.Phone, ch.Email)
 	matches, err := pgx.CollectRows(rows, scanFull)
 	if err != nil {
 		return Contact{}, false, fmt.Errorf("select merge candidates: %w", err)
@@ -159,7 +159,7 @@ func updateContact(ctx context.Context, tx pgx.Tx, c *Contact) error {
 			city = $8, state = $9, zip = $10, tags = $11, custom_fields = $12, timezone = $13,
 			is_starred = $14, is_archived = $15, is_textable = $16, updated_at = now()
 		WHERE `+orgKey+` AND id = $2
-		RETURNING updated_at`,
+		RETURNING updated_at`, planEach,
 		c.OrganizationID, c.ID, c.Phone, c.Email, c.FirstName, c.LastName, c.Address, c.City,
 		c.State, c.Zip, c.Tags, c.CustomFields, c.Timezone, c.IsStarred, c.IsArchived, c.IsTextable).
 		Scan(&c.UpdatedAt)
@@ -243,7 +243,7 @@ func (s *Store) SetTextable(ctx context.Context, org, id uuid.UUID, phone string
 	tag, err := s.pool.Exec(ctx, `
 		UPDATE contacts SET is_textable = $4, updated_at = now()
 		WHERE `+orgKey+` AND id = $2 AND phone = $3 AND is_textable IS NULL`,
-		org, id, phone, textable)
+		planEach, org, id, phone, textable)
 	if err != nil {
 		return false, fmt.Errorf("record textability: %w", err)
 	}

@@ -112,6 +112,15 @@ func uniqueViolation(err error) (field string, ok bool) {
 // unique index does, and the planner took the walk.
 const orgKey = `organization_id = (SELECT $1::uuid)`
 
+// planEach, passed as a statement's first argument, runs it unnamed, so it is planned at each
+// execution for the table as it is then. A connection otherwise keeps the plan of a statement
+// it prepared, and a plan made while the table was new and nearly empty, before anything
+// analyzed it, found every index leading with organization_id as cheap as the unique key
+// (orgKey's estimate is of an empty table's average) and may walk one of them: kept, it walks
+// the whole organization once the organization has grown. The statements of a create and of
+// its lookup's result, which run from an organization's first contact on, are run this way.
+const planEach = pgx.QueryExecModeCacheDescribe
+
 // collectInIndexOrder runs sql, a query whose ORDER BY and LIMIT an index of the organization
 // serves, with sorting disabled in its transaction: the plan must walk that index and stop at
 // the LIMIT. Left to choose, the planner weighs the walk against reading the rows through
