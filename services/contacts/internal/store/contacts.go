@@ -235,17 +235,3 @@ func (s *Store) Delete(ctx context.Context, org, id uuid.UUID) error {
 	}
 	return nil
 }
-
-// SetTextable records a lookup result. It changes nothing when the contact's phone is no longer
-// the one looked up (a stale job) or textability is already known (an inbound message marked it
-// textable first), so running the job twice is harmless. It reports whether a row changed.
-func (s *Store) SetTextable(ctx context.Context, org, id uuid.UUID, phone string, textable bool) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `
-		UPDATE contacts SET is_textable = $4, updated_at = now()
-		WHERE `+orgKey+` AND id = $2 AND phone = $3 AND is_textable IS NULL`,
-		planEach, org, id, phone, textable)
-	if err != nil {
-		return false, fmt.Errorf("record textability: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
-}

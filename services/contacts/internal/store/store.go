@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/chorus-sms/chorus/pkg/batch"
 )
 
 // ErrNotFound is returned when a row does not exist in the organization.
@@ -34,10 +36,17 @@ type LookupQueue interface {
 }
 
 // Store runs the contacts queries.
-type Store struct{ pool *pgxpool.Pool }
+type Store struct {
+	pool     *pgxpool.Pool
+	textable *batch.Batcher[lookupResult, bool] // SetTextable's
+}
 
 // New returns a Store over pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func New(pool *pgxpool.Pool) *Store {
+	s := &Store{pool: pool}
+	s.textable = batch.New(s.setTextableMany, textableBatchMax, textableBatchRuns, textableBatchTimeout)
+	return s
+}
 
 // Contact is a contacts row.
 type Contact struct {
