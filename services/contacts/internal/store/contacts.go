@@ -52,6 +52,10 @@ func (s *Store) CreateOrMerge(ctx context.Context, org uuid.UUID, ch Changes, q 
 	return Contact{}, false, &DuplicateError{Field: "phone or email"}
 }
 
+// createOrMergeOnce tries the insert first: a create is most often of a new contact, and
+// then the insert alone answers, as no row holds its phone or email. The insert finding one
+// (or waiting for a concurrent insert of one to commit) inserts nothing, and the contacts
+// holding the phone and the email are then read and merged into.
 func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes, q LookupQueue) (Contact, bool, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -59,44 +63,10 @@ func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
 
-	// A nil phone or email compares as NULL and matches nothing. The phone and the email are
-	// each a probe of their unique index (as one condition, phone OR email, the planner could
-	// walk the organization instead); the rows found are then locked one at a time in id order,
-	// so concurrent merges lock rows they share in the same order, and rechecked once locked.
-	rows, _ := tx.Query(ctx, `
-		SELECT c.* FROM (
-			SELECT id FROM contacts WHERE `+orgKey+` AND phone = $2
-			UNION
-			SELECT id FROM contacts WHERE `+orgKey+` AND lower(email) = lower($3)
-			ORDER BY id
-		) AS k CROSS JOIN LATERAL (
-			SELECT `+fullColumns+` FROM contacts
-			WHERE `+orgKey+` AND id = k.id AND (phone = $2 OR lower(email) = lower($3))
-			FOR UPDATE
-		) AS c`, org, ch.Phone, ch.Email)
-	matches, err := pgx.CollectRows(rows, scanFull)
-	if err != nil {
-		return Contact{}, false, fmt.Errorf("select merge candidates: %w", err)
-	}
-	var (
-		c            Contact
-		created      bool
-		phoneChanged bool
-	)
-	switch len(matches) {
-	case 0:
-		c, err = insertContact(ctx, tx, org, ch.newContact())
-		created, phoneChanged = true, c.Phone != nil
-	case 1:
-		c = matches[0]
-		if phoneChanged, err = ch.mergeInto(&c); err == nil {
-			err = updateContact(ctx, tx, &c)
-			if _, dup := uniqueViolation(err); dup {
-				err = errRaced
-			}
-		}
-	default:
-		err = ErrAmbiguous
+	c, err := insertContact(ctx, tx, org, ch.newContact())
+	created, phoneChanged := err == nil, err == nil && c.Phone != nil
+	if errors.Is(err, errRaced) {
+		c, phoneChanged, err = mergeExisting(ctx, tx, org, ch)
 	}
 	if err != nil {
 		return Contact{}, false, err
@@ -112,9 +82,51 @@ func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes
 	return c, created, nil
 }
 
-// insertContact inserts c with a new id. A concurrent insert of the same phone or email makes
-// it insert nothing (ON CONFLICT DO NOTHING waits for that transaction) and return errRaced,
-// so the caller starts over and finds the winner's row.
+// mergeExisting merges ch into the organization's contact holding its phone or email, which
+// an insert found. None left (it was deleted since) is errRaced: the caller starts over.
+func mergeExisting(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch Changes) (c Contact, phoneChanged bool, err error) {
+	// A nil phone or email compares as NULL and matches nothing. The phone and the email are
+	// each a probe of their unique index (as one condition, phone OR email, the planner could
+	// walk the organization instead); the rows found are then locked one at a time in id order,
+	// so concurrent merges lock rows they share in the same order, and rechecked once locked.
+	rows, _ := tx.Query(ctx, `
+		SELECT c.* FROM (
+			SELECT id FROM contacts WHERE `+orgKey+` AND phone = $2
+			UNION
+			SELECT id FROM contacts WHERE `+orgKey+` AND lower(email) = lower($3)
+			ORDER BY id
+		) AS k CROSS JOIN LATERAL (
+			SELECT `+fullColumns+` FROM contacts
+			WHERE `+orgKey+` AND id = k.id AND (phone = $2 OR lower(email) = lower($3))
+			FOR UPDATE
+		) AS c`, planEach, org, ch.Phone, ch.Email)
+	matches, err := pgx.CollectRows(rows, scanFull)
+	if err != nil {
+		return Contact{}, false, fmt.Errorf("select merge candidates: %w", err)
+	}
+	switch len(matches) {
+	case 0:
+		return Contact{}, false, errRaced
+	case 1:
+	default:
+		return Contact{}, false, ErrAmbiguous
+	}
+	c = matches[0]
+	if phoneChanged, err = ch.mergeInto(&c); err != nil {
+		return Contact{}, false, err
+	}
+	if err := updateContact(ctx, tx, &c); err != nil {
+		if _, dup := uniqueViolation(err); dup {
+			return Contact{}, false, errRaced
+		}
+		return Contact{}, false, err
+	}
+	return c, phoneChanged, nil
+}
+
+// insertContact inserts c with a new id. A row holding the same phone or email, or a
+// concurrent insert of one (ON CONFLICT DO NOTHING waits for that transaction), makes it insert
+// nothing and return errRaced.
 func insertContact(ctx context.Context, tx pgx.Tx, org uuid.UUID, c Contact) (Contact, error) {
 	id, err := newID()
 	if err != nil {
@@ -147,7 +159,7 @@ func updateContact(ctx context.Context, tx pgx.Tx, c *Contact) error {
 			city = $8, state = $9, zip = $10, tags = $11, custom_fields = $12, timezone = $13,
 			is_starred = $14, is_archived = $15, is_textable = $16, updated_at = now()
 		WHERE `+orgKey+` AND id = $2
-		RETURNING updated_at`,
+		RETURNING updated_at`, planEach,
 		c.OrganizationID, c.ID, c.Phone, c.Email, c.FirstName, c.LastName, c.Address, c.City,
 		c.State, c.Zip, c.Tags, c.CustomFields, c.Timezone, c.IsStarred, c.IsArchived, c.IsTextable).
 		Scan(&c.UpdatedAt)
@@ -222,18 +234,4 @@ func (s *Store) Delete(ctx context.Context, org, id uuid.UUID) error {
 		return fmt.Errorf("commit delete: %w", err)
 	}
 	return nil
-}
-
-// SetTextable records a lookup result. It changes nothing when the contact's phone is no longer
-// the one looked up (a stale job) or textability is already known (an inbound message marked it
-// textable first), so running the job twice is harmless. It reports whether a row changed.
-func (s *Store) SetTextable(ctx context.Context, org, id uuid.UUID, phone string, textable bool) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `
-		UPDATE contacts SET is_textable = $4, updated_at = now()
-		WHERE `+orgKey+` AND id = $2 AND phone = $3 AND is_textable IS NULL`,
-		org, id, phone, textable)
-	if err != nil {
-		return false, fmt.Errorf("record textability: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
 }

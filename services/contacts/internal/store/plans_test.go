@@ -307,6 +307,11 @@ func (r *recorder) stop() []statement {
 }
 
 func (r *recorder) add(sql string, args []any) {
+	if len(args) > 0 {
+		if _, ok := args[0].(pgx.QueryExecMode); ok {
+			args = args[1:] // how pgx runs the statement, not one of its arguments
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.on {

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/chorus-sms/chorus/pkg/batch"
 )
 
 // ErrNotFound is returned when a row does not exist in the organization.
@@ -34,10 +36,17 @@ type LookupQueue interface {
 }
 
 // Store runs the contacts queries.
-type Store struct{ pool *pgxpool.Pool }
+type Store struct {
+	pool     *pgxpool.Pool
+	textable *batch.Batcher[lookupResult, bool] // SetTextable's
+}
 
 // New returns a Store over pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func New(pool *pgxpool.Pool) *Store {
+	s := &Store{pool: pool}
+	s.textable = batch.New(s.setTextableMany, textableBatchMax, textableBatchRuns, textableBatchTimeout)
+	return s
+}
 
 // Contact is a contacts row.
 type Contact struct {
@@ -111,6 +120,15 @@ func uniqueViolation(err error) (field string, ok bool) {
 // all of it through any index that leads with organization_id cost exactly what probing the
 // unique index does, and the planner took the walk.
 const orgKey = `organization_id = (SELECT $1::uuid)`
+
+// planEach, passed as a statement's first argument, runs it unnamed, so it is planned at each
+// execution for the table as it is then. A connection otherwise keeps the plan of a statement
+// it prepared, and a plan made while the table was new and nearly empty, before anything
+// analyzed it, found every index leading with organization_id as cheap as the unique key
+// (orgKey's estimate is of an empty table's average) and may walk one of them: kept, it walks
+// the whole organization once the organization has grown. The statements of a create and of
+// its lookup's result, which run from an organization's first contact on, are run this way.
+const planEach = pgx.QueryExecModeCacheDescribe
 
 // collectInIndexOrder runs sql, a query whose ORDER BY and LIMIT an index of the organization
 // serves, with sorting disabled in its transaction: the plan must walk that index and stop at
