@@ -169,6 +169,20 @@ func TestWireListPage(t *testing.T) {
 	if !sameWire(t, page.ProtoReflect().Type(), wire) {
 		t.Fatal("AppendWire gave up on a list page")
 	}
+	// The contacts service writes a page's items after its other fields (its items travel as
+	// unknown fields, which Marshal writes last).
+	items, err := proto.Marshal(&contactsv1.ListContactsResponse{Contacts: page.Contacts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Contacts = nil
+	rest, err := proto.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameWire(t, page.ProtoReflect().Type(), append(rest, items...)) {
+		t.Fatal("AppendWire gave up on a list page whose items come last")
+	}
 }
 
 // TestWireEncodings are encodings no Marshal writes, each either written as Unmarshal reads it

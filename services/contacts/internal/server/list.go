@@ -43,8 +43,11 @@ func (s *Server) ListContacts(ctx context.Context, req *contactsv1.ListContactsR
 	if err != nil {
 		return nil, err
 	}
-	res := &contactsv1.ListContactsResponse{
-		Contacts: toListItems(items), Limit: int32(page.Limit), HasMore: more, SortBy: string(page.Sort),
+	res := &contactsv1.ListContactsResponse{Limit: int32(page.Limit), HasMore: more, SortBy: string(page.Sort)}
+	if wire, ok := appendListItems(make([]byte, 0, listItemsSize(items)), items); ok {
+		res.ProtoReflect().SetUnknown(wire) // see wire.go
+	} else {
+		res.Contacts = toListItems(items)
 	}
 	if more {
 		last := items[len(items)-1]

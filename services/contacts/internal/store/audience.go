@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // Member is a contact of an audience: what a message to it is rendered from.
@@ -34,12 +33,10 @@ func (s *Store) AudienceBatch(ctx context.Context, org uuid.UUID, f Filter, afte
 	q.where("phone IS NOT NULL AND is_opted_in AND is_textable")
 	q.where("id > " + q.arg(after))
 	out, err := collectInIndexOrder(ctx, s.pool, `SELECT id, phone, first_name, last_name, address, city, state, zip, timezone, email,
-		nullif(custom_fields, '{}') FROM contacts WHERE `+q.sql()+` ORDER BY id LIMIT `+q.arg(limit), q.args,
-		func(row pgx.CollectableRow) (Member, error) {
-			var m Member
-			err := row.Scan(&m.ID, &m.Phone, &m.FirstName, &m.LastName, &m.Address, &m.City, &m.State, &m.Zip, &m.Timezone,
+		nullif(custom_fields, '{}') FROM contacts WHERE `+q.sql()+` ORDER BY id LIMIT `+q.arg(limit), q.args, limit,
+		func(dst []any, m *Member) []any {
+			return append(dst, &m.ID, &m.Phone, &m.FirstName, &m.LastName, &m.Address, &m.City, &m.State, &m.Zip, &m.Timezone,
 				&m.Email, &m.CustomFields)
-			return m, err
 		})
 	if err != nil {
 		return nil, fmt.Errorf("audience batch: %w", err)

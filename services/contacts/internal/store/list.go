@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // Sort is a list order; both are newest first with the id breaking ties.
@@ -63,9 +62,9 @@ func (s *Store) List(ctx context.Context, org uuid.UUID, p Page) ([]Contact, boo
 	)
 	if p.Filter.narrowsByIndex() {
 		rows, _ := s.pool.Query(ctx, sql, q.args...)
-		items, err = pgx.CollectRows(rows, scanList)
+		items, err = collectInto(rows, p.Limit+1, listFields)
 	} else {
-		items, err = collectInIndexOrder(ctx, s.pool, sql, q.args, scanList)
+		items, err = collectInIndexOrder(ctx, s.pool, sql, q.args, p.Limit+1, listFields)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("list contacts: %w", err)

@@ -78,22 +78,39 @@ const (
 	fullColumns = listColumns + `, custom_fields`
 )
 
-func listFields(c *Contact) []any {
-	return []any{&c.ID, &c.OrganizationID, &c.Phone, &c.Email, &c.FirstName, &c.LastName, &c.Address,
+// listFields appends to dst the destinations of listColumns in c.
+func listFields(dst []any, c *Contact) []any {
+	return append(dst, &c.ID, &c.OrganizationID, &c.Phone, &c.Email, &c.FirstName, &c.LastName, &c.Address,
 		&c.City, &c.State, &c.Zip, &c.Tags, &c.IsTextable, &c.IsOptedIn, &c.OptedOutAt, &c.Timezone,
-		&c.IsStarred, &c.IsArchived, &c.CreatedAt, &c.UpdatedAt}
-}
-
-func scanList(row pgx.CollectableRow) (Contact, error) {
-	var c Contact
-	err := row.Scan(listFields(&c)...)
-	return c, err
+		&c.IsStarred, &c.IsArchived, &c.CreatedAt, &c.UpdatedAt)
 }
 
 func scanFull(row pgx.CollectableRow) (Contact, error) {
 	var c Contact
-	err := row.Scan(append(listFields(&c), &c.CustomFields)...)
+	err := row.Scan(append(listFields(make([]any, 0, 20), &c), &c.CustomFields)...)
 	return c, err
+}
+
+// collectInto reads up to n rows into a slice made for them, each scanned in place through
+// one list of destinations that fields fills for it. pgx.CollectRows grows its slice row by
+// row, and a scan function copies each row out of a value of its own with a destination list
+// of its own; on a page of contacts that was most of what a list call allocated.
+func collectInto[T any](rows pgx.Rows, n int, fields func(dst []any, t *T) []any) ([]T, error) {
+	defer rows.Close()
+	out := make([]T, 0, n)
+	var dest []any
+	for rows.Next() {
+		var zero T
+		out = append(out, zero)
+		dest = fields(dest[:0], &out[len(out)-1])
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // uniqueViolation reports which field a unique-index violation is about, if err is one.
@@ -139,7 +156,7 @@ const planEach = pgx.QueryExecModeCacheDescribe
 //
 // The transaction, the setting and the query go in one pipeline, one round trip. A query that
 // fails leaves the connection in an aborted transaction, which the pool closes on release.
-func collectInIndexOrder[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
+func collectInIndexOrder[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, n int, fields func([]any, *T) []any) ([]T, error) {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SET LOCAL enable_sort = off`)
@@ -154,7 +171,7 @@ func collectInIndexOrder[T any](ctx context.Context, pool *pgxpool.Pool, sql str
 	if err == nil {
 		var rows pgx.Rows
 		if rows, err = br.Query(); err == nil {
-			out, err = pgx.CollectRows(rows, scan)
+			out, err = collectInto(rows, n, fields)
 		}
 	}
 	if err == nil {
