@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every answer that carries a poll gives options only to its multiple_choice questions: an
+// open_ended question has no options field at all (the spec's options are 2 to 9 items), on
+// create, read, list, update, a scheduled start, pause and close.
+func TestPollOpenEndedQuestionsHaveNoOptions(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550185", 10)
+	tn.contacts("shape", []string{"+12025554051"})
+
+	check := func(what string, p map[string]any) {
+		t.Helper()
+		qs := p["questions"].([]any)
+		require.Len(t, qs, 3, what)
+		for _, raw := range qs {
+			q := raw.(map[string]any)
+			opts, has := q["options"]
+			switch q["type"] {
+			case "open_ended":
+				assert.False(t, has, "%s: open_ended question %v carries options: %v", what, q["questionNumber"], opts)
+			default:
+				assert.Len(t, opts, 2, "%s: multiple_choice question %v", what, q["questionNumber"])
+			}
+		}
+	}
+	ok := func(res response) map[string]any {
+		t.Helper()
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		return res.JSON(t)
+	}
+
+	p := tn.createPoll(pollBody("Shapes"))
+	check("create", p)
+	id := p["id"].(string)
+	check("get", tn.getPoll(id))
+	check("update", ok(tn.do("PUT", "/api/polls/"+id, pollBody("Shapes again"))))
+	list := tn.do("GET", "/api/polls", nil)
+	require.Equal(t, http.StatusOK, list.Status, "%s", list.Body)
+	var polls []map[string]any
+	require.NoError(t, jsonUnmarshal(list.Body, &polls))
+	require.Len(t, polls, 1)
+	check("list", polls[0])
+
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	check("scheduled start", ok(tn.do("POST", "/api/polls/"+id+"/start",
+		map[string]any{"contactFilter": map[string]any{"tags": []string{"shape"}}, "scheduledFor": later})))
+
+	now := tn.createPoll(pollBody("Now"))["id"].(string)
+	tn.startPoll(now, "shape")
+	check("pause", ok(tn.do("POST", "/api/polls/"+now+"/pause", nil)))
+	check("close", ok(tn.do("POST", "/api/polls/"+now+"/close", nil)))
+}
