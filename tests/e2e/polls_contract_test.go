@@ -60,3 +60,27 @@ func TestPollOpenEndedQuestionsHaveNoOptions(t *testing.T) {
 	check("pause", ok(tn.do("POST", "/api/polls/"+now+"/pause", nil)))
 	check("close", ok(tn.do("POST", "/api/polls/"+now+"/close", nil)))
 }
+
+// A multiple_choice question takes only its option codes (trimmed, case-insensitive): a reply
+// of an option's label gets the re-ask listing the codes and is not stored as an answer.
+func TestPollAnswersAreOptionCodes(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550186", 20)
+	ada := "+12025554061"
+	tn.contacts("codes", []string{ada})
+	id := tn.createPoll(pollBody("Codes"))["id"].(string)
+	tn.startPoll(id, "codes")
+	tn.awaitOutgoing(ada, 1)
+
+	e.text(tn.number, ada, "Red")
+	assert.Equal(t, "Please reply A or B. "+pollQ1, tn.awaitOutgoing(ada, 2)[1], "a label is no answer")
+	_, ps := tn.participants(id, "")
+	assert.Empty(t, ps[ada]["responses"], "the label is not stored as an answer")
+	assert.EqualValues(t, 1, ps[ada]["currentQuestionNumber"])
+
+	e.text(tn.number, ada, " a\n")
+	assert.Equal(t, pollQ2, tn.awaitOutgoing(ada, 3)[2], "the code, trimmed and in any case, answers")
+	_, ps = tn.participants(id, "")
+	assert.Equal(t, []string{"color=a"}, answers(ps[ada]))
+}

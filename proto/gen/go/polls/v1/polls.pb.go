@@ -81,7 +81,8 @@ func (x *ContactFilter) GetTagsLogic() string {
 // Option is one answer of a multiple_choice question.
 type Option struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The reply keyword (matched case-insensitively, trimmed; the label matches too).
+	// The reply keyword, matched trimmed and case-insensitively (a reply of the label is no
+	// answer: it gets the re-ask).
 	Code          string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	Label         string `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
 	unknownFields protoimpl.UnknownFields
