@@ -449,7 +449,10 @@ type Campaign struct {
 	CompletedAt                *timestamppb.Timestamp  `protobuf:"bytes,30,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	// Set when a running campaign was canceled (it then ends completed).
 	CanceledAt *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=canceled_at,json=canceledAt,proto3" json:"canceled_at,omitempty"`
-	// Why a failed campaign failed (e.g. INSUFFICIENT_CREDITS); null otherwise.
+	// Why a failed campaign failed; null otherwise. INSUFFICIENT_CREDITS or BILLING_SUSPENDED
+	// (no hold for the estimate), SEGMENT_NOT_FOUND (its segment deleted before the send),
+	// AB_TEST_AUDIENCE_TOO_SMALL (an A/B test whose sendable audience gives empty 5% samples,
+	// rounded down: fewer than 20 recipients), UNAVAILABLE (a peer kept failing).
 	FailureReason *wrapperspb.StringValue `protobuf:"bytes,32,opt,name=failure_reason,json=failureReason,proto3" json:"failure_reason,omitempty"`
 	// Detail only (null in create, update and state-move answers before a number is known).
 	PhoneNumber    *PhoneNumber    `protobuf:"bytes,33,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
