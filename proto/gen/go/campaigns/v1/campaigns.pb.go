@@ -912,12 +912,15 @@ type CampaignInput struct {
 	ContactFilter     *ContactFilter         `protobuf:"bytes,4,opt,name=contact_filter,json=contactFilter,proto3" json:"contact_filter,omitempty"`
 	FromPhoneNumberId *string                `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3,oneof" json:"from_phone_number_id,omitempty"`
 	// ISO 8601 with a zone (RFC 3339); "" clears it on a draft.
-	ScheduledFor      *string `protobuf:"bytes,6,opt,name=scheduled_for,json=scheduledFor,proto3,oneof" json:"scheduled_for,omitempty"`
-	Timezone          *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
-	MediaUrl          *string `protobuf:"bytes,8,opt,name=media_url,json=mediaUrl,proto3,oneof" json:"media_url,omitempty"`
-	ForceRoute        *string `protobuf:"bytes,9,opt,name=force_route,json=forceRoute,proto3,oneof" json:"force_route,omitempty"`
-	Channel           *string `protobuf:"bytes,10,opt,name=channel,proto3,oneof" json:"channel,omitempty"`
-	NormalizeText     *bool   `protobuf:"varint,11,opt,name=normalize_text,json=normalizeText,proto3,oneof" json:"normalize_text,omitempty"`
+	ScheduledFor  *string `protobuf:"bytes,6,opt,name=scheduled_for,json=scheduledFor,proto3,oneof" json:"scheduled_for,omitempty"`
+	Timezone      *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
+	MediaUrl      *string `protobuf:"bytes,8,opt,name=media_url,json=mediaUrl,proto3,oneof" json:"media_url,omitempty"`
+	ForceRoute    *string `protobuf:"bytes,9,opt,name=force_route,json=forceRoute,proto3,oneof" json:"force_route,omitempty"`
+	Channel       *string `protobuf:"bytes,10,opt,name=channel,proto3,oneof" json:"channel,omitempty"`
+	NormalizeText *bool   `protobuf:"varint,11,opt,name=normalize_text,json=normalizeText,proto3,oneof" json:"normalize_text,omitempty"`
+	// Variants A and B are each sent to a random 5% of the sendable audience (rounded down), the
+	// rest gets the winner's text; an audience under 20 fails at queue time
+	// (failureReason AB_TEST_AUDIENCE_TOO_SMALL).
 	IsAbTest          *bool   `protobuf:"varint,12,opt,name=is_ab_test,json=isAbTest,proto3,oneof" json:"is_ab_test,omitempty"`
 	MessageVariantA   *string `protobuf:"bytes,13,opt,name=message_variant_a,json=messageVariantA,proto3,oneof" json:"message_variant_a,omitempty"`
 	MessageVariantB   *string `protobuf:"bytes,14,opt,name=message_variant_b,json=messageVariantB,proto3,oneof" json:"message_variant_b,omitempty"`
