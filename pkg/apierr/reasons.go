@@ -60,7 +60,8 @@ const (
 	ReasonSegmentNotFound    = "SEGMENT_NOT_FOUND"
 	ReasonAbAudienceTooSmall = "AB_TEST_AUDIENCE_TOO_SMALL"
 
-	// Polls (INVALID_STATE and QUIET_HOURS as for campaigns).
+	// Polls (INVALID_STATE as for campaigns; a poll started at night is no QUIET_HOURS error,
+	// its messages wait for the window).
 	ReasonPollNotFound = "POLL_NOT_FOUND" // 404: no such poll in the organization
 )
 

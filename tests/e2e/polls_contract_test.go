@@ -84,3 +84,33 @@ func TestPollAnswersAreOptionCodes(t *testing.T) {
 	_, ps = tn.participants(id, "")
 	assert.Equal(t, []string{"color=a"}, answers(ps[ada]))
 }
+
+// A poll started at night in its zone answers 202 and is active, as the spec's state table
+// says (campaigns keep their QUIET_HOURS error): its participants begin, and its messages wait
+// for 08:00-21:00 in the poll's zone and in each recipient's own, as a daytime poll's message
+// to a recipient at night does, while a daytime recipient of a daytime poll gets hers.
+func TestPollStartedAtNightIsActiveAndWaits(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550187", 20)
+	ada, bob, cy := "+12025554071", "+12025554072", "+12025554073"
+	tn.contacts("night", []string{ada})
+	tn.contacts("day", []string{bob})
+	tn.contactsIn("day", zoneWhere(3), []string{cy})
+
+	night := pollBody("Night")
+	night["timezone"] = zoneWhere(3)
+	id := tn.createPoll(night)["id"].(string)
+	tn.startPoll(id, "night") // 202, active
+	day := tn.createPoll(pollBody("Day"))["id"].(string)
+	tn.startPoll(day, "day")
+
+	assert.Equal(t, "Hi Ada0! Three quick questions.\n\n"+pollQ1, tn.awaitOutgoing(bob, 1)[0], "daytime in both zones: sent")
+	assert.Equal(t, "active", tn.getPoll(id)["status"])
+	_, ps := tn.participants(id, "")
+	require.Contains(t, ps, ada)
+	assert.Equal(t, "in_progress", ps[ada]["status"], "the participant began")
+	tn.stays(ada, 0)
+	assert.Empty(t, tn.thread(ada), "nothing handed over at night in the poll's zone")
+	assert.Empty(t, tn.thread(cy), "nothing handed over at night in the recipient's zone")
+}
