@@ -55,10 +55,13 @@ const (
 	ReasonInvalidState = "INVALID_STATE" // 409: a move the campaign's or poll's status does not allow
 	ReasonQuietHours   = "QUIET_HOURS"   // 400: an immediate send outside 08:00-21:00 of its zone
 	// Why a campaign failed (its failureReason), besides INSUFFICIENT_CREDITS and
-	// BILLING_SUSPENDED: its segment was deleted before the send began.
-	ReasonSegmentNotFound = "SEGMENT_NOT_FOUND"
+	// BILLING_SUSPENDED: its segment was deleted before the send began; an A/B test's audience
+	// gives empty 5% samples (fewer than 20 sendable recipients).
+	ReasonSegmentNotFound    = "SEGMENT_NOT_FOUND"
+	ReasonAbAudienceTooSmall = "AB_TEST_AUDIENCE_TOO_SMALL"
 
-	// Polls (INVALID_STATE and QUIET_HOURS as for campaigns).
+	// Polls (INVALID_STATE as for campaigns; a poll started at night is no QUIET_HOURS error,
+	// its messages wait for the window).
 	ReasonPollNotFound = "POLL_NOT_FOUND" // 404: no such poll in the organization
 )
 

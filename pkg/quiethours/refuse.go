@@ -9,7 +9,8 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 )
 
-// Refuse is the error of an immediate bulk send (what: "campaigns", "polls") started at now
+// Refuse is the error of an immediate bulk send (what: "campaigns"; a poll starts at any hour
+// and its messages wait for the window) started at now
 // outside the window of tz (an empty or unknown zone counts as UTC): 400 QUIET_HOURS naming
 // when the window next opens; nil inside the window.
 func Refuse(what, tz string, now time.Time) error {

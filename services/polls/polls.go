@@ -144,7 +144,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	sh.OnStop("jobs", stopTimeout, s.engine.Stop)
 	sh.GRPC = rpcserver.New(log)
 	pollsv1.RegisterPollsServiceServer(sh.GRPC, server.New(server.Config{
-		Store: st, Orgs: s.orgs, Contacts: s.contacts, Messaging: s.messaging, Jobs: s.engine,
+		Store: st, Contacts: s.contacts, Messaging: s.messaging, Jobs: s.engine,
 	}))
 	member := outbox.MemberName()
 	s.replies = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, s.engine.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(log))...)

@@ -111,3 +111,42 @@ func indexOf(list []string, s string) int {
 	}
 	return -1
 }
+
+// Each A/B variant's sample is 5% of the audience rounded down (39 recipients: one each); an
+// audience too small for two non-empty samples (3 recipients) fails the campaign at queue time
+// with the reason its detail shows, and nothing is sent or paid.
+func TestAbSamplesAreFivePercentRoundedDown(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550231", 100)
+	var phones []string
+	for i := range 39 {
+		phones = append(phones, fmt.Sprintf("+1202555%04d", 7100+i))
+	}
+	tn.contacts("ab39", phones)
+	small := []string{"+12025557200", "+12025557201", "+12025557202"}
+	tn.contacts("ab3", small)
+	abTest := func(tag string) string {
+		return campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+			"name": "AB " + tag, "message": "Base", "contactFilter": map[string]any{"tags": []string{tag}}, "timezone": zoneWhere(12),
+			"isAbTest": true, "messageVariantA": "Alpha", "messageVariantB": "Bravo", "abTestWaitMinutes": 600,
+		}), http.StatusCreated).str("id")
+	}
+
+	failed := tn.awaitStatus(abTest("ab3"), "failed", 30*time.Second)
+	assert.Equal(t, "AB_TEST_AUDIENCE_TOO_SMALL", failed["failureReason"])
+	assert.EqualValues(t, 0, failed.num("sentCount"))
+	for _, p := range small {
+		assert.Empty(t, tn.campaignTexts(p, "Alpha", "Bravo", "Base"), "nothing sent to %s", p)
+	}
+
+	id := abTest("ab39")
+	var c campaign
+	eventually(t, 30*time.Second, "both samples sent", func() bool {
+		c = tn.getCampaign(id)
+		return c.variant("variantA")["sent"] == 1.0 && c.variant("variantB")["sent"] == 1.0
+	})
+	assert.EqualValues(t, 1, c.variant("variantA")["recipients"], "5% of 39, rounded down")
+	assert.EqualValues(t, 1, c.variant("variantB")["recipients"])
+	assert.Nil(t, c["failureReason"])
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
@@ -26,8 +27,14 @@ import (
 const pausedRecheck = time.Minute
 
 // drawSamples draws the test's samples (once) and returns the credits the campaign may cost.
+// An audience too small for two samples fails the campaign at queue time, with the reason its
+// detail shows (failureReason), instead of sending one variant or none.
 func (r *Runner) drawSamples(ctx context.Context, c *store.Campaign) (int32, error) {
-	if _, err := r.store.DrawSamples(ctx, c.OrgID, c.ID); err != nil {
+	_, err := r.store.DrawSamples(ctx, c.OrgID, c.ID)
+	if errors.Is(err, store.ErrAudienceTooSmall) {
+		return 0, r.fail(ctx, c, apierr.ReasonAbAudienceTooSmall)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return r.store.AbEstimate(ctx, c.ID)

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -29,9 +30,11 @@ func TestDecisionJobWaitsForPauseAndTimeAndEndsOnCancel(t *testing.T) {
 		IsAbTest: true, VariantA: &a, VariantB: &b, Submission: 1, CreatedAt: now, UpdatedAt: now, StartedAt: &now}
 	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &c) }))
 	bodyB, creditsB := "B", int32(1)
-	require.NoError(t, st.AddRecipients(ctx, c.OrgID, c.ID, []store.Recipient{
-		{ContactID: uuid.New(), Phone: "+12025550101", Body: "A", Credits: 1, BodyB: &bodyB, CreditsB: &creditsB},
-	}))
+	var rs []store.Recipient // 20: the least that gives two samples (one recipient each)
+	for i := range 20 {
+		rs = append(rs, store.Recipient{ContactID: uuid.New(), Phone: fmt.Sprintf("+120255501%02d", i), Body: "A", Credits: 1, BodyB: &bodyB, CreditsB: &creditsB})
+	}
+	require.NoError(t, st.AddRecipients(ctx, c.OrgID, c.ID, rs))
 	_, err := st.DrawSamples(ctx, c.OrgID, c.ID)
 	require.NoError(t, err)
 	_, err = st.SetDecideAt(ctx, c.OrgID, c.ID, now.Add(time.Hour))
@@ -72,5 +75,5 @@ func TestDecisionJobWaitsForPauseAndTimeAndEndsOnCancel(t *testing.T) {
 	assert.Nil(t, got.Winner, "a canceled test is never decided")
 	unsent := 0
 	require.NoError(t, st.EachUnqueued(ctx, c.ID, true, 10, func(b []store.Recipient) error { unsent += len(b); return nil }))
-	assert.Equal(t, 1, unsent, "nothing queued (the one recipient is a sample)")
+	assert.Equal(t, 2, unsent, "nothing more queued (the two samples' recipients were not yet)")
 }

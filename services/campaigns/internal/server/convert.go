@@ -18,7 +18,7 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 		Message:                    c.Message,
 		MediaUrl:                   nullable.String(c.MediaURL),
 		SegmentId:                  nullable.UUID(c.SegmentID),
-		FromPhoneNumberId:          idOrEmpty(c.FromPhoneNumberID),
+		FromPhoneNumberId:          idOrAbsent(c.FromPhoneNumberID),
 		ScheduledFor:               nullable.Time(c.ScheduledFor),
 		Timezone:                   nullable.String(c.Timezone),
 		TotalCount:                 c.TotalCount,
@@ -86,8 +86,7 @@ func toListItem(c *store.Campaign) *campaignsv1.CampaignListItem {
 	}
 }
 
-// deref and idOrEmpty give "" for an unset value: fields the spec types as strings are never
-// null.
+// deref gives "" for an unset value: fields the spec types as strings are never null.
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -95,9 +94,12 @@ func deref(s *string) string {
 	return *s
 }
 
-func idOrEmpty(u *uuid.UUID) string {
+// idOrAbsent leaves an unset id out of the answer (a proto3 optional field): the spec types
+// fromPhoneNumberId a UUID, so neither "" nor null.
+func idOrAbsent(u *uuid.UUID) *string {
 	if u == nil {
-		return ""
+		return nil
 	}
-	return u.String()
+	s := u.String()
+	return &s
 }

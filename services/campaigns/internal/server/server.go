@@ -109,6 +109,10 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 	if out.PhoneNumber, rate, err = s.phoneNumber(ctx, &c); err != nil {
 		return nil, err
 	}
+	if out.FromPhoneNumberId == nil && out.PhoneNumber != nil {
+		// A draft saved before its organization had a number sends from today's default.
+		out.FromPhoneNumberId = &out.PhoneNumber.Id
+	}
 	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate, from); err != nil {
 		return nil, err
 	}
@@ -157,6 +161,24 @@ func (s *Server) phoneNumber(ctx context.Context, c *store.Campaign) (_ *campaig
 	return &campaignsv1.PhoneNumber{Id: n.GetPhoneNumberId(), Number: n.GetNumber(), IsDefault: n.GetIsDefault()}, n.GetMessagesPerSecond(), nil
 }
 
+// defaultNumber is the id of org's default sending number, nil when it has none: a campaign
+// that names no number is given it when created (a draft too), so that its fromPhoneNumberId
+// is always the UUID the spec types it.
+func (s *Server) defaultNumber(ctx context.Context, org uuid.UUID) (*uuid.UUID, error) {
+	n, err := s.cfg.Messaging.PhoneNumber(ctx, org, "")
+	if errors.Is(err, clients.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("default number: %w", err)
+	}
+	id, err := uuid.Parse(n.GetPhoneNumberId())
+	if err != nil {
+		return nil, fmt.Errorf("default number id %q: %w", n.GetPhoneNumberId(), err)
+	}
+	return &id, nil
+}
+
 // CreateDraft saves a draft: every field optional but name.
 func (s *Server) CreateDraft(ctx context.Context, req *campaignsv1.CreateDraftRequest) (*campaignsv1.CreateDraftResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
@@ -178,6 +200,11 @@ func (s *Server) CreateDraft(ctx context.Context, req *campaignsv1.CreateDraftRe
 	}
 	if err := s.checkReferences(ctx, &c); err != nil {
 		return nil, err
+	}
+	if c.FromPhoneNumberID == nil {
+		if c.FromPhoneNumberID, err = s.defaultNumber(ctx, org); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error { return s.cfg.Store.Insert(ctx, tx, &c) }); err != nil {
 		return nil, err
@@ -210,6 +237,10 @@ func (s *Server) UpdateDraft(ctx context.Context, req *campaignsv1.UpdateDraftRe
 	if err := s.checkReferences(ctx, &probe); err != nil {
 		return nil, err
 	}
+	byDefault, err := s.defaultNumber(ctx, org)
+	if err != nil {
+		return nil, err
+	}
 	var c store.Campaign
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		if c, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
@@ -219,6 +250,9 @@ func (s *Server) UpdateDraft(ctx context.Context, req *campaignsv1.UpdateDraftRe
 			return notDraft(c.Status)
 		}
 		apply(&c, in, apierr.Fields{})
+		if c.FromPhoneNumberID == nil {
+			c.FromPhoneNumberID = byDefault
+		}
 		return s.cfg.Store.Save(ctx, tx, &c)
 	})
 	if err != nil {
@@ -267,15 +301,12 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 		return nil, err
 	}
 	if c.FromPhoneNumberID == nil { // the default, fixed when the campaign is submitted
-		n, err := s.cfg.Messaging.PhoneNumber(ctx, org, "")
-		if errors.Is(err, clients.ErrNotFound) {
+		if c.FromPhoneNumberID, err = s.defaultNumber(ctx, org); err != nil {
+			return nil, err
+		}
+		if c.FromPhoneNumberID == nil {
 			return nil, apierr.New(codes.InvalidArgument, apierr.ReasonNoFromNumber, "the organization has no default phone number; name fromPhoneNumberId")
 		}
-		if err != nil {
-			return nil, fmt.Errorf("default number: %w", err)
-		}
-		id := uuid.MustParse(n.GetPhoneNumberId())
-		c.FromPhoneNumberID = &id
 	}
 	start := now
 	if c.ScheduledFor != nil && c.ScheduledFor.After(now) {

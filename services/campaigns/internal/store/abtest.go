@@ -39,16 +39,15 @@ type AbTest struct {
 }
 
 // SampleSizes is how many of n sendable recipients get variant A and B: 5% each, rounded
-// half up, at least 1 each while there are recipients to give them (1 recipient: A only;
-// 2: one each).
+// down, as the spec limits them (fewer than 20 recipients give empty samples).
 func SampleSizes(n int32) (a, b int32) {
-	if n <= 0 {
-		return 0, 0
-	}
-	k := max(1, (n+10)/20)
-	a = min(k, n)
-	return a, min(k, n-a)
+	k := max(0, n/20)
+	return k, k
 }
+
+// ErrAudienceTooSmall is an A/B test whose sendable audience is too small for two
+// non-empty samples: there is nothing to compare, so the campaign fails instead of sending.
+var ErrAudienceTooSmall = errors.New("audience too small for two A/B samples")
 
 // ReplyRate is replies / sent × 100, 0 before anything is sent.
 func ReplyRate(replies, sent int32) float64 {
@@ -89,7 +88,8 @@ func (s *Store) GetAbTest(ctx context.Context, org, campaign uuid.UUID) (t AbTes
 // DrawSamples picks, once, the recipients of variants A and B at random among the
 // campaign's sendable recipients (SampleSizes of them each) and gives variant B's its
 // text and price. The draw is stored in the transaction that creates the test's row, so
-// a repeated call (a retried job, a second replica) returns the draw already made.
+// a repeated call (a retried job, a second replica) returns the draw already made. An
+// audience whose samples would be empty is ErrAudienceTooSmall, and nothing is stored.
 func (s *Store) DrawSamples(ctx context.Context, org, campaign uuid.UUID) (AbTest, error) {
 	var t AbTest
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
@@ -98,6 +98,16 @@ func (s *Store) DrawSamples(ctx context.Context, org, campaign uuid.UUID) (AbTes
 			return fmt.Errorf("count sendable recipients: %w", err)
 		}
 		a, b := SampleSizes(n)
+		if a == 0 {
+			// A repeated call finds the draw already made, whatever the audience is now.
+			var drawn bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM ab_tests WHERE campaign_id = $1)`, campaign).Scan(&drawn); err != nil {
+				return fmt.Errorf("read A/B test: %w", err)
+			}
+			if !drawn {
+				return fmt.Errorf("%d sendable recipients: %w", n, ErrAudienceTooSmall)
+			}
+		}
 		tag, err := tx.Exec(ctx, `
 			INSERT INTO ab_tests (campaign_id, organization_id, a_recipients, b_recipients) VALUES ($1, $2, $3, $4)
 			ON CONFLICT DO NOTHING`, campaign, org, a, b)

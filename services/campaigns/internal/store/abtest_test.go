@@ -17,12 +17,12 @@ import (
 	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
 )
 
-// 5% each, rounded half up, at least one each while there are recipients to go round.
+// 5% each, rounded down: fewer than 20 recipients give empty samples.
 func TestSampleSizes(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ n, a, b int32 }{
-		{0, 0, 0}, {1, 1, 0}, {2, 1, 1}, {3, 1, 1}, {29, 1, 1}, {30, 2, 2}, {39, 2, 2},
-		{100, 5, 5}, {1000, 50, 50}, {1010, 51, 51}, {1_000_000, 50_000, 50_000},
+		{0, 0, 0}, {1, 0, 0}, {3, 0, 0}, {19, 0, 0}, {20, 1, 1}, {39, 1, 1}, {40, 2, 2},
+		{100, 5, 5}, {1000, 50, 50}, {1019, 50, 50}, {1_000_000, 50_000, 50_000},
 	} {
 		a, b := store.SampleSizes(c.n)
 		assert.Equal(t, [2]int32{c.a, c.b}, [2]int32{a, b}, "n=%d", c.n)
@@ -96,12 +96,13 @@ func variants(t *testing.T, pool *pgxpool.Pool, campaign uuid.UUID) map[string][
 
 // The samples are drawn once among the sendable recipients: a second draw (a retried job, a
 // second replica) keeps the first; B's sample gets B's text; only the samples are queued
-// before the decision; the hold covers the samples at their prices and the rest at B's.
+// before the decision; the hold covers the samples at their prices and the rest at B's. An
+// audience too small for two samples is refused.
 func TestDrawSamplesOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, pool := newStore(t)
-	c, phones := abCampaign(t, st, 39)
+	c, phones := abCampaign(t, st, 40)
 
 	first, err := st.DrawSamples(ctx, c.OrgID, c.ID)
 	require.NoError(t, err)
@@ -123,13 +124,24 @@ func TestDrawSamplesOnce(t *testing.T) {
 			assert.Equal(t, "A "+p, v[1])
 		}
 	}
-	assert.Equal(t, map[string]int{"A": 2, "B": 2, "": 36}, count, "the unsendable one is never drawn")
+	assert.Equal(t, map[string]int{"A": 2, "B": 2, "": 37}, count, "the unsendable one is never drawn")
 	assert.Empty(t, drawn[fmt.Sprintf("+1202555%04d", len(phones))][0])
 
 	assert.Len(t, unqueued(t, st, c.ID, true), 4)
 	estimate, err := st.AbEstimate(ctx, c.ID)
 	require.NoError(t, err)
-	assert.EqualValues(t, 2*1+2*2+35*2, estimate, "A's sample at 1, B's at 2, the rest at the dearer B")
+	assert.EqualValues(t, 2*1+2*2+36*2, estimate, "A's sample at 1, B's at 2, the rest at the dearer B")
+
+	// 19 sendable recipients give empty 5% samples: refused (the campaign fails), nobody drawn.
+	small, _ := abCampaign(t, st, 19)
+	_, err = st.DrawSamples(ctx, small.OrgID, small.ID)
+	require.ErrorIs(t, err, store.ErrAudienceTooSmall)
+	for p, v := range variants(t, pool, small.ID) {
+		assert.Empty(t, v[0], "nobody drawn: %s", p)
+	}
+	_, found, err := st.GetAbTest(ctx, small.OrgID, small.ID)
+	require.NoError(t, err)
+	assert.False(t, found)
 }
 
 // The decision waits for its time, is written once however many runs ask at once, gives the
@@ -139,7 +151,7 @@ func TestDecideOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, pool := newStore(t)
-	c, _ := abCampaign(t, st, 39)
+	c, _ := abCampaign(t, st, 40)
 	_, err := st.DrawSamples(ctx, c.OrgID, c.ID)
 	require.NoError(t, err)
 	drawn := variants(t, pool, c.ID)
@@ -200,7 +212,7 @@ func TestDecideOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, decided.DecidedAt)
 	for p, v := range variants(t, pool, c.ID) {
-		if v[0] == "" && p != fmt.Sprintf("+1202555%04d", 39) {
+		if v[0] == "" && p != fmt.Sprintf("+1202555%04d", 40) {
 			assert.Equal(t, "B "+p, v[1], "the rest gets the winner's text")
 		}
 	}
@@ -218,12 +230,12 @@ func TestDecideOnce(t *testing.T) {
 }
 
 // An A/B campaign whose every message has an outcome still waits for its decision before
-// it completes (two recipients: one sample each, no rest).
+// it completes (twenty recipients: one sample each, every message given an outcome).
 func TestAbCampaignCompletesOnlyOnceDecided(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, _ := newStore(t)
-	c, phones := abCampaign(t, st, 2)
+	c, phones := abCampaign(t, st, 20)
 	drawn, err := st.DrawSamples(ctx, c.OrgID, c.ID)
 	require.NoError(t, err)
 	assert.Equal(t, [2]int32{1, 1}, [2]int32{drawn.ARecipients, drawn.BRecipients})

@@ -143,8 +143,9 @@ func (q *Question) hasCode(code string) bool {
 	return false
 }
 
-// Match reads reply as an answer to q: for multiple_choice the option whose code (or, failing
-// that, label) equals the trimmed, case-insensitive reply, its code returned; for open_ended
+// Match reads reply as an answer to q: for multiple_choice the option whose code equals the
+// trimmed, case-insensitive reply, its code returned (the spec requires one of the option
+// codes, so a label is no answer: it gets the re-ask, which lists the codes); for open_ended
 // any non-blank text, code "". ok is false for a reply that does not answer q.
 func (q *Question) Match(reply string) (code string, ok bool) {
 	r := Normalize(reply)
@@ -156,11 +157,6 @@ func (q *Question) Match(reply string) (code string, ok bool) {
 	}
 	for _, o := range q.Options {
 		if Normalize(o.Code) == r {
-			return o.Code, true
-		}
-	}
-	for _, o := range q.Options {
-		if Normalize(o.Label) == r {
 			return o.Code, true
 		}
 	}

@@ -80,17 +80,17 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// A multiple_choice reply matches an option's code or label, trimmed and case-insensitive;
-// anything else does not; an open_ended question takes any non-blank text.
+// A multiple_choice reply matches an option's code, trimmed and case-insensitive; anything
+// else does not, an option's label included; an open_ended question takes any non-blank text.
 func TestMatch(t *testing.T) {
 	t.Parallel()
 	q := mc(1, "color", "A", "Red", "B", "Light blue")
-	for reply, want := range map[string]string{"a": "A", " B ": "B", "red": "A", "LIGHT   BLUE": "B"} {
+	for reply, want := range map[string]string{"a": "A", " B ": "B", "b\n": "B"} {
 		code, ok := q.Match(reply)
 		assert.True(t, ok, reply)
 		assert.Equal(t, want, code, reply)
 	}
-	for _, reply := range []string{"", "  ", "C", "ab", "A please", "blue"} {
+	for _, reply := range []string{"", "  ", "C", "ab", "A please", "blue", "red", "LIGHT   BLUE"} {
 		_, ok := q.Match(reply)
 		assert.False(t, ok, reply)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/nullable"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
+	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
 )
 
@@ -47,15 +48,27 @@ func toPoll(p *store.Poll) *pollsv1.Poll {
 	for i, q := range p.Questions {
 		pq := &pollsv1.Question{
 			QuestionNumber: int32(q.Number), Text: q.Text, Type: q.Type, ResponseCode: q.ResponseCode,
-			Options: make([]*pollsv1.Option, len(q.Options)),
-		}
-		for j, o := range q.Options {
-			pq.Options[j] = &pollsv1.Option{Code: o.Code, Label: o.Label}
+			Options: optionList(q.Options),
 		}
 		if b := q.Branching; b != nil {
 			pq.BranchingLogic = &pollsv1.BranchingLogic{Condition: b.Condition, NextQuestion: int32(b.NextQuestion)}
 		}
 		out.Questions[i] = pq
+	}
+	return out
+}
+
+// optionList is a question's options as the list the gateway prints, nil (the field left out)
+// for a question without options: an open_ended one.
+func optionList(opts []questions.Option) *structpb.ListValue {
+	if len(opts) == 0 {
+		return nil
+	}
+	out := &structpb.ListValue{Values: make([]*structpb.Value, len(opts))}
+	for i, o := range opts {
+		out.Values[i] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+			"code": structpb.NewStringValue(o.Code), "label": structpb.NewStringValue(o.Label),
+		}})
 	}
 	return out
 }

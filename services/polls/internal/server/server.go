@@ -19,8 +19,6 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
-	"github.com/chorus-sms/chorus/pkg/clients/orgs"
-	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/engine"
@@ -38,7 +36,6 @@ type Jobs interface {
 // Config holds what the server needs.
 type Config struct {
 	Store     *store.Store
-	Orgs      *orgs.Client
 	Contacts  *contacts.Client
 	Messaging *messaging.Client
 	Jobs      Jobs
@@ -153,8 +150,10 @@ func (s *Server) UpdatePoll(ctx context.Context, req *pollsv1.UpdatePollRequest)
 }
 
 // StartPoll starts a draft: scheduledFor omitted or within 30 s starts at once (202 {id,
-// status, message}; refused with QUIET_HOURS outside 08:00-21:00 of the poll's zone, else the
-// organization's); later schedules it (200 with the poll, scheduled).
+// status, message}); later schedules it (200 with the poll, scheduled). Unlike a campaign's, an
+// immediate start outside 08:00-21:00 is no error (the spec's state table gives 202 and active):
+// the poll's messages carry its zone (else the organization's) and each recipient's, and
+// messaging holds them until both windows are open, as it holds campaigns' queued messages.
 func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (*pollsv1.StartPollResponse, error) {
 	org, id, err := s.target(ctx, req.GetId())
 	if err != nil {
@@ -185,19 +184,6 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 	from := uuid.MustParse(n.GetPhoneNumberId())
 	now := s.cfg.Now().UTC()
 	immediate := in.at == nil || !in.at.After(now.Add(immediateWindow))
-	if immediate {
-		tz := ""
-		if in.zone != nil {
-			tz = *in.zone
-		} else if o, err := s.cfg.Orgs.Organization(ctx, org); err != nil {
-			return nil, fmt.Errorf("organization timezone: %w", err)
-		} else {
-			tz = o.GetTimezone()
-		}
-		if err := quiethours.Refuse("polls", tz, now); err != nil {
-			return nil, err
-		}
-	}
 	var p store.Poll
 	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
 		if p, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {

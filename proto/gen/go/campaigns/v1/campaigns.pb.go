@@ -423,9 +423,11 @@ type Campaign struct {
 	MediaUrl      *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=media_url,json=mediaUrl,proto3" json:"media_url,omitempty"`
 	SegmentId     *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=segment_id,json=segmentId,proto3" json:"segment_id,omitempty"`
 	ContactFilter *ContactFilter          `protobuf:"bytes,8,opt,name=contact_filter,json=contactFilter,proto3" json:"contact_filter,omitempty"`
-	// "" while a draft names none and the organization has no default number (the spec types it
-	// a string, and strings are never null).
-	FromPhoneNumberId          string                  `protobuf:"bytes,9,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`
+	// The sending number: the one named, else the organization's default, fixed when the
+	// campaign (a draft too) is created or its draft updated. Absent only while the organization
+	// has no sending number, on a draft (a submission without one is 400 NO_FROM_NUMBER);
+	// phoneNumber is null then.
+	FromPhoneNumberId          *string                 `protobuf:"bytes,9,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3,oneof" json:"from_phone_number_id,omitempty"`
 	ScheduledFor               *timestamppb.Timestamp  `protobuf:"bytes,10,opt,name=scheduled_for,json=scheduledFor,proto3" json:"scheduled_for,omitempty"`
 	Timezone                   *wrapperspb.StringValue `protobuf:"bytes,11,opt,name=timezone,proto3" json:"timezone,omitempty"`
 	TotalCount                 int32                   `protobuf:"varint,12,opt,name=total_count,json=totalCount,proto3" json:"total_count,omitempty"`
@@ -449,9 +451,14 @@ type Campaign struct {
 	CompletedAt                *timestamppb.Timestamp  `protobuf:"bytes,30,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	// Set when a running campaign was canceled (it then ends completed).
 	CanceledAt *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=canceled_at,json=canceledAt,proto3" json:"canceled_at,omitempty"`
-	// Why a failed campaign failed (e.g. INSUFFICIENT_CREDITS); null otherwise.
+	// Why a failed campaign failed; null otherwise. INSUFFICIENT_CREDITS or BILLING_SUSPENDED
+	// (no hold for the estimate), SEGMENT_NOT_FOUND (its segment deleted before the send),
+	// AB_TEST_AUDIENCE_TOO_SMALL (an A/B test whose sendable audience gives empty 5% samples,
+	// rounded down: fewer than 20 recipients), UNAVAILABLE (a peer kept failing).
 	FailureReason *wrapperspb.StringValue `protobuf:"bytes,32,opt,name=failure_reason,json=failureReason,proto3" json:"failure_reason,omitempty"`
-	// Detail only (null in create, update and state-move answers before a number is known).
+	// The sending number, in the detail (GET /api/campaigns/{id}): null there only when no number
+	// exists (an organization without numbers, or the named number since removed). The create,
+	// draft and state-move answers carry null.
 	PhoneNumber    *PhoneNumber    `protobuf:"bytes,33,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
 	DisplayMetrics *DisplayMetrics `protobuf:"bytes,34,opt,name=display_metrics,json=displayMetrics,proto3" json:"display_metrics,omitempty"`
 	unknownFields  protoimpl.UnknownFields
@@ -545,8 +552,8 @@ func (x *Campaign) GetContactFilter() *ContactFilter {
 }
 
 func (x *Campaign) GetFromPhoneNumberId() string {
-	if x != nil {
-		return x.FromPhoneNumberId
+	if x != nil && x.FromPhoneNumberId != nil {
+		return *x.FromPhoneNumberId
 	}
 	return ""
 }
@@ -909,12 +916,15 @@ type CampaignInput struct {
 	ContactFilter     *ContactFilter         `protobuf:"bytes,4,opt,name=contact_filter,json=contactFilter,proto3" json:"contact_filter,omitempty"`
 	FromPhoneNumberId *string                `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3,oneof" json:"from_phone_number_id,omitempty"`
 	// ISO 8601 with a zone (RFC 3339); "" clears it on a draft.
-	ScheduledFor      *string `protobuf:"bytes,6,opt,name=scheduled_for,json=scheduledFor,proto3,oneof" json:"scheduled_for,omitempty"`
-	Timezone          *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
-	MediaUrl          *string `protobuf:"bytes,8,opt,name=media_url,json=mediaUrl,proto3,oneof" json:"media_url,omitempty"`
-	ForceRoute        *string `protobuf:"bytes,9,opt,name=force_route,json=forceRoute,proto3,oneof" json:"force_route,omitempty"`
-	Channel           *string `protobuf:"bytes,10,opt,name=channel,proto3,oneof" json:"channel,omitempty"`
-	NormalizeText     *bool   `protobuf:"varint,11,opt,name=normalize_text,json=normalizeText,proto3,oneof" json:"normalize_text,omitempty"`
+	ScheduledFor  *string `protobuf:"bytes,6,opt,name=scheduled_for,json=scheduledFor,proto3,oneof" json:"scheduled_for,omitempty"`
+	Timezone      *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
+	MediaUrl      *string `protobuf:"bytes,8,opt,name=media_url,json=mediaUrl,proto3,oneof" json:"media_url,omitempty"`
+	ForceRoute    *string `protobuf:"bytes,9,opt,name=force_route,json=forceRoute,proto3,oneof" json:"force_route,omitempty"`
+	Channel       *string `protobuf:"bytes,10,opt,name=channel,proto3,oneof" json:"channel,omitempty"`
+	NormalizeText *bool   `protobuf:"varint,11,opt,name=normalize_text,json=normalizeText,proto3,oneof" json:"normalize_text,omitempty"`
+	// Variants A and B are each sent to a random 5% of the sendable audience (rounded down), the
+	// rest gets the winner's text; an audience under 20 fails at queue time
+	// (failureReason AB_TEST_AUDIENCE_TOO_SMALL).
 	IsAbTest          *bool   `protobuf:"varint,12,opt,name=is_ab_test,json=isAbTest,proto3,oneof" json:"is_ab_test,omitempty"`
 	MessageVariantA   *string `protobuf:"bytes,13,opt,name=message_variant_a,json=messageVariantA,proto3,oneof" json:"message_variant_a,omitempty"`
 	MessageVariantB   *string `protobuf:"bytes,14,opt,name=message_variant_b,json=messageVariantB,proto3,oneof" json:"message_variant_b,omitempty"`
@@ -2066,7 +2076,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x18\n" +
 	"\areplies\x18\x03 \x01(\x05R\areplies\x12\x1d\n" +
 	"\n" +
-	"reply_rate\x18\x04 \x01(\x01R\treplyRate\"\xc2\f\n" +
+	"reply_rate\x18\x04 \x01(\x01R\treplyRate\"\xe0\f\n" +
 	"\bCampaign\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -2076,8 +2086,8 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\tmedia_url\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\bmediaUrl\x12;\n" +
 	"\n" +
 	"segment_id\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\tsegmentId\x12I\n" +
-	"\x0econtact_filter\x18\b \x01(\v2\".chorus.campaigns.v1.ContactFilterR\rcontactFilter\x12/\n" +
-	"\x14from_phone_number_id\x18\t \x01(\tR\x11fromPhoneNumberId\x12?\n" +
+	"\x0econtact_filter\x18\b \x01(\v2\".chorus.campaigns.v1.ContactFilterR\rcontactFilter\x124\n" +
+	"\x14from_phone_number_id\x18\t \x01(\tH\x00R\x11fromPhoneNumberId\x88\x01\x01\x12?\n" +
 	"\rscheduled_for\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\fscheduledFor\x128\n" +
 	"\btimezone\x18\v \x01(\v2\x1c.google.protobuf.StringValueR\btimezone\x12\x1f\n" +
@@ -2112,7 +2122,8 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"canceledAt\x12C\n" +
 	"\x0efailure_reason\x18  \x01(\v2\x1c.google.protobuf.StringValueR\rfailureReason\x12C\n" +
 	"\fphone_number\x18! \x01(\v2 .chorus.campaigns.v1.PhoneNumberR\vphoneNumber\x12L\n" +
-	"\x0fdisplay_metrics\x18\" \x01(\v2#.chorus.campaigns.v1.DisplayMetricsR\x0edisplayMetrics\"\xdb\x05\n" +
+	"\x0fdisplay_metrics\x18\" \x01(\v2#.chorus.campaigns.v1.DisplayMetricsR\x0edisplayMetricsB\x17\n" +
+	"\x15_from_phone_number_id\"\xdb\x05\n" +
 	"\x10CampaignListItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -2364,6 +2375,7 @@ func file_campaigns_v1_campaigns_proto_init() {
 	if File_campaigns_v1_campaigns_proto != nil {
 		return
 	}
+	file_campaigns_v1_campaigns_proto_msgTypes[5].OneofWrappers = []any{}
 	file_campaigns_v1_campaigns_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

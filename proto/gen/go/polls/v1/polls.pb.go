@@ -81,7 +81,8 @@ func (x *ContactFilter) GetTagsLogic() string {
 // Option is one answer of a multiple_choice question.
 type Option struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The reply keyword (matched case-insensitively, trimmed; the label matches too).
+	// The reply keyword, matched trimmed and case-insensitively (a reply of the label is no
+	// answer: it gets the re-ask).
 	Code          string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	Label         string `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -191,9 +192,11 @@ type Question struct {
 	QuestionNumber int32                  `protobuf:"varint,1,opt,name=question_number,json=questionNumber,proto3" json:"question_number,omitempty"`
 	Text           string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	// multiple_choice or open_ended.
-	Type         string    `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
-	Options      []*Option `protobuf:"bytes,4,rep,name=options,proto3" json:"options,omitempty"`
-	ResponseCode string    `protobuf:"bytes,5,opt,name=response_code,json=responseCode,proto3" json:"response_code,omitempty"`
+	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// A multiple_choice question's answers (2 to 9), each {code, label}; absent on an
+	// open_ended question.
+	Options      *structpb.ListValue `protobuf:"bytes,7,opt,name=options,proto3,oneof" json:"options,omitempty"`
+	ResponseCode string              `protobuf:"bytes,5,opt,name=response_code,json=responseCode,proto3" json:"response_code,omitempty"`
 	// Null when the question does not branch.
 	BranchingLogic *BranchingLogic `protobuf:"bytes,6,opt,name=branching_logic,json=branchingLogic,proto3" json:"branching_logic,omitempty"`
 	unknownFields  protoimpl.UnknownFields
@@ -251,7 +254,7 @@ func (x *Question) GetType() string {
 	return ""
 }
 
-func (x *Question) GetOptions() []*Option {
+func (x *Question) GetOptions() *structpb.ListValue {
 	if x != nil {
 		return x.Options
 	}
@@ -1911,14 +1914,16 @@ const file_polls_v1_polls_proto_rawDesc = "" +
 	"\x05label\x18\x02 \x01(\tR\x05label\"S\n" +
 	"\x0eBranchingLogic\x12\x1c\n" +
 	"\tcondition\x18\x01 \x01(\tR\tcondition\x12#\n" +
-	"\rnext_question\x18\x02 \x01(\x05R\fnextQuestion\"\xfd\x01\n" +
+	"\rnext_question\x18\x02 \x01(\x05R\fnextQuestion\"\x97\x02\n" +
 	"\bQuestion\x12'\n" +
 	"\x0fquestion_number\x18\x01 \x01(\x05R\x0equestionNumber\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x12\n" +
-	"\x04type\x18\x03 \x01(\tR\x04type\x121\n" +
-	"\aoptions\x18\x04 \x03(\v2\x17.chorus.polls.v1.OptionR\aoptions\x12#\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x129\n" +
+	"\aoptions\x18\a \x01(\v2\x1a.google.protobuf.ListValueH\x00R\aoptions\x88\x01\x01\x12#\n" +
 	"\rresponse_code\x18\x05 \x01(\tR\fresponseCode\x12H\n" +
-	"\x0fbranching_logic\x18\x06 \x01(\v2\x1f.chorus.polls.v1.BranchingLogicR\x0ebranchingLogic\"\xe7\t\n" +
+	"\x0fbranching_logic\x18\x06 \x01(\v2\x1f.chorus.polls.v1.BranchingLogicR\x0ebranchingLogicB\n" +
+	"\n" +
+	"\b_optionsJ\x04\b\x04\x10\x05\"\xe7\t\n" +
 	"\x04Poll\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x12\n" +
@@ -2109,27 +2114,28 @@ var file_polls_v1_polls_proto_goTypes = []any{
 	(*Response)(nil),                 // 25: chorus.polls.v1.Response
 	(*Participant)(nil),              // 26: chorus.polls.v1.Participant
 	(*ListParticipantsResponse)(nil), // 27: chorus.polls.v1.ListParticipantsResponse
-	(*wrapperspb.StringValue)(nil),   // 28: google.protobuf.StringValue
-	(*wrapperspb.Int32Value)(nil),    // 29: google.protobuf.Int32Value
-	(*timestamppb.Timestamp)(nil),    // 30: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),          // 31: google.protobuf.Struct
+	(*structpb.ListValue)(nil),       // 28: google.protobuf.ListValue
+	(*wrapperspb.StringValue)(nil),   // 29: google.protobuf.StringValue
+	(*wrapperspb.Int32Value)(nil),    // 30: google.protobuf.Int32Value
+	(*timestamppb.Timestamp)(nil),    // 31: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),          // 32: google.protobuf.Struct
 }
 var file_polls_v1_polls_proto_depIdxs = []int32{
-	1,  // 0: chorus.polls.v1.Question.options:type_name -> chorus.polls.v1.Option
+	28, // 0: chorus.polls.v1.Question.options:type_name -> google.protobuf.ListValue
 	2,  // 1: chorus.polls.v1.Question.branching_logic:type_name -> chorus.polls.v1.BranchingLogic
-	28, // 2: chorus.polls.v1.Poll.intro_media_url:type_name -> google.protobuf.StringValue
-	28, // 3: chorus.polls.v1.Poll.outro_media_url:type_name -> google.protobuf.StringValue
+	29, // 2: chorus.polls.v1.Poll.intro_media_url:type_name -> google.protobuf.StringValue
+	29, // 3: chorus.polls.v1.Poll.outro_media_url:type_name -> google.protobuf.StringValue
 	3,  // 4: chorus.polls.v1.Poll.questions:type_name -> chorus.polls.v1.Question
-	29, // 5: chorus.polls.v1.Poll.completion_target:type_name -> google.protobuf.Int32Value
-	30, // 6: chorus.polls.v1.Poll.scheduled_for:type_name -> google.protobuf.Timestamp
-	28, // 7: chorus.polls.v1.Poll.timezone:type_name -> google.protobuf.StringValue
-	30, // 8: chorus.polls.v1.Poll.created_at:type_name -> google.protobuf.Timestamp
-	30, // 9: chorus.polls.v1.Poll.updated_at:type_name -> google.protobuf.Timestamp
-	28, // 10: chorus.polls.v1.Poll.segment_id:type_name -> google.protobuf.StringValue
+	30, // 5: chorus.polls.v1.Poll.completion_target:type_name -> google.protobuf.Int32Value
+	31, // 6: chorus.polls.v1.Poll.scheduled_for:type_name -> google.protobuf.Timestamp
+	29, // 7: chorus.polls.v1.Poll.timezone:type_name -> google.protobuf.StringValue
+	31, // 8: chorus.polls.v1.Poll.created_at:type_name -> google.protobuf.Timestamp
+	31, // 9: chorus.polls.v1.Poll.updated_at:type_name -> google.protobuf.Timestamp
+	29, // 10: chorus.polls.v1.Poll.segment_id:type_name -> google.protobuf.StringValue
 	0,  // 11: chorus.polls.v1.Poll.contact_filter:type_name -> chorus.polls.v1.ContactFilter
-	30, // 12: chorus.polls.v1.Poll.started_at:type_name -> google.protobuf.Timestamp
-	30, // 13: chorus.polls.v1.Poll.completed_at:type_name -> google.protobuf.Timestamp
-	28, // 14: chorus.polls.v1.Poll.failure_reason:type_name -> google.protobuf.StringValue
+	31, // 12: chorus.polls.v1.Poll.started_at:type_name -> google.protobuf.Timestamp
+	31, // 13: chorus.polls.v1.Poll.completed_at:type_name -> google.protobuf.Timestamp
+	29, // 14: chorus.polls.v1.Poll.failure_reason:type_name -> google.protobuf.StringValue
 	1,  // 15: chorus.polls.v1.QuestionInput.options:type_name -> chorus.polls.v1.Option
 	2,  // 16: chorus.polls.v1.QuestionInput.branching_logic:type_name -> chorus.polls.v1.BranchingLogic
 	5,  // 17: chorus.polls.v1.PollInput.questions:type_name -> chorus.polls.v1.QuestionInput
@@ -2140,14 +2146,14 @@ var file_polls_v1_polls_proto_depIdxs = []int32{
 	6,  // 22: chorus.polls.v1.UpdatePollRequest.poll:type_name -> chorus.polls.v1.PollInput
 	4,  // 23: chorus.polls.v1.UpdatePollResponse.poll:type_name -> chorus.polls.v1.Poll
 	0,  // 24: chorus.polls.v1.StartPollRequest.contact_filter:type_name -> chorus.polls.v1.ContactFilter
-	31, // 25: chorus.polls.v1.StartPollResponse.body:type_name -> google.protobuf.Struct
+	32, // 25: chorus.polls.v1.StartPollResponse.body:type_name -> google.protobuf.Struct
 	4,  // 26: chorus.polls.v1.PausePollResponse.poll:type_name -> chorus.polls.v1.Poll
 	4,  // 27: chorus.polls.v1.ResumePollResponse.poll:type_name -> chorus.polls.v1.Poll
 	4,  // 28: chorus.polls.v1.ClosePollResponse.poll:type_name -> chorus.polls.v1.Poll
-	30, // 29: chorus.polls.v1.Response.received_at:type_name -> google.protobuf.Timestamp
-	30, // 30: chorus.polls.v1.Participant.started_at:type_name -> google.protobuf.Timestamp
-	30, // 31: chorus.polls.v1.Participant.completed_at:type_name -> google.protobuf.Timestamp
-	30, // 32: chorus.polls.v1.Participant.last_response_at:type_name -> google.protobuf.Timestamp
+	31, // 29: chorus.polls.v1.Response.received_at:type_name -> google.protobuf.Timestamp
+	31, // 30: chorus.polls.v1.Participant.started_at:type_name -> google.protobuf.Timestamp
+	31, // 31: chorus.polls.v1.Participant.completed_at:type_name -> google.protobuf.Timestamp
+	31, // 32: chorus.polls.v1.Participant.last_response_at:type_name -> google.protobuf.Timestamp
 	25, // 33: chorus.polls.v1.Participant.responses:type_name -> chorus.polls.v1.Response
 	24, // 34: chorus.polls.v1.ListParticipantsResponse.poll:type_name -> chorus.polls.v1.PollSummary
 	26, // 35: chorus.polls.v1.ListParticipantsResponse.participants:type_name -> chorus.polls.v1.Participant
@@ -2181,6 +2187,7 @@ func file_polls_v1_polls_proto_init() {
 	if File_polls_v1_polls_proto != nil {
 		return
 	}
+	file_polls_v1_polls_proto_msgTypes[3].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[6].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
