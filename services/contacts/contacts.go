@@ -36,10 +36,26 @@ const DevCursorSecret = "chorus-dev-cursor-secret"
 // which the pod's termination grace period outlasts.
 var stopTimeout = registry.Contacts.Drain
 
-// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC calls (audience streams hold
-// one for a while), the lookup workers' short writes (they mostly wait on the provider), River's
-// own connections and the outbox relay.
+// DefaultDBMaxConns bounds the service's connections (CHORUS_DB_MAX_CONNS), split between
+// two pools (see inOrderConns): the main one serves gRPC calls, the lookup workers' short
+// writes (they mostly wait on the provider), River's own connections and the outbox relay; the
+// in-order one serves the list's pages and the audience's batches.
 const DefaultDBMaxConns = 16
+
+// minDBMaxConns is the smallest CHORUS_DB_MAX_CONNS the service starts with: the main pool's
+// pgdb.MinConns and one in-order connection.
+const minDBMaxConns = pgdb.MinConns + 1
+
+// inOrderConns is the share of the service's n connections (CHORUS_DB_MAX_CONNS) given to the
+// in-order pool (store.OpenInOrder: sessions with sorting off, for the statements whose plan
+// must walk an index in order, the list's pages and the audience's batches); the main pool gets
+// the rest, so the two together open at most n. A quarter, at least one, leaving the main pool
+// at least pgdb.MinConns: a page or a batch holds its connection for one short statement (a
+// fraction of a millisecond), while the main pool's connections also carry transactions,
+// River's polling and listening, and the relay.
+func inOrderConns(n int) int {
+	return max(1, min(n/4, n-pgdb.MinConns))
+}
 
 // Config is the contacts process configuration.
 type Config struct {
@@ -62,7 +78,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         lookup.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", lookup.TwilioDefaultBaseURL)},
-		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
+		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, minDBMaxConns),
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Secret("CHORUS_TWILIO_ACCOUNT_SID", "")
@@ -104,14 +120,25 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contacts: %w", err)
 	}
+	conns := cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)
+	if conns < minDBMaxConns {
+		return nil, fmt.Errorf("contacts: %d database connections: want at least %d", conns, minDBMaxConns)
+	}
+	inOrder := inOrderConns(conns)
 	sh, err := service.Open(ctx, service.Config{
-		Name: "contacts", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
+		Name: "contacts", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: conns - inOrder,
 		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With, Logger: log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(sh.Pool)
+	inOrderPool, err := store.OpenInOrder(ctx, sh.Pool, inOrder)
+	if err != nil {
+		sh.Close()
+		return nil, fmt.Errorf("contacts: %w", err)
+	}
+	sh.OnClose(inOrderPool.Close) // the last closer: after the gRPC server and the jobs stop
+	st := store.New(sh.Pool, inOrderPool)
 	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, log)
 	if err != nil {
 		sh.Close()

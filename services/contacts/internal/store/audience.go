@@ -32,7 +32,7 @@ func (s *Store) AudienceBatch(ctx context.Context, org uuid.UUID, f Filter, afte
 	q := newQuery(org, f)
 	q.where("phone IS NOT NULL AND is_opted_in AND is_textable")
 	q.where("id > " + q.arg(after))
-	out, err := collectInIndexOrder(ctx, s.pool, `SELECT id, phone, first_name, last_name, address, city, state, zip, timezone, email,
+	out, err := collectInIndexOrder(ctx, s.inOrder, `SELECT id, phone, first_name, last_name, address, city, state, zip, timezone, email,
 		nullif(custom_fields, '{}') FROM contacts WHERE `+q.sql()+` ORDER BY id LIMIT `+q.arg(limit), q.args, limit,
 		func(dst []any, m *Member) []any {
 			return append(dst, &m.ID, &m.Phone, &m.FirstName, &m.LastName, &m.Address, &m.City, &m.State, &m.Zip, &m.Timezone,

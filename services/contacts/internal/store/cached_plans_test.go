@@ -32,7 +32,7 @@ func TestCreateAndLookupStatementsReadWhatTheyAskForAfterTheTableGrew(t *testing
 	_, err := pool.Exec(ctx, `ALTER TABLE contacts SET (autovacuum_enabled = false)`)
 	require.NoError(t, err)
 	ex := newExplainingPool(t, pool)
-	st := store.New(ex.pool)
+	st := newStore(t, ex.pool)
 	org := uuid.New()
 	str := func(s string) *string { return &s }
 

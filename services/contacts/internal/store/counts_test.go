@@ -27,7 +27,7 @@ func TestTotalsFollowEveryWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := newPool(t)
-	st := store.New(pool)
+	st := newStore(t, pool)
 	org, other := uuid.New(), uuid.New()
 	totals := func(o uuid.UUID) store.Counts {
 		c, err := st.Totals(ctx, o)
@@ -72,7 +72,7 @@ func TestTotalsStayExactUnderConcurrentWrites(t *testing.T) {
 	ctx := context.Background()
 	const workers, rounds = 16, 24
 	pool := newPoolOf(t, workers+2)
-	st := store.New(pool)
+	st := newStore(t, pool)
 	org, other := uuid.New(), uuid.New()
 
 	stop := make(chan struct{})
@@ -125,7 +125,7 @@ func TestConcurrentWritesOfOneOrganizationDoNotWaitOnItsTotals(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := newPoolOf(t, 10)
-	st := store.New(pool)
+	st := newStore(t, pool)
 	org := uuid.New()
 	_, err := pool.Exec(ctx, `INSERT INTO contacts (id, organization_id, phone) VALUES
 		(gen_random_uuid(), $1, '+13035550001'), (gen_random_uuid(), $1, '+13035550002'),

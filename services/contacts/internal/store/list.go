@@ -64,7 +64,7 @@ func (s *Store) List(ctx context.Context, org uuid.UUID, p Page) ([]Contact, boo
 		rows, _ := s.pool.Query(ctx, sql, q.args...)
 		items, err = collectInto(rows, p.Limit+1, listFields)
 	} else {
-		items, err = collectInIndexOrder(ctx, s.pool, sql, q.args, p.Limit+1, listFields)
+		items, err = collectInIndexOrder(ctx, s.inOrder, sql, q.args, p.Limit+1, listFields)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("list contacts: %w", err)

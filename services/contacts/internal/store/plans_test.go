@@ -63,10 +63,11 @@ const (
 // organization's contacts only; org's contacts were loaded after, with autovacuum off, so no
 // statistics know them.
 type unanalyzedOrg struct {
-	pool   *pgxpool.Pool // for the test's own statements
-	traced *pgxpool.Pool // the same database, through which the store's statements are recorded
-	rec    *recorder
-	org    uuid.UUID
+	pool    *pgxpool.Pool // for the test's own statements
+	traced  *pgxpool.Pool // the same database, through which the store's statements are recorded
+	inOrder *pgxpool.Pool // the store's in-order pool over traced, recorded as well
+	rec     *recorder
+	org     uuid.UUID
 }
 
 // layout is how the table is filled: the other organization's size and how ids are made.
@@ -104,6 +105,9 @@ func newUnanalyzedOrg(t *testing.T, l layout) *unanalyzedOrg {
 	o.traced, err = pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(o.traced.Close)
+	o.inOrder, err = store.OpenInOrder(ctx, o.traced, 2)
+	require.NoError(t, err)
+	t.Cleanup(o.inOrder.Close)
 	return o
 }
 
@@ -269,7 +273,7 @@ func hotCalls(o *unanalyzedOrg) []hotCall {
 // as a custom and as a generic plan, in the order and with the settings the call ran them.
 func (o *unanalyzedOrg) check(t *testing.T, c hotCall) {
 	o.rec.start()
-	c.run(t, store.New(o.traced))
+	c.run(t, store.New(o.traced, o.inOrder))
 	stmts := o.rec.stop()
 	budget := buffersPerRow*c.rows + buffersPerStatement
 	checked := 0
@@ -284,10 +288,24 @@ func (o *unanalyzedOrg) check(t *testing.T, c hotCall) {
 	require.NotZero(t, checked, "the call ran no statement on contacts")
 }
 
-// statement is one statement a call sent, with its arguments.
+// statement is one statement a call sent, with its arguments and the settings its connection's
+// session was opened with (the in-order pool's turn sorting off).
 type statement struct {
-	sql  string
-	args []any
+	sql      string
+	args     []any
+	settings map[string]string
+}
+
+// sessionSettings are the settings conn's session was opened with, but for the search path,
+// which the test's own connections share.
+func sessionSettings(conn *pgx.Conn) map[string]string {
+	out := map[string]string{}
+	for k, v := range conn.Config().RuntimeParams {
+		if k != "search_path" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // recorder records the statements sent through a pool between start and stop.
@@ -306,7 +324,7 @@ func (r *recorder) stop() []statement {
 	return r.stmts
 }
 
-func (r *recorder) add(sql string, args []any) {
+func (r *recorder) add(conn *pgx.Conn, sql string, args []any) {
 	if len(args) > 0 {
 		if _, ok := args[0].(pgx.QueryExecMode); ok {
 			args = args[1:] // how pgx runs the statement, not one of its arguments
@@ -315,12 +333,12 @@ func (r *recorder) add(sql string, args []any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.on {
-		r.stmts = append(r.stmts, statement{sql: sql, args: args})
+		r.stmts = append(r.stmts, statement{sql: sql, args: args, settings: sessionSettings(conn)})
 	}
 }
 
-func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	r.add(d.SQL, d.Args)
+func (r *recorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	r.add(conn, d.SQL, d.Args)
 	return ctx
 }
 
@@ -330,8 +348,8 @@ func (r *recorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Trace
 	return ctx
 }
 
-func (r *recorder) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
-	r.add(d.SQL, d.Args)
+func (r *recorder) TraceBatchQuery(_ context.Context, conn *pgx.Conn, d pgx.TraceBatchQueryData) {
+	r.add(conn, d.SQL, d.Args)
 }
 
 func (r *recorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
@@ -351,6 +369,7 @@ type plan struct {
 
 // explain replays stmts in a transaction that it rolls back, under plan_cache_mode mode: a
 // setting is applied as the call applied it, a statement on contacts is prepared and explained
+// under its connection's session settings
 // with the call's arguments (EXPLAIN ANALYZE: writes run, then roll back), the rest (River's
 // jobs, the outbox) is left out.
 func (o *unanalyzedOrg) explain(t *testing.T, stmts []statement, mode string) []plan {
@@ -369,7 +388,15 @@ func (o *unanalyzedOrg) explain(t *testing.T, stmts []statement, mode string) []
 			_, err := tx.Exec(ctx, s.sql, s.args...)
 			require.NoError(t, err)
 		case onContacts.MatchString(s.sql):
+			for k, v := range s.settings {
+				_, err := tx.Exec(ctx, `SELECT set_config($1, $2, true)`, k, v)
+				require.NoError(t, err)
+			}
 			out = append(out, explainPrepared(t, tx, s))
+			for k := range s.settings {
+				_, err := tx.Exec(ctx, `SET LOCAL `+pgx.Identifier{k}.Sanitize()+` TO DEFAULT`)
+				require.NoError(t, err)
+			}
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,12 +39,14 @@ type LookupQueue interface {
 // Store runs the contacts queries.
 type Store struct {
 	pool     *pgxpool.Pool
+	inOrder  *pgxpool.Pool                      // sorting off: see OpenInOrder
 	textable *batch.Batcher[lookupResult, bool] // SetTextable's
 }
 
-// New returns a Store over pool.
-func New(pool *pgxpool.Pool) *Store {
-	s := &Store{pool: pool}
+// New returns a Store over pool, running the statements whose plan must walk an index in order
+// over inOrder, a pool OpenInOrder made.
+func New(pool, inOrder *pgxpool.Pool) *Store {
+	s := &Store{pool: pool, inOrder: inOrder}
 	s.textable = batch.New(s.setTextableMany, textableBatchMax, textableBatchRuns, textableBatchTimeout)
 	return s
 }
@@ -147,43 +150,37 @@ const orgKey = `organization_id = (SELECT $1::uuid)`
 // its lookup's result, which run from an organization's first contact on, are run this way.
 const planEach = pgx.QueryExecModeCacheDescribe
 
-// collectInIndexOrder runs sql, a query whose ORDER BY and LIMIT an index of the organization
-// serves, with sorting disabled in its transaction: the plan must walk that index and stop at
-// the LIMIT. Left to choose, the planner weighs the walk against reading the rows through
-// another index and sorting them by its estimate of the organization's size, which is one row
-// when statistics predate the organization's list, and then reading and sorting all of it can
-// look cheaper than the walk.
-//
-// The transaction, the setting and the query go in one pipeline, one round trip. A query that
-// fails leaves the connection in an aborted transaction, which the pool closes on release.
-func collectInIndexOrder[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, n int, fields func([]any, *T) []any) ([]T, error) {
-	b := &pgx.Batch{}
-	b.Queue(`BEGIN`)
-	b.Queue(`SET LOCAL enable_sort = off`)
-	b.Queue(sql, args...)
-	b.Queue(`COMMIT`)
-	br := pool.SendBatch(ctx, b)
-	var out []T
-	_, err := br.Exec()
-	if err == nil {
-		_, err = br.Exec()
+// OpenInOrder opens a pool of up to conns connections configured as pool's (the database, the
+// schema, the tracer) whose sessions run with sorting disabled, for the statements that
+// collectInIndexOrder runs. The caller closes it.
+func OpenInOrder(ctx context.Context, pool *pgxpool.Pool, conns int) (*pgxpool.Pool, error) {
+	if conns < 1 {
+		return nil, fmt.Errorf("in-order pool of %d connections: want at least 1", conns)
 	}
-	if err == nil {
-		var rows pgx.Rows
-		if rows, err = br.Query(); err == nil {
-			out, err = collectInto(rows, n, fields)
-		}
-	}
-	if err == nil {
-		_, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
+	cfg := pool.Config()
+	cfg.MaxConns = int32(min(conns, math.MaxInt32))
+	cfg.MinConns = 0
+	cfg.ConnConfig.RuntimeParams["enable_sort"] = "off"
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("in-order pool: %w", err)
 	}
-	return out, nil
+	return p, nil
+}
+
+// collectInIndexOrder runs sql, a query whose ORDER BY and LIMIT an index of the organization
+// serves, on a connection of the in-order pool, where sorting is disabled for the session: the
+// plan must walk that index and stop at the LIMIT. Left to choose, the planner weighs the walk
+// against reading the rows through another index and sorting them by its estimate of the
+// organization's size, which is one row when statistics predate the organization's list, and
+// then reading and sorting all of it can look cheaper than the walk.
+//
+// The setting is the session's (sent when the connection opens), so the query runs alone, one
+// statement; it used to be set in a transaction of its own around the query (BEGIN, SET LOCAL,
+// the query, COMMIT in one pipeline), three more statements for the server to run each time.
+func collectInIndexOrder[T any](ctx context.Context, inOrder *pgxpool.Pool, sql string, args []any, n int, fields func([]any, *T) []any) ([]T, error) {
+	rows, _ := inOrder.Query(ctx, sql, args...)
+	return collectInto(rows, n, fields)
 }
 
 func newID() (uuid.UUID, error) {

@@ -24,7 +24,7 @@ func TestSetTextableOnlyFillsAnUnknownValueForTheCurrentPhone(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := newPool(t)
-	st := store.New(pool)
+	st := newStore(t, pool)
 	org, id := uuid.New(), uuid.New()
 	_, err := pool.Exec(ctx, `INSERT INTO contacts (id, organization_id, phone) VALUES ($1, $2, '+12025550143')`, id, org)
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestConcurrentLookupResultsAreEachRecorded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := newPool(t)
-	st := store.New(pool)
+	st := newStore(t, pool)
 	orgs := []uuid.UUID{uuid.New(), uuid.New()}
 	const n = 60
 	ids := make([]uuid.UUID, n)
@@ -99,6 +99,15 @@ func TestConcurrentLookupResultsAreEachRecorded(t *testing.T) {
 	got, err := st.Totals(ctx, orgs[0])
 	require.NoError(t, err)
 	assert.Equal(t, store.Counts{Total: n / 2, Textable: textable}, got)
+}
+
+// newStore is a Store over pool and an in-order pool configured as pool is.
+func newStore(t *testing.T, pool *pgxpool.Pool) *store.Store {
+	t.Helper()
+	inOrder, err := store.OpenInOrder(context.Background(), pool, 4)
+	require.NoError(t, err)
+	t.Cleanup(inOrder.Close)
+	return store.New(pool, inOrder)
 }
 
 // newPool is a pool on a new database with the contacts schema migrated.
