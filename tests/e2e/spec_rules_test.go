@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -101,4 +103,29 @@ func TestCampaignsAndPollsListNewestFirst(t *testing.T) {
 	}
 	assert.Equal(t, campaigns, ids("/api/campaigns"), "campaigns newest first")
 	assert.Equal(t, polls, ids("/api/polls"), "polls newest first")
+}
+
+// TestTopCampaignsDefaultTo10: without limit, top-campaigns answers the 10 best of 12
+// completed campaigns of the default window. The campaigns are seeded into analytics' own
+// table, as twelve real sends would only make the test slow.
+func TestTopCampaignsDefaultTo10(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("", 0)
+	ctx := context.Background()
+	db, err := pgxpool.New(ctx, e.dsn)
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	_, err = db.Exec(ctx, `INSERT INTO analytics.campaigns (organization_id, id, version, name, status, total_count,
+			created_at, created_day, completed_at, sent, delivered)
+		SELECT $1, gen_random_uuid(), 0, 'c' || i, 'completed', 10, now() - interval '1 day',
+			(now() AT TIME ZONE 'America/Chicago')::date - 1, now(), 10, i - 1
+		FROM generate_series(1, 12) AS i`, tn.org)
+	require.NoError(t, err)
+
+	top := list(t, tn.analytics("top-campaigns"))
+	require.Len(t, top, 10)
+	assert.Equal(t, "c12", top[0]["name"], "best delivery rate first")
+	assert.Equal(t, "c3", top[9]["name"])
+	assert.Len(t, list(t, tn.analytics("top-campaigns?limit=11")), 11, "the default, not the data, stopped at 10")
 }
