@@ -75,6 +75,11 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 		if err := messagingv1.RegisterMessagingServiceHandlerClient(ctx, mux, messagingv1.NewMessagingServiceClient(answerConn{b.messaging})); err != nil {
 			return nil, fmt.Errorf("gateway: register messaging routes: %w", err)
 		}
+		// The thread list reads the pages it receives, so its client reads them as messages.
+		client := messagingv1.NewMessagingServiceClient(b.messaging)
+		if err := mux.HandlePath(http.MethodGet, conversationsPath, conversationsHandler(mux, client)); err != nil {
+			return nil, fmt.Errorf("gateway: register the conversation list: %w", err)
+		}
 	}
 	if b.campaigns != nil {
 		if err := campaignsv1.RegisterCampaignsServiceHandlerClient(ctx, mux, campaignsv1.NewCampaignsServiceClient(answerConn{b.campaigns})); err != nil {

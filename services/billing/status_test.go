@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -67,8 +68,8 @@ func TestStatusOfEachPricingModel(t *testing.T) {
 	periodEnd := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	sub := &billingv1.Subscription{
 		Id: "sub_123", PlanType: "growth", BillingInterval: "month", Status: "active",
-		PaidThrough: "2026-02-28", CurrentPeriodEnd: timestamppb.New(periodEnd),
-		NextBillingDate: "2026-03-01", Provider: "stripe",
+		PaidThrough: proto.String("2026-02-28"), CurrentPeriodEnd: timestamppb.New(periodEnd),
+		NextBillingDate: proto.String("2026-03-01"), Provider: "stripe",
 	}
 	portal := &billingv1.PortalUrls{
 		CustomerPortal: wrapperspb.String("https://billing.example.com/portal"), SubscriptionManagement: wrapperspb.String("https://billing.example.com/plan"),
@@ -125,8 +126,8 @@ func TestStatusOfEachPricingModel(t *testing.T) {
 		assert.Equal(t, "unlimited", m["pricing_model"])
 		assert.Equal(t, map[string]any{
 			"id": "sub_9", "plan_type": "unlimited", "billing_interval": "year", "status": "active",
-			"paid_through": "", "current_period_end": nil, "next_billing_date": "", "provider": "stripe",
-		}, m["subscription"], "unknown dates: the spec's date strings \"\", the period end null")
+			"current_period_end": nil, "provider": "stripe",
+		}, m["subscription"], "unknown dates: the spec's date strings absent, the period end null")
 		assert.Equal(t, map[string]any{"customer_portal": "https://billing.example.com/portal", "subscription_management": nil}, m["portal_urls"])
 		assert.Equal(t, statusJSON(t, getStatus(t, e, org)), m, "SetAccount answers the status GetBillingStatus then reports")
 	})
@@ -156,7 +157,7 @@ func TestSetAccountNamesEveryBadField(t *testing.T) {
 	e := start(t)
 	_, err := e.c.SetAccount(context.Background(), &billingv1.SetAccountRequest{
 		OrganizationId: "nope", PricingModel: "free", BillingStatus: "happy",
-		Subscription: &billingv1.Subscription{PaidThrough: "28/02/2026", NextBillingDate: "2026-02-30"},
+		Subscription: &billingv1.Subscription{PaidThrough: proto.String("28/02/2026"), NextBillingDate: proto.String("2026-02-30")},
 		PortalUrls:   &billingv1.PortalUrls{CustomerPortal: wrapperspb.String("javascript:alert(1)"), SubscriptionManagement: wrapperspb.String("/relative")},
 	})
 	assert.ElementsMatch(t, []string{

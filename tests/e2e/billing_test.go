@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/chorus-sms/chorus/pkg/registry"
@@ -56,7 +57,7 @@ func TestBillingStatusAndBalanceOverREST(t *testing.T) {
 		OrganizationId: c.org, PricingModel: "full_service", Brand: "Acme",
 		Subscription: &billingv1.Subscription{
 			Id: "sub_1", PlanType: "pro", BillingInterval: "month", Status: "active",
-			PaidThrough: "2026-05-31", Provider: "stripe",
+			PaidThrough: proto.String("2026-05-31"), Provider: "stripe",
 		},
 		PortalUrls: &billingv1.PortalUrls{CustomerPortal: wrapperspb.String("https://pay.example.com/p")},
 	})
@@ -71,8 +72,8 @@ func TestBillingStatusAndBalanceOverREST(t *testing.T) {
 	assert.Equal(t, "Acme", st["brand"])
 	assert.Equal(t, map[string]any{
 		"id": "sub_1", "plan_type": "pro", "billing_interval": "month", "status": "active",
-		"paid_through": "2026-05-31", "current_period_end": nil, "next_billing_date": "", "provider": "stripe",
-	}, st["subscription"])
+		"paid_through": "2026-05-31", "current_period_end": nil, "provider": "stripe",
+	}, st["subscription"], "an unknown next_billing_date is absent, never \"\" (no date) nor null (a string)")
 	assert.Equal(t, map[string]any{"available": 25.0, "included": 300.0, "total": 325.0}, st["credits"])
 	assert.Equal(t, map[string]any{"customer_portal": "https://pay.example.com/p", "subscription_management": nil}, st["portal_urls"])
 	assert.Equal(t, map[string]any{"balance": 25.0}, c.do("GET", "/api/credits/balance", nil).JSON(t),

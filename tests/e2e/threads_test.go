@@ -199,13 +199,14 @@ func TestThreadUnreadUnrespondedAndRead(t *testing.T) {
 	assert.Equal(t, []string{"+12025550143"}, threadPhones(conversations(t, tn, "unread=true&unresponded=true")))
 	assert.Equal(t, []string{"+12025550146", "+12025550144"}, threadPhones(conversations(t, tn, "limit=2")))
 	assert.Equal(t, 2.0, threadItem(t, tn, "+12025550143")["unreadCount"], "each inbound message counts")
-	for _, q := range []string{"unread=yes", "limit=501", "limit=-1"} {
+	assert.Len(t, conversations(t, tn, "limit=501"), 4, "limit only caps the list")
+	for _, q := range []string{"unread=yes", "limit=0", "limit=-1"} {
 		res := tn.do("GET", "/api/conversations?"+q, nil)
 		assert.Equal(t, http.StatusBadRequest, res.Status, "%s: %s", q, res.Body)
 		assert.Equal(t, "VALIDATION_FAILED", res.ErrCode(t), q)
 	}
 	assert.Contains(t, tn.do("GET", "/api/conversations?unread=yes", nil).ErrFields(t), "unread")
-	assert.Contains(t, tn.do("GET", "/api/conversations?limit=501", nil).ErrFields(t), "limit")
+	assert.Contains(t, tn.do("GET", "/api/conversations?limit=0", nil).ErrFields(t), "limit")
 
 	// Reading is for writers; reading twice is harmless; a new message counts from zero again.
 	e.member(tn.org, "reader-"+tn.org, "read")

@@ -395,6 +395,50 @@ func benchReply(ctx context.Context, n int) error {
 	fmt.Printf("%-44s %12s %12s\n", "POST /api/conversations/:phone/reply", reply.p50, reply.p99)
 	fmt.Printf("%-44s %12s %12s\n", "the Twilio Messages API call alone", direct.p50, direct.p99)
 	fmt.Printf("%-44s %11.1fx\n", "ratio (p50)", float64(reply.p50)/float64(direct.p50))
+	return benchConversationList(ctx, ms, org, tok, hc, n)
+}
+
+// listThreads is the size of the conversation-list case: the spec answers every thread.
+const listThreads = 10_000
+
+// benchConversationList times GET /api/conversations answering all of listThreads threads (read
+// from messaging a page at a time and streamed out), against reading the same rows in one
+// query.
+func benchConversationList(ctx context.Context, ms *msgStack, org, tok string, hc *http.Client, n int) error {
+	_, err := ms.pool.Exec(ctx, `INSERT INTO messaging.conversations
+		(organization_id, phone, last_message, last_message_at, last_direction)
+		SELECT $1, '+1303' || lpad(i::text, 7, '0'), 'See you at 9, thread ' || i, now() - i * interval '1 second', 'incoming'
+		FROM generate_series(1, $2::int) AS i`, org, listThreads)
+	if err != nil {
+		return fmt.Errorf("seed threads: %w", err)
+	}
+	list, err := measure(n, func(int) error {
+		req, _ := http.NewRequestWithContext(ctx, "GET", ms.st.HTTPURL+"/api/conversations", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("x-organization-id", org)
+		return expect(hc.Do(req))(http.StatusOK)
+	})
+	if err != nil {
+		return fmt.Errorf("conversation list: %w", err)
+	}
+	raw, err := measure(n, func(int) error {
+		rows, err := ms.pool.Query(ctx, `SELECT phone, last_message, last_message_at, last_direction, unread_count, is_archived, is_starred
+			FROM messaging.conversations WHERE organization_id = $1 AND NOT is_archived ORDER BY last_message_at DESC, phone`, org)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("raw thread list: %w", err)
+	}
+	fmt.Printf("\nconversation list, %d threads (every one answered), %d sequential requests a side\n", listThreads+1, n)
+	fmt.Printf("%-44s %12s %12s\n", "case", "p50", "p99")
+	fmt.Printf("%-44s %12s %12s\n", "GET /api/conversations", list.p50, list.p99)
+	fmt.Printf("%-44s %12s %12s\n", "the same rows in one SQL query", raw.p50, raw.p99)
 	return nil
 }
 

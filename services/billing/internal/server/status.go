@@ -231,10 +231,11 @@ func optString(s *string) *wrapperspb.StringValue {
 	return wrapperspb.String(*s)
 }
 
-// optDate is a date as the API gives it: "" when unknown, never null.
-func optDate(t *time.Time) string {
+// optDate is a date as the API gives it: absent (nil) when unknown, never "" nor null.
+func optDate(t *time.Time) *string {
 	if t == nil {
-		return ""
+		return nil
 	}
-	return t.Format(dateLayout)
+	d := t.Format(dateLayout)
+	return &d
 }

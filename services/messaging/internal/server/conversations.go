@@ -29,7 +29,7 @@ const (
 	nameMatches = 200
 )
 
-// ListConversations lists threads, most recent first.
+// ListConversations lists a page of threads, most recent first.
 func (s *Server) ListConversations(ctx context.Context, req *messagingv1.ListConversationsRequest) (*messagingv1.ListConversationsResponse, error) {
 	org, err := tenant.Org(ctx)
 	if err != nil {
@@ -45,14 +45,33 @@ func (s *Server) ListConversations(ctx context.Context, req *messagingv1.ListCon
 	case f.Limit < 1 || f.Limit > maxConversations:
 		return nil, apierr.Field("limit", "must be between 1 and 500")
 	}
+	if req.GetCursor() != "" {
+		var k conversationsCursor
+		if err := s.cfg.Cursors.Decode(req.GetCursor(), &k); err != nil || k.Org != org {
+			return nil, apierr.Field("cursor", "is not a cursor of this list")
+		}
+		f.After = &k.ConversationKey
+	}
 	if q := strings.TrimSpace(req.GetSearch()); q != "" {
 		if err := s.searchFilter(ctx, org, q, &f); err != nil {
 			return nil, err
 		}
 	}
+	limit := f.Limit
+	f.Limit++ // one more tells whether a next page exists
 	list, err := s.cfg.Store.Conversations(ctx, org, f)
 	if err != nil {
 		return nil, err
+	}
+	resp := &messagingv1.ListConversationsResponse{}
+	if len(list) > limit {
+		list = list[:limit]
+		last := list[limit-1]
+		c, err := s.cfg.Cursors.Encode(conversationsCursor{Org: org, ConversationKey: store.ConversationKey{At: last.LastMessageAt, Phone: last.Phone}})
+		if err != nil {
+			return nil, err
+		}
+		resp.Cursor = c
 	}
 	phones := make([]string, len(list))
 	for i, c := range list {
@@ -62,11 +81,17 @@ func (s *Server) ListConversations(ctx context.Context, req *messagingv1.ListCon
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*messagingv1.Conversation, len(list))
+	resp.Conversations = make([]*messagingv1.Conversation, len(list))
 	for i, c := range list {
-		out[i] = toConversation(c, known[c.Phone])
+		resp.Conversations[i] = toConversation(c, known[c.Phone])
 	}
-	return &messagingv1.ListConversationsResponse{Conversations: out}, nil
+	return resp, nil
+}
+
+// conversationsCursor is a page boundary of the thread list, bound to its organization.
+type conversationsCursor struct {
+	Org uuid.UUID `json:"o"`
+	store.ConversationKey
 }
 
 // searchFilter matches threads by the digits of the query against the phone and, when the

@@ -46,7 +46,16 @@ type ConversationFilter struct {
 	Search       bool
 	SearchDigits string
 	SearchPhones []string
-	Limit        int
+	// After, when set, keeps the threads that come after it in the list's order.
+	After *ConversationKey
+	Limit int
+}
+
+// ConversationKey is where a page of threads ends: the list is ordered by last message time,
+// latest first, then by phone.
+type ConversationKey struct {
+	At    time.Time `json:"t"`
+	Phone string    `json:"p"`
 }
 
 // Conversations lists org's threads, most recent first.
@@ -70,6 +79,10 @@ func (s *Store) Conversations(ctx context.Context, org uuid.UUID, f Conversation
 			cond += fmt.Sprintf(` OR phone LIKE $%d`, len(args))
 		}
 		where = append(where, "("+cond+")")
+	}
+	if f.After != nil {
+		args = append(args, f.After.At, f.After.Phone)
+		where = append(where, fmt.Sprintf(`(last_message_at < $%d OR (last_message_at = $%d AND phone > $%d))`, len(args)-1, len(args)-1, len(args)))
 	}
 	q := `SELECT ` + conversationColumns + ` FROM conversations WHERE ` + strings.Join(where, " AND ") +
 		fmt.Sprintf(` ORDER BY last_message_at DESC, phone LIMIT %d`, f.Limit)

@@ -135,13 +135,13 @@ type Subscription struct {
 	// e.g. month or year.
 	BillingInterval string `protobuf:"bytes,3,opt,name=billing_interval,proto3" json:"billing_interval,omitempty"`
 	Status          string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	// Date (YYYY-MM-DD) the subscription is paid through; "" when unknown (the spec types it a
-	// string, and strings are never null).
-	PaidThrough string `protobuf:"bytes,9,opt,name=paid_through,proto3" json:"paid_through,omitempty"`
+	// Date (YYYY-MM-DD) the subscription is paid through; absent when unknown: "" is no date,
+	// and a field the spec types a string is never null.
+	PaidThrough *string `protobuf:"bytes,9,opt,name=paid_through,proto3,oneof" json:"paid_through,omitempty"`
 	// Null when unknown (e.g. an unlimited plan billed outside Chorus).
 	CurrentPeriodEnd *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=current_period_end,proto3" json:"current_period_end,omitempty"`
-	// Date (YYYY-MM-DD) of the next charge; "" when unknown.
-	NextBillingDate string `protobuf:"bytes,10,opt,name=next_billing_date,proto3" json:"next_billing_date,omitempty"`
+	// Date (YYYY-MM-DD) of the next charge; absent when unknown, as paid_through.
+	NextBillingDate *string `protobuf:"bytes,10,opt,name=next_billing_date,proto3,oneof" json:"next_billing_date,omitempty"`
 	// Payment provider, e.g. stripe.
 	Provider      string `protobuf:"bytes,8,opt,name=provider,proto3" json:"provider,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -207,8 +207,8 @@ func (x *Subscription) GetStatus() string {
 }
 
 func (x *Subscription) GetPaidThrough() string {
-	if x != nil {
-		return x.PaidThrough
+	if x != nil && x.PaidThrough != nil {
+		return *x.PaidThrough
 	}
 	return ""
 }
@@ -221,8 +221,8 @@ func (x *Subscription) GetCurrentPeriodEnd() *timestamppb.Timestamp {
 }
 
 func (x *Subscription) GetNextBillingDate() string {
-	if x != nil {
-		return x.NextBillingDate
+	if x != nil && x.NextBillingDate != nil {
+		return *x.NextBillingDate
 	}
 	return ""
 }
@@ -1934,17 +1934,19 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\fsubscription\x18\x05 \x01(\v2\x1f.chorus.billing.v1.SubscriptionR\fsubscription\x124\n" +
 	"\acredits\x18\x06 \x01(\v2\x1a.chorus.billing.v1.CreditsR\acredits\x12?\n" +
 	"\vportal_urls\x18\a \x01(\v2\x1d.chorus.billing.v1.PortalUrlsR\vportal_urls\x12^\n" +
-	"\x19available_credit_products\x18\b \x03(\v2 .chorus.billing.v1.CreditProductR\x19available_credit_products\"\xc6\x02\n" +
+	"\x19available_credit_products\x18\b \x03(\v2 .chorus.billing.v1.CreditProductR\x19available_credit_products\"\xf7\x02\n" +
 	"\fSubscription\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tplan_type\x18\x02 \x01(\tR\tplan_type\x12*\n" +
 	"\x10billing_interval\x18\x03 \x01(\tR\x10billing_interval\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\tR\x06status\x12\"\n" +
-	"\fpaid_through\x18\t \x01(\tR\fpaid_through\x12J\n" +
-	"\x12current_period_end\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x12current_period_end\x12,\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12'\n" +
+	"\fpaid_through\x18\t \x01(\tH\x00R\fpaid_through\x88\x01\x01\x12J\n" +
+	"\x12current_period_end\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x12current_period_end\x121\n" +
 	"\x11next_billing_date\x18\n" +
-	" \x01(\tR\x11next_billing_date\x12\x1a\n" +
-	"\bprovider\x18\b \x01(\tR\bproviderJ\x04\b\x05\x10\x06J\x04\b\a\x10\b\"Y\n" +
+	" \x01(\tH\x01R\x11next_billing_date\x88\x01\x01\x12\x1a\n" +
+	"\bprovider\x18\b \x01(\tR\bproviderB\x0f\n" +
+	"\r_paid_throughB\x14\n" +
+	"\x12_next_billing_dateJ\x04\b\x05\x10\x06J\x04\b\a\x10\b\"Y\n" +
 	"\aCredits\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\x05R\tavailable\x12\x1a\n" +
 	"\bincluded\x18\x02 \x01(\x05R\bincluded\x12\x14\n" +
@@ -2175,6 +2177,7 @@ func file_billing_v1_billing_proto_init() {
 	if File_billing_v1_billing_proto != nil {
 		return
 	}
+	file_billing_v1_billing_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

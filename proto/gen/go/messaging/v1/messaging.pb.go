@@ -199,7 +199,9 @@ type ListConversationsRequest struct {
 	Search          string `protobuf:"bytes,3,opt,name=search,proto3" json:"search,omitempty"`
 	IncludeArchived bool   `protobuf:"varint,4,opt,name=include_archived,json=includeArchived,proto3" json:"include_archived,omitempty"`
 	// At most this many threads (default 100, max 500), most recent first.
-	Limit         int32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	// From a previous page: continues after its last thread.
+	Cursor        string `protobuf:"bytes,6,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -269,10 +271,19 @@ func (x *ListConversationsRequest) GetLimit() int32 {
 	return 0
 }
 
-// ListConversationsResponse is printed as a bare array (response_body).
+func (x *ListConversationsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListConversationsResponse is one page of threads.
 type ListConversationsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Conversations []*Conversation        `protobuf:"bytes,1,rep,name=conversations,proto3" json:"conversations,omitempty"`
+	// Fetches the next page; "" on the last page.
+	Cursor        string `protobuf:"bytes,2,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -312,6 +323,13 @@ func (x *ListConversationsResponse) GetConversations() []*Conversation {
 		return x.Conversations
 	}
 	return nil
+}
+
+func (x *ListConversationsResponse) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
 }
 
 // Message is the spec's Conversation message.
@@ -676,8 +694,11 @@ type MessageLog struct {
 	// E.164 of the contact.
 	PhoneNumber string `protobuf:"bytes,2,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
 	// The text as sent: normalized, links shortened.
-	Message       string                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
-	Status        string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// sent, or failed when the carrier refused the message.
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// When the carrier took the message; null when it refused it (status failed): nothing was
+	// sent, so no time is invented.
 	SentAt        *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2026,15 +2047,17 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\vis_archived\x18\b \x01(\bR\n" +
 	"isArchived\x12\x1d\n" +
 	"\n" +
-	"is_starred\x18\t \x01(\bR\tisStarredJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xad\x01\n" +
+	"is_starred\x18\t \x01(\bR\tisStarredJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05\"\xc5\x01\n" +
 	"\x18ListConversationsRequest\x12\x16\n" +
 	"\x06unread\x18\x01 \x01(\bR\x06unread\x12 \n" +
 	"\vunresponded\x18\x02 \x01(\bR\vunresponded\x12\x16\n" +
 	"\x06search\x18\x03 \x01(\tR\x06search\x12)\n" +
 	"\x10include_archived\x18\x04 \x01(\bR\x0fincludeArchived\x12\x14\n" +
-	"\x05limit\x18\x05 \x01(\x05R\x05limit\"d\n" +
+	"\x05limit\x18\x05 \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06cursor\x18\x06 \x01(\tR\x06cursor\"|\n" +
 	"\x19ListConversationsResponse\x12G\n" +
-	"\rconversations\x18\x01 \x03(\v2!.chorus.messaging.v1.ConversationR\rconversations\"\x95\x05\n" +
+	"\rconversations\x18\x01 \x03(\v2!.chorus.messaging.v1.ConversationR\rconversations\x12\x16\n" +
+	"\x06cursor\x18\x02 \x01(\tR\x06cursor\"\x95\x05\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tdirection\x18\x02 \x01(\tR\tdirection\x12\x18\n" +

@@ -35,41 +35,6 @@ var (
 	_ = metadata.Join
 )
 
-var filter_MessagingService_ListConversations_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
-
-func request_MessagingService_ListConversations_0(ctx context.Context, marshaler runtime.Marshaler, client MessagingServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
-	var (
-		protoReq ListConversationsRequest
-		metadata runtime.ServerMetadata
-	)
-	if err := req.ParseForm(); err != nil {
-		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
-	}
-	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_MessagingService_ListConversations_0); err != nil {
-		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
-	}
-	if req.Body != nil {
-		_, _ = io.Copy(io.Discard, req.Body)
-	}
-	msg, err := client.ListConversations(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
-	return msg, metadata, err
-}
-
-func local_request_MessagingService_ListConversations_0(ctx context.Context, marshaler runtime.Marshaler, server MessagingServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
-	var (
-		protoReq ListConversationsRequest
-		metadata runtime.ServerMetadata
-	)
-	if err := req.ParseForm(); err != nil {
-		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
-	}
-	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_MessagingService_ListConversations_0); err != nil {
-		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
-	}
-	msg, err := server.ListConversations(ctx, &protoReq)
-	return msg, metadata, err
-}
-
 var filter_MessagingService_ListMessages_0 = &utilities.DoubleArray{Encoding: map[string]int{"phone_number": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
 
 func request_MessagingService_ListMessages_0(ctx context.Context, marshaler runtime.Marshaler, client MessagingServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
@@ -258,26 +223,6 @@ func local_request_MessagingService_UpdateConversation_0(ctx context.Context, ma
 // Note that using this registration option will cause many gRPC library features to stop working. Consider using RegisterMessagingServiceHandlerFromEndpoint instead.
 // GRPC interceptors will not work for this type of registration. To use interceptors, you must use the "runtime.WithMiddlewares" option in the "runtime.NewServeMux" call.
 func RegisterMessagingServiceHandlerServer(ctx context.Context, mux *runtime.ServeMux, server MessagingServiceServer) error {
-	mux.Handle(http.MethodGet, pattern_MessagingService_ListConversations_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
-		ctx, cancel := context.WithCancel(req.Context())
-		defer cancel()
-		var stream runtime.ServerTransportStream
-		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
-		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/chorus.messaging.v1.MessagingService/ListConversations", runtime.WithHTTPPathPattern("/api/conversations"))
-		if err != nil {
-			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
-			return
-		}
-		resp, md, err := local_request_MessagingService_ListConversations_0(annotatedContext, inboundMarshaler, server, req, pathParams)
-		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
-		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
-		if err != nil {
-			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
-			return
-		}
-		forward_MessagingService_ListConversations_0(annotatedContext, mux, outboundMarshaler, w, req, response_MessagingService_ListConversations_0{resp.(*ListConversationsResponse)}, mux.GetForwardResponseOptions()...)
-	})
 	mux.Handle(http.MethodGet, pattern_MessagingService_ListMessages_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -398,23 +343,6 @@ func RegisterMessagingServiceHandler(ctx context.Context, mux *runtime.ServeMux,
 // doesn't go through the normal gRPC flow (creating a gRPC client etc.) then it will be up to the passed in
 // "MessagingServiceClient" to call the correct interceptors. This client ignores the HTTP middlewares.
 func RegisterMessagingServiceHandlerClient(ctx context.Context, mux *runtime.ServeMux, client MessagingServiceClient) error {
-	mux.Handle(http.MethodGet, pattern_MessagingService_ListConversations_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
-		ctx, cancel := context.WithCancel(req.Context())
-		defer cancel()
-		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
-		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/chorus.messaging.v1.MessagingService/ListConversations", runtime.WithHTTPPathPattern("/api/conversations"))
-		if err != nil {
-			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
-			return
-		}
-		resp, md, err := request_MessagingService_ListConversations_0(annotatedContext, inboundMarshaler, client, req, pathParams)
-		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
-		if err != nil {
-			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
-			return
-		}
-		forward_MessagingService_ListConversations_0(annotatedContext, mux, outboundMarshaler, w, req, response_MessagingService_ListConversations_0{resp.(*ListConversationsResponse)}, mux.GetForwardResponseOptions()...)
-	})
 	mux.Handle(http.MethodGet, pattern_MessagingService_ListMessages_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -486,15 +414,6 @@ func RegisterMessagingServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 	return nil
 }
 
-type response_MessagingService_ListConversations_0 struct {
-	*ListConversationsResponse
-}
-
-func (m response_MessagingService_ListConversations_0) XXX_ResponseBody() interface{} {
-	response := m.ListConversationsResponse
-	return response.Conversations
-}
-
 type response_MessagingService_MarkConversationRead_0 struct {
 	*MarkConversationReadResponse
 }
@@ -514,7 +433,6 @@ func (m response_MessagingService_UpdateConversation_0) XXX_ResponseBody() inter
 }
 
 var (
-	pattern_MessagingService_ListConversations_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "conversations"}, ""))
 	pattern_MessagingService_ListMessages_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "conversations", "phone_number", "messages"}, ""))
 	pattern_MessagingService_Reply_0                = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "conversations", "phone_number", "reply"}, ""))
 	pattern_MessagingService_MarkConversationRead_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "conversations", "phone_number", "read"}, ""))
@@ -522,7 +440,6 @@ var (
 )
 
 var (
-	forward_MessagingService_ListConversations_0    = runtime.ForwardResponseMessage
 	forward_MessagingService_ListMessages_0         = runtime.ForwardResponseMessage
 	forward_MessagingService_Reply_0                = runtime.ForwardResponseMessage
 	forward_MessagingService_MarkConversationRead_0 = runtime.ForwardResponseMessage

@@ -47,7 +47,9 @@ const (
 // SendMessages, GetPhoneNumber, SetSourceState and ShortenLinks are called by other services
 // (campaigns, polls) with the organization in the tenant metadata.
 type MessagingServiceClient interface {
-	// ListConversations lists the organization's threads, most recent first.
+	// ListConversations pages through the organization's threads, most recent first. GET
+	// /api/conversations answers all of them: the gateway reads the pages in turn and streams
+	// them out as one array, so no process holds the whole list.
 	ListConversations(ctx context.Context, in *ListConversationsRequest, opts ...grpc.CallOption) (*ListConversationsResponse, error)
 	// ListMessages pages through one thread, newest first.
 	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
@@ -227,7 +229,9 @@ func (c *messagingServiceClient) ShortenLinks(ctx context.Context, in *ShortenLi
 // SendMessages, GetPhoneNumber, SetSourceState and ShortenLinks are called by other services
 // (campaigns, polls) with the organization in the tenant metadata.
 type MessagingServiceServer interface {
-	// ListConversations lists the organization's threads, most recent first.
+	// ListConversations pages through the organization's threads, most recent first. GET
+	// /api/conversations answers all of them: the gateway reads the pages in turn and streams
+	// them out as one array, so no process holds the whole list.
 	ListConversations(context.Context, *ListConversationsRequest) (*ListConversationsResponse, error)
 	// ListMessages pages through one thread, newest first.
 	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
