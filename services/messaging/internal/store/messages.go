@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
@@ -510,13 +511,15 @@ type ThreadKey struct {
 }
 
 // Thread returns up to limit messages of org's thread with phone, latest place (ThreadAt)
-// first, before after when it is set. Queued messages are not part of it until they are claimed.
+// first, before after when it is set. Queued messages are not part of it until they are
+// claimed, and withdrawn ones (apierr.Withdrawn: the carrier never saw them) never are: they
+// were neither sent nor failed.
 func (s *Store) Thread(ctx context.Context, org uuid.UUID, phone string, after *ThreadKey, limit int) ([]Message, error) {
 	q := `SELECT ` + messageColumns + ` FROM messages WHERE organization_id = $1 AND contact_phone = $2
-		AND status IS DISTINCT FROM 'queued'`
-	args := []any{org, phone}
+		AND status IS DISTINCT FROM 'queued' AND NOT coalesce(status = 'failed' AND error_code = ANY($3), false)`
+	args := []any{org, phone, apierr.WithdrawnCodes()}
 	if after != nil {
-		q += ` AND (thread_at, id) < ($3, $4)`
+		q += ` AND (thread_at, id) < ($4, $5)`
 		args = append(args, after.At, after.ID)
 	}
 	q += fmt.Sprintf(` ORDER BY thread_at DESC, id DESC LIMIT %d`, limit)

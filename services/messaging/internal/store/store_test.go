@@ -155,7 +155,9 @@ func TestNumberRateIsStoredPerNumber(t *testing.T) {
 		OurNumber: n.Number, Body: "hi", Status: store.StatusQueued, Provider: "twilio", SourceKind: store.SourceCampaign,
 		SourceID: "c1", CreatedAt: time.Now()}
 	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoing(ctx, tx, m); return err }))
-	require.NoError(t, st.SetSourceState(ctx, a, store.SourceCampaign, "c1", store.SourcePaused))
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		return st.SetSourceState(ctx, tx, a, store.SourceCampaign, "c1", store.SourcePaused)
+	}))
 	queued, err := st.QueuedMessages(ctx, []uuid.UUID{m.ID, uuid.New()})
 	require.NoError(t, err)
 	require.Len(t, queued, 1, "a missing id is absent")
@@ -323,7 +325,9 @@ func TestClaimManyClaimsEachMessageOnce(t *testing.T) {
 		return m.ID
 	}
 	a, b, paused := queue("c1"), queue("c1"), queue("c2")
-	require.NoError(t, st.SetSourceState(ctx, org, store.SourceCampaign, "c2", store.SourcePaused))
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		return st.SetSourceState(ctx, tx, org, store.SourceCampaign, "c2", store.SourcePaused)
+	}))
 	now := time.Now()
 	claimed, err := st.ClaimMany(ctx, []store.ClaimRequest{{ID: a, DispatchedAt: now}, {ID: b, DispatchedAt: now},
 		{ID: a, DispatchedAt: now}, {ID: paused, DispatchedAt: now}, {ID: uuid.New(), DispatchedAt: now}})
