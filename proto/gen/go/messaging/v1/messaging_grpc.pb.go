@@ -49,7 +49,9 @@ const (
 type MessagingServiceClient interface {
 	// ListConversations lists the organization's threads, most recent first.
 	ListConversations(ctx context.Context, in *ListConversationsRequest, opts ...grpc.CallOption) (*ListConversationsResponse, error)
-	// ListMessages pages through one thread, newest first.
+	// ListMessages pages through one thread, newest first. A message still queued, or withdrawn
+	// before the carrier saw it (its campaign canceled or poll closed, its contact deleted or
+	// opted out meanwhile), is not part of it.
 	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
 	// Reply sends one message into a thread now, whatever the quiet hours.
 	Reply(ctx context.Context, in *ReplyRequest, opts ...grpc.CallOption) (*ReplyResponse, error)
@@ -73,8 +75,9 @@ type MessagingServiceClient interface {
 	GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error)
 	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
-	// canceled source is handed to the carrier; a canceled source's queued messages fail with
-	// SOURCE_CANCELED, costing nothing, and its bulk batches not yet expanded are dropped. A
+	// canceled source is handed to the carrier; a canceled source's queued messages are failed
+	// with SOURCE_CANCELED before it answers (with their status events), costing nothing, and
+	// its bulk batches not yet expanded are dropped. A
 	// paused source's bulk batches wait too (a campaign keeps its audience paused until its
 	// hold is placed).
 	SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error)
@@ -229,7 +232,9 @@ func (c *messagingServiceClient) ShortenLinks(ctx context.Context, in *ShortenLi
 type MessagingServiceServer interface {
 	// ListConversations lists the organization's threads, most recent first.
 	ListConversations(context.Context, *ListConversationsRequest) (*ListConversationsResponse, error)
-	// ListMessages pages through one thread, newest first.
+	// ListMessages pages through one thread, newest first. A message still queued, or withdrawn
+	// before the carrier saw it (its campaign canceled or poll closed, its contact deleted or
+	// opted out meanwhile), is not part of it.
 	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
 	// Reply sends one message into a thread now, whatever the quiet hours.
 	Reply(context.Context, *ReplyRequest) (*ReplyResponse, error)
@@ -253,8 +258,9 @@ type MessagingServiceServer interface {
 	GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error)
 	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
-	// canceled source is handed to the carrier; a canceled source's queued messages fail with
-	// SOURCE_CANCELED, costing nothing, and its bulk batches not yet expanded are dropped. A
+	// canceled source is handed to the carrier; a canceled source's queued messages are failed
+	// with SOURCE_CANCELED before it answers (with their status events), costing nothing, and
+	// its bulk batches not yet expanded are dropped. A
 	// paused source's bulk batches wait too (a campaign keeps its audience paused until its
 	// hold is placed).
 	SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error)
