@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
@@ -269,6 +270,48 @@ func TestClaimKeepsCreationAndMovesThreadPlace(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, thread, 2)
 	assert.Equal(t, queued.ID, thread[0].ID, "the claimed message is the thread's latest")
+}
+
+// A claimed message withdrawn before the hand-off (an opt-out seen after its claim) leaves
+// its thread and the conversation it joined at its claim: the thread's latest shown message is
+// the conversation's last again, and a conversation with no other message goes.
+func TestWithdrawnClaimedMessageLeavesItsConversation(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	org := uuid.New()
+	withdraw := func(phone string) {
+		m := outgoing(org, phone)
+		m.Status, m.Body = store.StatusQueued, "never sent"
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoing(ctx, tx, m); return err }))
+		claimed, err := st.Claim(ctx, m.ID, time.Now())
+		require.NoError(t, err)
+		require.True(t, claimed)
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+			before, changed, err := st.AdvanceStatus(ctx, tx, m.ID, store.StatusChange{Status: store.StatusFailed, ErrorCode: apierr.ReasonContactOptedOut, At: time.Now()})
+			require.True(t, changed)
+			if err != nil {
+				return err
+			}
+			return st.Unthread(ctx, tx, before)
+		}))
+	}
+	const talked, silent = "+12025550143", "+12025550144"
+	earlier := &store.Message{ID: uuid.Must(uuid.NewV7()), OrgID: org, Direction: store.Incoming, ContactPhone: talked,
+		OurNumber: "+12025550100", Body: "STOP", Provider: "sandbox", ProviderMessageID: "SMstop", CreatedAt: time.Now()}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertIncoming(ctx, tx, earlier); return err }))
+	withdraw(talked)
+	withdraw(silent)
+
+	thread, err := st.Thread(ctx, org, talked, nil, 10)
+	require.NoError(t, err)
+	require.Len(t, thread, 1)
+	assert.Equal(t, "STOP", thread[0].Body, "the withdrawn message is not in the thread")
+	list, err := st.Conversations(ctx, org, store.ConversationFilter{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, list, 1, "the conversation of a withdrawn message only is gone")
+	assert.Equal(t, talked, list[0].Phone)
+	assert.Equal(t, "STOP", list[0].LastMessage)
+	assert.Equal(t, store.Incoming, list[0].LastDirection)
 }
 
 // A deleted contact's history goes, except messages whose credits billing has not settled or
