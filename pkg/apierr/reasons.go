@@ -1,5 +1,7 @@
 package apierr
 
+import "slices"
+
 // Every reason code Chorus answers with, in one list: services put them in ErrorInfo.Reason,
 // the gateway writes them as the REST error's code, and messaging stores the carrier and
 // billing ones as a message's errorCode. A code is part of the API: never rename one.
@@ -65,9 +67,19 @@ const (
 	ReasonPollNotFound = "POLL_NOT_FOUND" // 404: no such poll in the organization
 )
 
+// withdrawnCodes are the errorCodes of failed messages messaging withdrew before the carrier
+// saw them (Withdrawn).
+var withdrawnCodes = []string{ReasonSourceCanceled, ReasonContactNotFound, ReasonContactOptedOut}
+
 // Withdrawn says a failed message's errorCode means messaging withdrew it before the carrier
 // saw it (its campaign or poll canceled, its contact deleted or opted out meanwhile): it was
 // never sent, so the services that count messages count it neither as sent nor as failed.
 func Withdrawn(code string) bool {
-	return code == ReasonSourceCanceled || code == ReasonContactNotFound || code == ReasonContactOptedOut
+	return slices.Contains(withdrawnCodes, code)
+}
+
+// WithdrawnCodes are the codes Withdrawn recognizes, for a query that leaves such messages
+// out (a thread shows none of them).
+func WithdrawnCodes() []string {
+	return slices.Clone(withdrawnCodes)
 }

@@ -135,8 +135,8 @@ func TestBulkBatchesOfPausedAndCanceledSources(t *testing.T) {
 	d := f.dispatcher(nil, 100, 0)
 	f.bulk("paused", 2, time.Now())
 	f.bulk("canceled", 2, time.Now())
-	require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, "paused", store.SourcePaused))
-	require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, "canceled", store.SourceCanceled))
+	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "paused", store.SourcePaused))
+	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "canceled", store.SourceCanceled))
 	assert.Zero(t, f.count(`SELECT count(*) FROM bulk_batches WHERE source_id = 'canceled'`), "dropped with the cancel")
 	f.bulk("canceled", 2, time.Now()) // a hand-off that crossed the cancel
 
@@ -145,7 +145,7 @@ func TestBulkBatchesOfPausedAndCanceledSources(t *testing.T) {
 	assert.Zero(t, f.messagesOf("canceled"), "never created")
 	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`), "only the paused source's batch is left")
 
-	require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, "paused", store.SourceActive))
+	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "paused", store.SourceActive))
 	require.NoError(t, d.expandDue(ctx))
 	assert.Equal(t, 2, f.messagesOf("paused"))
 }

@@ -87,12 +87,17 @@ func (f *fixture) queue(d *Dispatcher, provider, to string) uuid.UUID {
 // queueFrom is queue from one of our numbers.
 func (f *fixture) queueFrom(d *Dispatcher, provider, from, to string) uuid.UUID {
 	f.t.Helper()
-	ctx := context.Background()
-	m := &store.Message{
+	return f.queueMessage(d, &store.Message{
 		ID: uuid.Must(uuid.NewV7()), OrgID: f.org, Direction: store.Outgoing, ContactPhone: to, OurNumber: from,
 		Body: "You are unsubscribed.", Status: store.StatusQueued, Provider: provider, SourceKind: store.SourceSystem,
 		CreatedAt: time.Now(),
-	}
+	})
+}
+
+// queueMessage stores m and queues its dispatch on d (the job is not run unless d is started).
+func (f *fixture) queueMessage(d *Dispatcher, m *store.Message) uuid.UUID {
+	f.t.Helper()
+	ctx := context.Background()
 	require.NoError(f.t, f.store.InTx(ctx, func(tx pgx.Tx) error {
 		if _, err := f.store.InsertOutgoing(ctx, tx, m); err != nil {
 			return err
@@ -384,29 +389,49 @@ func TestSendNowWithoutAConsentAnswerSendsNothing(t *testing.T) {
 	assert.Empty(t, got.ProviderMessageID, "the carrier was never asked")
 }
 
+// queueOf queues a message of campaign source with its send job (not run).
+func (f *fixture) queueOf(d *Dispatcher, source string) uuid.UUID {
+	f.t.Helper()
+	return f.queueMessage(d, &store.Message{
+		ID: uuid.Must(uuid.NewV7()), OrgID: f.org, Direction: store.Outgoing, ContactPhone: "+12025550150", OurNumber: f.number,
+		Body: "Hi", Status: store.StatusQueued, Provider: carrier.SandboxName, SourceKind: store.SourceCampaign, SourceID: source,
+		CreatedAt: time.Now(),
+	})
+}
+
+// A cancel withdraws the source's queued messages before it answers, whatever they wait for
+// (quiet hours), with their status events: their send jobs then find them settled and do
+// nothing. Another source's message stays queued.
+func TestCancelWithdrawsQueuedMessagesAtOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 0) // not started: the test runs the jobs
+	mine, other := f.queueOf(d, "c1"), f.queueOf(d, "c2")
+	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "c1", store.SourceCanceled))
+
+	m := f.message(mine)
+	assert.Equal(t, store.StatusFailed, m.Status)
+	assert.Equal(t, CodeSourceCanceled, m.ErrorCode)
+	assert.Equal(t, store.StatusQueued, f.message(other).Status)
+	assert.Equal(t, 1, f.count(`SELECT count(*) FROM outbox WHERE event_type = $1`, EventStatusChanged), "one status event, the withdrawn message's")
+	v, err := d.dispatchQueued(ctx, f.org, mine, attempt{})
+	require.NoError(t, err)
+	assert.Zero(t, v.wait, "its send job does nothing")
+	assert.Equal(t, store.StatusFailed, f.message(mine).Status)
+	thread, err := f.store.Thread(ctx, f.org, m.ContactPhone, nil, 10)
+	require.NoError(t, err)
+	assert.Empty(t, thread, "a withdrawn message is not part of the thread")
+}
+
 // A paused source's queued message waits longer at each snooze, up to a minute, instead of
 // running every 5 s; waking the source makes its snoozed jobs due at once, and only its own.
 func TestPausedSourceBacksOffAndWakesAtOnce(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	d := f.dispatcher(nil, 100, 0) // not started: the test runs the jobs
-	queue := func(source string) uuid.UUID {
-		m := &store.Message{
-			ID: uuid.Must(uuid.NewV7()), OrgID: f.org, Direction: store.Outgoing, ContactPhone: "+12025550150", OurNumber: f.number,
-			Body: "Hi", Status: store.StatusQueued, Provider: carrier.SandboxName, SourceKind: store.SourceCampaign, SourceID: source,
-			CreatedAt: time.Now(),
-		}
-		require.NoError(t, f.store.InTx(ctx, func(tx pgx.Tx) error {
-			if _, err := f.store.InsertOutgoing(ctx, tx, m); err != nil {
-				return err
-			}
-			return d.QueueTx(ctx, tx, f.org, m.ID)
-		}))
-		return m.ID
-	}
-	mine, other := queue("c1"), queue("c2")
+	mine, other := f.queueOf(d, "c1"), f.queueOf(d, "c2")
 	for _, src := range []string{"c1", "c2"} {
-		require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, src, store.SourcePaused))
+		require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, src, store.SourcePaused))
 	}
 	var waits []time.Duration
 	for snoozes := range 7 {
@@ -419,7 +444,7 @@ func TestPausedSourceBacksOffAndWakesAtOnce(t *testing.T) {
 	// Both jobs snoozed for a while, as River leaves them; resuming c1 wakes only its job.
 	_, err := f.pool.Exec(ctx, `UPDATE river_job SET state = 'scheduled', scheduled_at = now() + interval '1 hour'`)
 	require.NoError(t, err)
-	require.NoError(t, f.store.SetSourceState(ctx, f.org, store.SourceCampaign, "c1", store.SourceActive))
+	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "c1", store.SourceActive))
 	require.NoError(t, d.WakeSource(ctx, f.org, store.SourceCampaign, "c1"))
 	due := func(id uuid.UUID) bool {
 		var ok bool

@@ -503,10 +503,16 @@ func (d *Dispatcher) advanceDispatched(ctx context.Context, m store.Message, s c
 	return d.advanceAt(ctx, m.ID, s, m.DispatchedAt)
 }
 
+// A claimed message withdrawn before the hand-off (its recipient's opt-out seen after the
+// claim) leaves the conversation it joined at its claim: it was never sent.
 func (d *Dispatcher) advanceAt(ctx context.Context, id uuid.UUID, s carrier.Status, dispatchedAt *time.Time) error {
 	_, err := d.advanceWith(ctx, s, func(tx pgx.Tx, c store.StatusChange) (store.Message, bool, error) {
 		c.DispatchedAt = dispatchedAt
-		return d.store.AdvanceStatus(ctx, tx, id, c)
+		before, changed, err := d.store.AdvanceStatus(ctx, tx, id, c)
+		if err == nil && changed && before.Status == store.StatusSending && s.Status == carrier.StatusFailed && apierr.Withdrawn(s.ErrorCode) {
+			err = d.store.Unthread(ctx, tx, before)
+		}
+		return before, changed, err
 	})
 	return err
 }

@@ -220,7 +220,8 @@ func (s *Server) queueBulk(ctx context.Context, batch []*store.Message, now time
 }
 
 // SetSourceState pauses, resumes or cancels a campaign's or poll's queued messages, or a
-// campaign's queued auto-replies (source kind auto_reply, source id the campaign).
+// campaign's queued auto-replies (source kind auto_reply, source id the campaign); a cancel
+// has withdrawn the queued ones when it answers.
 func (s *Server) SetSourceState(ctx context.Context, req *messagingv1.SetSourceStateRequest) (*messagingv1.SetSourceStateResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
@@ -241,7 +242,7 @@ func (s *Server) SetSourceState(ctx context.Context, req *messagingv1.SetSourceS
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Store.SetSourceState(ctx, org, req.GetSourceKind(), req.GetSourceId(), req.GetState()); err != nil {
+	if err := s.cfg.Dispatch.SetSourceState(ctx, org, req.GetSourceKind(), req.GetSourceId(), req.GetState()); err != nil {
 		return nil, err
 	}
 	if req.GetState() == store.SourceActive {

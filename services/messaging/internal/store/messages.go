@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
@@ -509,14 +510,41 @@ type ThreadKey struct {
 	ID uuid.UUID `json:"i"`
 }
 
+// shownInThread selects the messages a thread shows: neither queued nor withdrawn; $3 is
+// apierr.WithdrawnCodes().
+const shownInThread = `status IS DISTINCT FROM 'queued' AND NOT coalesce(status = 'failed' AND error_code = ANY($3), false)`
+
+// Unthread takes m, a claimed message withdrawn since (it joined its thread at its claim), out
+// of its conversation inside tx: when it was the conversation's last message, the thread's
+// latest shown message takes its place, and a conversation left with none is removed.
+func (s *Store) Unthread(ctx context.Context, tx pgx.Tx, m Message) error {
+	_, err := tx.Exec(ctx, `WITH latest AS (
+			SELECT body, thread_at, direction FROM messages
+			WHERE organization_id = $1 AND contact_phone = $2 AND `+shownInThread+`
+			ORDER BY thread_at DESC, id DESC LIMIT 1
+		), moved AS (
+			UPDATE conversations c SET last_message = l.body, last_message_at = l.thread_at, last_direction = l.direction
+			FROM latest l WHERE c.organization_id = $1 AND c.phone = $2 AND c.last_message_at = $4
+			RETURNING c.phone
+		)
+		DELETE FROM conversations WHERE organization_id = $1 AND phone = $2 AND last_message_at = $4
+			AND NOT EXISTS (SELECT 1 FROM latest)`,
+		m.OrgID, m.ContactPhone, apierr.WithdrawnCodes(), m.ThreadAt)
+	if err != nil {
+		return fmt.Errorf("take withdrawn message %s out of its conversation: %w", m.ID, err)
+	}
+	return nil
+}
+
 // Thread returns up to limit messages of org's thread with phone, latest place (ThreadAt)
-// first, before after when it is set. Queued messages are not part of it until they are claimed.
+// first, before after when it is set. Queued messages are not part of it until they are
+// claimed, and withdrawn ones (apierr.Withdrawn: the carrier never saw them) never are: they
+// were neither sent nor failed.
 func (s *Store) Thread(ctx context.Context, org uuid.UUID, phone string, after *ThreadKey, limit int) ([]Message, error) {
-	q := `SELECT ` + messageColumns + ` FROM messages WHERE organization_id = $1 AND contact_phone = $2
-		AND status IS DISTINCT FROM 'queued'`
-	args := []any{org, phone}
+	q := `SELECT ` + messageColumns + ` FROM messages WHERE organization_id = $1 AND contact_phone = $2 AND ` + shownInThread
+	args := []any{org, phone, apierr.WithdrawnCodes()}
 	if after != nil {
-		q += ` AND (thread_at, id) < ($3, $4)`
+		q += ` AND (thread_at, id) < ($4, $5)`
 		args = append(args, after.At, after.ID)
 	}
 	q += fmt.Sprintf(` ORDER BY thread_at DESC, id DESC LIMIT %d`, limit)

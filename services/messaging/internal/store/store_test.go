@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
@@ -155,7 +156,9 @@ func TestNumberRateIsStoredPerNumber(t *testing.T) {
 		OurNumber: n.Number, Body: "hi", Status: store.StatusQueued, Provider: "twilio", SourceKind: store.SourceCampaign,
 		SourceID: "c1", CreatedAt: time.Now()}
 	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoing(ctx, tx, m); return err }))
-	require.NoError(t, st.SetSourceState(ctx, a, store.SourceCampaign, "c1", store.SourcePaused))
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		return st.SetSourceState(ctx, tx, a, store.SourceCampaign, "c1", store.SourcePaused)
+	}))
 	queued, err := st.QueuedMessages(ctx, []uuid.UUID{m.ID, uuid.New()})
 	require.NoError(t, err)
 	require.Len(t, queued, 1, "a missing id is absent")
@@ -269,6 +272,48 @@ func TestClaimKeepsCreationAndMovesThreadPlace(t *testing.T) {
 	assert.Equal(t, queued.ID, thread[0].ID, "the claimed message is the thread's latest")
 }
 
+// A claimed message withdrawn before the hand-off (an opt-out seen after its claim) leaves
+// its thread and the conversation it joined at its claim: the thread's latest shown message is
+// the conversation's last again, and a conversation with no other message goes.
+func TestWithdrawnClaimedMessageLeavesItsConversation(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	org := uuid.New()
+	withdraw := func(phone string) {
+		m := outgoing(org, phone)
+		m.Status, m.Body = store.StatusQueued, "never sent"
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoing(ctx, tx, m); return err }))
+		claimed, err := st.Claim(ctx, m.ID, time.Now())
+		require.NoError(t, err)
+		require.True(t, claimed)
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+			before, changed, err := st.AdvanceStatus(ctx, tx, m.ID, store.StatusChange{Status: store.StatusFailed, ErrorCode: apierr.ReasonContactOptedOut, At: time.Now()})
+			require.True(t, changed)
+			if err != nil {
+				return err
+			}
+			return st.Unthread(ctx, tx, before)
+		}))
+	}
+	const talked, silent = "+12025550143", "+12025550144"
+	earlier := &store.Message{ID: uuid.Must(uuid.NewV7()), OrgID: org, Direction: store.Incoming, ContactPhone: talked,
+		OurNumber: "+12025550100", Body: "STOP", Provider: "sandbox", ProviderMessageID: "SMstop", CreatedAt: time.Now()}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertIncoming(ctx, tx, earlier); return err }))
+	withdraw(talked)
+	withdraw(silent)
+
+	thread, err := st.Thread(ctx, org, talked, nil, 10)
+	require.NoError(t, err)
+	require.Len(t, thread, 1)
+	assert.Equal(t, "STOP", thread[0].Body, "the withdrawn message is not in the thread")
+	list, err := st.Conversations(ctx, org, store.ConversationFilter{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, list, 1, "the conversation of a withdrawn message only is gone")
+	assert.Equal(t, talked, list[0].Phone)
+	assert.Equal(t, "STOP", list[0].LastMessage)
+	assert.Equal(t, store.Incoming, list[0].LastDirection)
+}
+
 // A deleted contact's history goes, except messages whose credits billing has not settled or
 // that are still with the carrier: the reconciler needs their rows, or the credits would stay
 // held for good.
@@ -323,7 +368,9 @@ func TestClaimManyClaimsEachMessageOnce(t *testing.T) {
 		return m.ID
 	}
 	a, b, paused := queue("c1"), queue("c1"), queue("c2")
-	require.NoError(t, st.SetSourceState(ctx, org, store.SourceCampaign, "c2", store.SourcePaused))
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		return st.SetSourceState(ctx, tx, org, store.SourceCampaign, "c2", store.SourcePaused)
+	}))
 	now := time.Now()
 	claimed, err := st.ClaimMany(ctx, []store.ClaimRequest{{ID: a, DispatchedAt: now}, {ID: b, DispatchedAt: now},
 		{ID: a, DispatchedAt: now}, {ID: paused, DispatchedAt: now}, {ID: uuid.New(), DispatchedAt: now}})

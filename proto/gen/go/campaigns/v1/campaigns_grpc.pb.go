@@ -51,7 +51,9 @@ type CampaignsServiceClient interface {
 	PauseCampaign(ctx context.Context, in *PauseCampaignRequest, opts ...grpc.CallOption) (*PauseCampaignResponse, error)
 	// ResumeCampaign continues a paused campaign where it was.
 	ResumeCampaign(ctx context.Context, in *ResumeCampaignRequest, opts ...grpc.CallOption) (*ResumeCampaignResponse, error)
-	// CancelCampaign returns a scheduled campaign to draft, or stops a running one for good.
+	// CancelCampaign returns a scheduled campaign to draft, or stops a running one for good: its
+	// unsent messages, those waiting for quiet hours included, are withdrawn before it answers
+	// (never sent, in no thread, counted neither as sent nor as failed, their credits released).
 	CancelCampaign(ctx context.Context, in *CancelCampaignRequest, opts ...grpc.CallOption) (*CancelCampaignResponse, error)
 	// TestSend sends a test copy of the campaign to up to 10 numbers at once: whatever the hour,
 	// free, counted in no metric, never to an opted-out number.
@@ -177,7 +179,9 @@ type CampaignsServiceServer interface {
 	PauseCampaign(context.Context, *PauseCampaignRequest) (*PauseCampaignResponse, error)
 	// ResumeCampaign continues a paused campaign where it was.
 	ResumeCampaign(context.Context, *ResumeCampaignRequest) (*ResumeCampaignResponse, error)
-	// CancelCampaign returns a scheduled campaign to draft, or stops a running one for good.
+	// CancelCampaign returns a scheduled campaign to draft, or stops a running one for good: its
+	// unsent messages, those waiting for quiet hours included, are withdrawn before it answers
+	// (never sent, in no thread, counted neither as sent nor as failed, their credits released).
 	CancelCampaign(context.Context, *CancelCampaignRequest) (*CancelCampaignResponse, error)
 	// TestSend sends a test copy of the campaign to up to 10 numbers at once: whatever the hour,
 	// free, counted in no metric, never to an opted-out number.

@@ -51,7 +51,9 @@ type MessagingServiceClient interface {
 	// /api/conversations answers all of them: the gateway reads the pages in turn and streams
 	// them out as one array, so no process holds the whole list.
 	ListConversations(ctx context.Context, in *ListConversationsRequest, opts ...grpc.CallOption) (*ListConversationsResponse, error)
-	// ListMessages pages through one thread, newest first.
+	// ListMessages pages through one thread, newest first. A message still queued, or withdrawn
+	// before the carrier saw it (its campaign canceled or poll closed, its contact deleted or
+	// opted out meanwhile), is not part of it.
 	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
 	// Reply sends one message into a thread now, whatever the quiet hours.
 	Reply(ctx context.Context, in *ReplyRequest, opts ...grpc.CallOption) (*ReplyResponse, error)
@@ -75,8 +77,9 @@ type MessagingServiceClient interface {
 	GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error)
 	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
-	// canceled source is handed to the carrier; a canceled source's queued messages fail with
-	// SOURCE_CANCELED, costing nothing, and its bulk batches not yet expanded are dropped. A
+	// canceled source is handed to the carrier; a canceled source's queued messages are failed
+	// with SOURCE_CANCELED before it answers (with their status events), costing nothing, and
+	// its bulk batches not yet expanded are dropped. A
 	// paused source's bulk batches wait too (a campaign keeps its audience paused until its
 	// hold is placed).
 	SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error)
@@ -233,7 +236,9 @@ type MessagingServiceServer interface {
 	// /api/conversations answers all of them: the gateway reads the pages in turn and streams
 	// them out as one array, so no process holds the whole list.
 	ListConversations(context.Context, *ListConversationsRequest) (*ListConversationsResponse, error)
-	// ListMessages pages through one thread, newest first.
+	// ListMessages pages through one thread, newest first. A message still queued, or withdrawn
+	// before the carrier saw it (its campaign canceled or poll closed, its contact deleted or
+	// opted out meanwhile), is not part of it.
 	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
 	// Reply sends one message into a thread now, whatever the quiet hours.
 	Reply(context.Context, *ReplyRequest) (*ReplyResponse, error)
@@ -257,8 +262,9 @@ type MessagingServiceServer interface {
 	GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error)
 	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
-	// canceled source is handed to the carrier; a canceled source's queued messages fail with
-	// SOURCE_CANCELED, costing nothing, and its bulk batches not yet expanded are dropped. A
+	// canceled source is handed to the carrier; a canceled source's queued messages are failed
+	// with SOURCE_CANCELED before it answers (with their status events), costing nothing, and
+	// its bulk batches not yet expanded are dropped. A
 	// paused source's bulk batches wait too (a campaign keeps its audience paused until its
 	// hold is placed).
 	SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error)

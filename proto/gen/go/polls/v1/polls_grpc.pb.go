@@ -52,7 +52,9 @@ type PollsServiceClient interface {
 	PausePoll(ctx context.Context, in *PausePollRequest, opts ...grpc.CallOption) (*PausePollResponse, error)
 	// ResumePoll continues a paused poll: who answered meanwhile gets the next question.
 	ResumePoll(ctx context.Context, in *ResumePollRequest, opts ...grpc.CallOption) (*ResumePollResponse, error)
-	// ClosePoll completes the poll; participants in progress are terminated.
+	// ClosePoll completes the poll; participants in progress are terminated, and its unsent
+	// messages, those waiting for quiet hours included, are withdrawn before it answers (never
+	// sent, in no thread, counted neither as sent nor as failed, their credits released).
 	ClosePoll(ctx context.Context, in *ClosePollRequest, opts ...grpc.CallOption) (*ClosePollResponse, error)
 	// ListParticipants lists a poll's participants with their progress.
 	ListParticipants(ctx context.Context, in *ListParticipantsRequest, opts ...grpc.CallOption) (*ListParticipantsResponse, error)
@@ -178,7 +180,9 @@ type PollsServiceServer interface {
 	PausePoll(context.Context, *PausePollRequest) (*PausePollResponse, error)
 	// ResumePoll continues a paused poll: who answered meanwhile gets the next question.
 	ResumePoll(context.Context, *ResumePollRequest) (*ResumePollResponse, error)
-	// ClosePoll completes the poll; participants in progress are terminated.
+	// ClosePoll completes the poll; participants in progress are terminated, and its unsent
+	// messages, those waiting for quiet hours included, are withdrawn before it answers (never
+	// sent, in no thread, counted neither as sent nor as failed, their credits released).
 	ClosePoll(context.Context, *ClosePollRequest) (*ClosePollResponse, error)
 	// ListParticipants lists a poll's participants with their progress.
 	ListParticipants(context.Context, *ListParticipantsRequest) (*ListParticipantsResponse, error)
