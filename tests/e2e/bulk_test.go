@@ -441,7 +441,9 @@ func TestBulkCampaignHoldIsPostedOncePerMessageAndReleased(t *testing.T) {
 	for i, to := range recipients {
 		awaitStatus(tn, to, ids[i], "delivered")
 	}
-	awaitStatus(tn, stranger, ids[3], "failed")
+	// No contact has the stranger's number: the message is withdrawn, in no thread.
+	assert.Equal(t, "CONTACT_NOT_FOUND", b.lastEvent(tn.org, ids[3], "failed").GetErrorCode())
+	assert.Empty(t, statusOf(tn, stranger, ids[3]))
 	b.lastEvent(tn.org, ids[2], "delivered")
 
 	assert.Equal(t, 10.0, tn.balance(), "posting against the hold leaves the balance alone")
@@ -535,7 +537,6 @@ func TestBulkConsentIsCheckedAtDispatch(t *testing.T) {
 	)
 	awaitStatus(tn, fine, ids[3], "delivered")
 	for i, to := range []string{optedOut, landline, stranger} {
-		awaitStatus(tn, to, ids[i], "failed")
 		ev := b.lastEvent(tn.org, ids[i], "failed")
 		code := map[string]string{
 			optedOut: "CONTACT_OPTED_OUT", // opted out while the message waited
@@ -543,6 +544,12 @@ func TestBulkConsentIsCheckedAtDispatch(t *testing.T) {
 			stranger: "CONTACT_NOT_FOUND", // no contact has the number (say, deleted while it waited)
 		}[to]
 		assert.Equal(t, code, ev.GetErrorCode(), to)
+		assert.Equal(t, "failed", b.storedStatus(ids[i]), to)
+		if apierr.Withdrawn(code) {
+			assert.Empty(t, statusOf(tn, to, ids[i]), "%s: a withdrawn message is in no thread", to)
+		} else {
+			assert.Equal(t, "failed", statusOf(tn, to, ids[i]), to)
+		}
 		assert.EqualValues(t, 0, ev.GetCredits(), to)
 		assert.Equal(t, []string{"failed"}, b.history(tn.org, ids[i]), "%s never reached the carrier", to)
 	}
