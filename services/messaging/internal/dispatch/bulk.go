@@ -48,6 +48,11 @@ func (d *Dispatcher) expandLoop(ctx context.Context) {
 	}
 }
 
+// waitingMessages is how many messages a waiting job of expandDue's count dispatches: a
+// group's size (a group queued before its list was packed: the list's length), or one.
+const waitingMessages = `CASE WHEN jsonb_typeof(args->'message_ids') = 'array' THEN jsonb_array_length(args->'message_ids')
+	ELSE coalesce((args->>'size')::int, 1) END`
+
 // expandDue expands due batches until none is due from a number with fewer than expandBelow
 // messages waiting in dispatch jobs. Each round takes one batch of each such number (up to
 // expandTogether) in one transaction and queues their jobs interleaved, a job of each number
@@ -60,7 +65,7 @@ func (d *Dispatcher) expandDue(ctx context.Context) error {
 		rows, err := d.pool.Query(ctx, `SELECT args->>'number' FROM river_job
 			WHERE (state = 'available' OR state = 'scheduled' AND metadata ? 'output')
 				AND queue = ANY($1) AND kind = ANY($2) AND args ? 'number'
-			GROUP BY 1 HAVING sum(coalesce(jsonb_array_length(args->'message_ids'), 1)) >= $3`,
+			GROUP BY 1 HAVING sum(`+waitingMessages+`) >= $3`,
 			[]string{river.QueueDefault, queueGroups}, []string{sendArgs{}.Kind(), sendGroupArgs{}.Kind()}, expandBelow)
 		if err != nil {
 			return fmt.Errorf("numbers with a full queue: %w", err)

@@ -84,7 +84,7 @@ func TestBulkBatchBecomesMessagesWhenDueAndOnce(t *testing.T) {
 
 // queuedFor is how many messages from our number `from` wait in dispatch jobs.
 func (f *fixture) queuedFor(from string) int {
-	return f.count(`SELECT coalesce(sum(coalesce(jsonb_array_length(args->'message_ids'), 1)), 0) FROM river_job
+	return f.count(`SELECT coalesce(sum(`+waitingMessages+`), 0) FROM river_job
 		WHERE kind IN ($1, $2) AND args->>'number' = $3`, sendArgs{}.Kind(), sendGroupArgs{}.Kind(), from)
 }
 

@@ -29,9 +29,12 @@ const queueGroups = "send_groups"
 // Number. It carries no unique key, for the reason sendArgs gives: a message of a group run
 // twice (a retry, a rescue after a crash) is found claimed or settled and left alone.
 type sendGroupArgs struct {
-	OrgID      uuid.UUID   `json:"organization_id"`
-	Number     string      `json:"number"`
-	MessageIDs []uuid.UUID `json:"message_ids"`
+	OrgID      uuid.UUID         `json:"organization_id"`
+	Number     string            `json:"number"`
+	MessageIDs packed[uuid.UUID] `json:"message_ids"`
+	// Size is how many messages MessageIDs holds, for the expander's count of waiting
+	// messages (packed, the list is a string to SQL).
+	Size int `json:"size"`
 }
 
 func (sendGroupArgs) Kind() string { return "messaging.send_group" }
@@ -115,7 +118,7 @@ func groups(org uuid.UUID, number string, ids []uuid.UUID) []sendGroupArgs {
 	var out []sendGroupArgs
 	for len(ids) > 0 {
 		n := min(len(ids), groupMax)
-		out = append(out, sendGroupArgs{OrgID: org, Number: number, MessageIDs: ids[:n:n]})
+		out = append(out, sendGroupArgs{OrgID: org, Number: number, MessageIDs: ids[:n:n], Size: n})
 		ids = ids[n:]
 	}
 	return out

@@ -94,7 +94,7 @@ func (d *Dispatcher) WakeSource(ctx context.Context, org uuid.UUID, kind, id str
 // arrive together: a job per message cost more than the sends themselves. They carry no unique
 // key: applying a report twice changes nothing, since statuses only move forward.
 type reportArgs struct {
-	Reports []sandboxReport `json:"reports"`
+	Reports packed[sandboxReport] `json:"reports"`
 }
 
 // sandboxReport is one status of one message.

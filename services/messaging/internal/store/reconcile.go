@@ -26,7 +26,7 @@ type SendingKey struct {
 // creation, so created_at < cutoff bounds it).
 func (s *Store) StuckSending(ctx context.Context, cutoff time.Time, after *SendingKey, limit int) ([]Message, error) {
 	q := `SELECT ` + messageColumns + ` FROM messages
-		WHERE status = 'sending' AND created_at < $1 AND ` + claimedAt + ` < $1`
+		WHERE sending AND created_at < $1 AND ` + claimedAt + ` < $1`
 	args := []any{cutoff}
 	if after != nil {
 		q += ` AND (created_at, id) > ($2, $3)`
@@ -121,12 +121,12 @@ func (s *Store) BodiesOfOthers(ctx context.Context, m Message, since, until time
 }
 
 // Unsettled returns up to limit billable messages with a hold that left "sending" before
-// cutoff and whose credits were never settled (billing failed when they did), oldest first.
+// cutoff and whose credits were never settled (billing failed when they did), oldest first:
+// a scan of the messages_unsettled_credits index, which holds only those messages.
 func (s *Store) Unsettled(ctx context.Context, cutoff time.Time, limit int) ([]Message, error) {
 	return s.messages(ctx, "read unsettled messages", `SELECT `+messageColumns+` FROM messages
-		WHERE settled_at IS NULL AND billable AND hold_id IS NOT NULL AND status NOT IN ('queued', 'sending')
-			AND status_at < $1
-		ORDER BY status_at LIMIT $2`, cutoff, limit)
+		WHERE owes_settlement AND status_at < $1
+		ORDER BY created_at, id LIMIT $2`, cutoff, limit)
 }
 
 // MarkSettled records that message id's credits were settled with billing.
