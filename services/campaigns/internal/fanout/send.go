@@ -13,9 +13,9 @@ import (
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
-	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
+	"github.com/chorus-sms/chorus/pkg/route"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/shortlinks"
@@ -221,7 +221,6 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 		out = newOutgoing(c, orgZone, !sandbox)
 	}
 	req := audience.Request(c.SegmentID, c.ContactFilter, after, audienceBatch)
-	mms := c.MediaURL != nil || c.ForceRoute == "MMS"
 	links := shortlinks.New(r.messaging, c.OrgID, SourceKind, c.ID)
 	// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging would
 	// refuse the whole batch it is in.
@@ -256,11 +255,11 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 				return fmt.Errorf("audience member id %q: %w", m.GetContactId(), err)
 			}
 			body := texts[i*len(msgs)]
-			rc := store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: credits.Credits(body, mms),
+			rc := store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: price(c, body),
 				Unsendable: empty(body), Timezone: quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
 			if c.IsAbTest {
 				b := texts[i*len(msgs)+1]
-				cb := credits.Credits(b, mms)
+				cb := price(c, b)
 				rc.BodyB, rc.CreditsB = &b, &cb
 				rc.Unsendable = rc.Unsendable || empty(b)
 			}
@@ -372,16 +371,24 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 	return err
 }
 
+// price is what a message of c with the given final text costs: its route by pkg/route's rule
+// (media or forceRoute MMS is MMS, AUTO is MMS for a text over two segments), which messaging
+// applies again to the same text and forceRoute when it stores the message.
+func price(c *store.Campaign, text string) int32 {
+	_, p := route.Price(c.ForceRoute, c.MediaURL != nil, text)
+	return p
+}
+
 // outgoing is what every message of a campaign carries besides its recipient and text.
 type outgoing struct {
-	source                  string // the campaign's id
-	zone, hold, from, media string
+	source                         string // the campaign's id
+	zone, hold, from, media, route string
 }
 
 // newOutgoing is the campaign's message shape: quiet hours in its timezone (else orgZone),
 // posted against its hold when paid.
 func newOutgoing(c *store.Campaign, orgZone string, paid bool) outgoing {
-	o := outgoing{source: c.ID.String(), zone: orgZone}
+	o := outgoing{source: c.ID.String(), zone: orgZone, route: c.ForceRoute}
 	if c.Timezone != nil {
 		o.zone = *c.Timezone
 	}
@@ -413,7 +420,7 @@ func (o outgoing) messages(batch []store.Recipient) []*messagingv1.OutgoingMessa
 			DedupeKey: dedupePrefix(o.source) + rc.ContactID.String(),
 			To:        rc.Phone, Body: rc.Body, MediaUrl: o.media, FromPhoneNumberId: o.from,
 			SourceKind: SourceKind, SourceId: o.source, HoldId: o.hold, QuietHoursTimezone: o.zone,
-			RecipientTimezone: rc.Timezone,
+			RecipientTimezone: rc.Timezone, ForceRoute: o.route,
 		})
 	}
 	return msgs

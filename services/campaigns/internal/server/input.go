@@ -13,6 +13,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
+	"github.com/chorus-sms/chorus/pkg/route"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
@@ -25,9 +26,6 @@ const (
 	maxAbTestWait  = 1440
 	defaultAbWait  = 60
 	channelText    = "text"
-	routeAuto      = "AUTO"
-	routeSMS       = "SMS"
-	routeMMS       = "MMS"
 	faqRepliesName = "faqReplies"
 )
 
@@ -35,7 +33,7 @@ const (
 func newCampaign(org uuid.UUID, now time.Time) store.Campaign {
 	return store.Campaign{
 		ID: uuid.Must(uuid.NewV7()), OrgID: org, Status: store.StatusDraft, Channel: channelText,
-		ForceRoute: routeAuto, NormalizeText: true, AbTestWaitMinutes: defaultAbWait,
+		ForceRoute: route.Auto, NormalizeText: true, AbTestWaitMinutes: defaultAbWait,
 		FaqReplies: []store.FaqReply{}, CreatedAt: now, UpdatedAt: now,
 	}
 }
@@ -124,11 +122,11 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		}
 	}
 	if in.ForceRoute != nil {
-		switch r := strings.ToUpper(in.GetForceRoute()); r {
-		case routeAuto, routeSMS, routeMMS:
+		// Any of the three goes with or without media: pkg/route decides each message's route.
+		if r, ok := route.Parse(in.GetForceRoute()); ok {
 			c.ForceRoute = r
-		default:
-			f.Add("forceRoute", "must be AUTO, SMS or MMS")
+		} else {
+			f.Add("forceRoute", route.Invalid)
 		}
 	}
 	if in.Channel != nil {

@@ -290,10 +290,6 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	}
 	apply(&c, in, f)
 	complete(&c, f)
-	// Messaging's carriers send MMS only with media; a forced MMS route has nothing to carry it.
-	if c.ForceRoute == routeMMS && c.MediaURL == nil {
-		f.Add("forceRoute", "MMS without mediaUrl is not available yet; add mediaUrl or use AUTO")
-	}
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

@@ -113,6 +113,7 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 			To:                to,
 			Body:              body,
 			MediaUrls:         req.GetMediaUrls(),
+			ForceRoute:        c.ForceRoute, // the campaign's, so the copy goes as its messages do
 			FromPhoneNumberId: fromID,
 			SourceKind:        testSourceKind,
 			SourceId:          c.ID.String(),

@@ -11,10 +11,13 @@ import (
 
 // Outgoing is one message to hand to a carrier.
 type Outgoing struct {
-	MessageID         string // our id (UUID)
-	From, To          string // E.164
-	Body              string
-	MediaURLs         []string
+	MessageID string // our id (UUID)
+	From, To  string // E.164
+	Body      string
+	MediaURLs []string
+	// MMS sends the message as an MMS even without media (forceRoute MMS, or AUTO with a text
+	// too long for SMS: pkg/route); a message with media is an MMS anyway.
+	MMS               bool
 	StatusCallbackURL string // carries our message id, so an unknown outcome can be settled
 	// ValidityPeriod, when positive, is how long the carrier may keep trying to deliver: a
 	// bulk message must not arrive after the quiet-hours window closes.

@@ -126,6 +126,10 @@ func (t *Twilio) Send(ctx context.Context, m Outgoing) (Accepted, error) {
 	for _, u := range m.MediaURLs {
 		form.Add("MediaUrl", u)
 	}
+	if m.MMS && len(m.MediaURLs) == 0 {
+		// Twilio sends a text without media as SMS unless told otherwise.
+		form.Set("SendAsMms", "true")
+	}
 	if m.StatusCallbackURL != "" {
 		form.Set("StatusCallback", m.StatusCallbackURL)
 	}

@@ -161,6 +161,27 @@ func TestTwilioSendOmitsEmptyOptionalFields(t *testing.T) {
 	assert.Equal(t, url.Values{"To": {"+14155550123"}, "From": {"+14155550100"}, "Body": {"hi"}}, f.forms[0])
 }
 
+// An MMS without media asks Twilio for SendAsMms (else Twilio would send the text as SMS);
+// one with media is an MMS anyway, and an SMS never carries the parameter.
+func TestTwilioSendAsMmsWithoutMedia(t *testing.T) {
+	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		reply(w, http.StatusCreated, createdBody)
+	})
+	tw := newTestTwilio(t, f.URL, nil)
+	for _, m := range []Outgoing{
+		{From: "+14155550100", To: "+14155550123", Body: "hi", MMS: true},
+		{From: "+14155550100", To: "+14155550123", Body: "hi", MMS: true, MediaURLs: []string{"https://example.com/a.png"}},
+		{From: "+14155550100", To: "+14155550123", Body: "hi"},
+	} {
+		_, err := tw.Send(t.Context(), m)
+		require.NoError(t, err)
+	}
+	require.Len(t, f.forms, 3)
+	assert.Equal(t, "true", f.forms[0].Get("SendAsMms"))
+	assert.NotContains(t, f.forms[1], "SendAsMms", "media makes it an MMS")
+	assert.NotContains(t, f.forms[2], "SendAsMms")
+}
+
 // A bulk message's validity period ends when the quiet-hours window closes: Twilio gets it
 // in whole seconds, rounded down, and not at all when it is no shorter than Twilio's default.
 func TestTwilioSendValidityPeriod(t *testing.T) {

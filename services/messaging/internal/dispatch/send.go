@@ -372,6 +372,7 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message, tok token) (
 		To:                m.ContactPhone,
 		Body:              m.Body,
 		MediaURLs:         media,
+		MMS:               m.IsMMS,
 		StatusCallbackURL: d.statusCallbackURL(p.Name(), m.ID),
 	}
 	// Nothing may arrive after the window closes where quiet hours apply to the message.

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/mediaurl"
+	"github.com/chorus-sms/chorus/pkg/route"
 	"github.com/chorus-sms/chorus/pkg/smstext"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -28,20 +28,13 @@ import (
 // shortening: 1,600 is the most a carrier takes in one request.
 const MaxMessageLength = 1600
 
-// Routes of forceRoute.
-const (
-	routeAuto = "AUTO"
-	routeSMS  = "SMS"
-	routeMMS  = "MMS"
-)
-
 // Reply sends one message into a thread now, whatever the quiet hours.
 func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*messagingv1.ReplyResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
 		return nil, err
 	}
-	to, route, err := validateReply(req)
+	to, forced, err := validateReply(req)
 	if err != nil {
 		return nil, err
 	}
@@ -86,14 +79,15 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 		PhoneNumberID: &from.ID,
 		Body:          text,
 		MediaURLs:     media,
-		IsMMS:         route == routeMMS || len(media) > 0,
 		Status:        store.StatusSending,
 		Provider:      s.cfg.Dispatch.ProviderFor(o.GetSandbox()).Name(),
 		Billable:      !o.GetSandbox(),
 		SourceKind:    store.SourceReply,
 		CreatedAt:     time.Now(),
 	}
-	m.Credits = credits.Credits(text, m.IsMMS)
+	// pkg/route's rule, on the text as sent: media or a forced MMS is MMS, AUTO is MMS for a
+	// text longer than two segments.
+	m.IsMMS, m.Credits = route.Price(forced, len(media) > 0, text)
 	if m.Billable {
 		if err := s.hold(ctx, &m); err != nil {
 			return nil, err
@@ -136,7 +130,8 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 	}, nil
 }
 
-// validateReply checks the body and returns the recipient in E.164 and the route.
+// validateReply checks the body and returns the recipient in E.164 and the forceRoute asked
+// for (route.Auto when none).
 func validateReply(req *messagingv1.ReplyRequest) (string, string, error) {
 	f := apierr.Fields{}
 	to, err := threadPhone(req.GetPhoneNumber())
@@ -146,27 +141,20 @@ func validateReply(req *messagingv1.ReplyRequest) (string, string, error) {
 	if strings.TrimSpace(req.GetMessage()) == "" {
 		f.Add("message", "must not be empty")
 	}
-	route := strings.ToUpper(req.GetForceRoute())
-	switch route {
-	case "":
-		route = routeAuto
-	case routeAuto, routeSMS, routeMMS:
-	default:
-		f.Add("forceRoute", "must be AUTO, SMS or MMS")
+	forced, ok := route.Parse(req.GetForceRoute())
+	if !ok {
+		f.Add("forceRoute", route.Invalid)
 	}
-	if u := req.GetMediaUrl(); u != "" {
-		if !mediaurl.Public(u) {
-			f.Add("mediaUrl", "must be a public http(s) URL")
-		} else if route == routeSMS {
-			f.Add("forceRoute", "cannot be SMS when mediaUrl is set")
-		}
+	// A mediaUrl with forceRoute SMS is no conflict: media means MMS (pkg/route).
+	if u := req.GetMediaUrl(); u != "" && !mediaurl.Public(u) {
+		f.Add("mediaUrl", "must be a public http(s) URL")
 	}
 	if req.GetFromPhoneNumberId() != "" {
 		if _, err := uuid.Parse(req.GetFromPhoneNumberId()); err != nil {
 			f.Add("fromPhoneNumberId", "must be a UUID")
 		}
 	}
-	return to, route, f.Err()
+	return to, forced, f.Err()
 }
 
 // fromNumber resolves the sending number: the one named (403 unless it is the

@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
+	"github.com/chorus-sms/chorus/pkg/route"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -67,6 +67,10 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		if in.GetDedupeKey() == "" {
 			f.Add(field+".dedupeKey", "must not be empty")
 		}
+		forced, ok := route.Parse(in.GetForceRoute())
+		if !ok {
+			f.Add(field+".forceRoute", route.Invalid)
+		}
 		if id := in.GetHoldId(); id != "" {
 			if _, err := uuid.Parse(id); err != nil {
 				f.Add(field+".holdId", "must be the UUID of a billing hold")
@@ -118,6 +122,7 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 				return nil, err
 			}
 		}
+		mms, price := route.Price(forced, len(media) > 0, body)
 		msgs[i] = store.Message{
 			ID:                id,
 			OrgID:             org,
@@ -127,10 +132,10 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			PhoneNumberID:     &from.ID,
 			Body:              body,
 			MediaURLs:         media,
-			IsMMS:             len(media) > 0,
+			IsMMS:             mms,
 			Status:            store.StatusQueued,
 			Provider:          provider,
-			Credits:           credits.Credits(body, len(media) > 0),
+			Credits:           price,
 			Billable:          !o.GetSandbox() && !test,
 			HoldID:            hold,
 			SourceKind:        in.GetSourceKind(),

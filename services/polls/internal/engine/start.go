@@ -15,10 +15,10 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/clients"
-	"github.com/chorus-sms/chorus/pkg/credits"
 	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
+	"github.com/chorus-sms/chorus/pkg/route"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
@@ -172,15 +172,18 @@ func (r *Runner) resolve(ctx context.Context, p *store.Poll) error {
 }
 
 // Estimate is what one participant can cost against the hold: the costliest path through the
-// questions, the first sent with the intro (MMS with media), rendered for m. Re-asks and the outro are
+// questions, the first sent with the intro (MMS with media), rendered for m, each priced as
+// messaging will (pkg/route's rule under AUTO: a text over 960 characters goes as MMS). Re-asks and the outro are
 // charged to the balance when sent (they are not on every path, and the outro may leave after
 // the hold is released).
 func Estimate(p *store.Poll, m *contactsv1.AudienceMember) int32 {
 	return questions.LongestPath(p.Questions, func(n int) int32 {
 		if n == 1 {
-			return credits.Credits(render(IntroText(p, &p.Questions[0]), m), p.IntroMediaURL != nil)
+			_, c := route.Price(route.Auto, p.IntroMediaURL != nil, render(IntroText(p, &p.Questions[0]), m))
+			return c
 		}
-		return credits.Credits(render(p.Questions[n-1].Text, m), false)
+		_, c := route.Price(route.Auto, false, render(p.Questions[n-1].Text, m))
+		return c
 	})
 }
 

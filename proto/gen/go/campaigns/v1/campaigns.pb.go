@@ -436,19 +436,20 @@ type Campaign struct {
 	QueuedCount                int32                   `protobuf:"varint,15,opt,name=queued_count,json=queuedCount,proto3" json:"queued_count,omitempty"`
 	DeliveryRate               float64                 `protobuf:"fixed64,16,opt,name=delivery_rate,json=deliveryRate,proto3" json:"delivery_rate,omitempty"`
 	ReplyCountExcludingOptouts int32                   `protobuf:"varint,17,opt,name=reply_count_excluding_optouts,json=replyCountExcludingOptouts,proto3" json:"reply_count_excluding_optouts,omitempty"`
-	ForceRoute                 string                  `protobuf:"bytes,18,opt,name=force_route,json=forceRoute,proto3" json:"force_route,omitempty"`
-	NormalizeText              bool                    `protobuf:"varint,19,opt,name=normalize_text,json=normalizeText,proto3" json:"normalize_text,omitempty"`
-	IsAbTest                   bool                    `protobuf:"varint,20,opt,name=is_ab_test,json=isAbTest,proto3" json:"is_ab_test,omitempty"`
-	MessageVariantA            string                  `protobuf:"bytes,21,opt,name=message_variant_a,json=messageVariantA,proto3" json:"message_variant_a,omitempty"`
-	MessageVariantB            string                  `protobuf:"bytes,22,opt,name=message_variant_b,json=messageVariantB,proto3" json:"message_variant_b,omitempty"`
-	AbTestWaitMinutes          int32                   `protobuf:"varint,23,opt,name=ab_test_wait_minutes,json=abTestWaitMinutes,proto3" json:"ab_test_wait_minutes,omitempty"`
-	AutoReplyEnabled           bool                    `protobuf:"varint,24,opt,name=auto_reply_enabled,json=autoReplyEnabled,proto3" json:"auto_reply_enabled,omitempty"`
-	YesResponse                string                  `protobuf:"bytes,25,opt,name=yes_response,json=yesResponse,proto3" json:"yes_response,omitempty"`
-	NoResponse                 string                  `protobuf:"bytes,26,opt,name=no_response,json=noResponse,proto3" json:"no_response,omitempty"`
-	FaqReplies                 []*FaqReply             `protobuf:"bytes,27,rep,name=faq_replies,json=faqReplies,proto3" json:"faq_replies,omitempty"`
-	CreatedAt                  *timestamppb.Timestamp  `protobuf:"bytes,28,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt                  *timestamppb.Timestamp  `protobuf:"bytes,29,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	CompletedAt                *timestamppb.Timestamp  `protobuf:"bytes,30,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	// AUTO, SMS or MMS: the route asked for on create (the rule is in the create body's forceRoute).
+	ForceRoute        string                 `protobuf:"bytes,18,opt,name=force_route,json=forceRoute,proto3" json:"force_route,omitempty"`
+	NormalizeText     bool                   `protobuf:"varint,19,opt,name=normalize_text,json=normalizeText,proto3" json:"normalize_text,omitempty"`
+	IsAbTest          bool                   `protobuf:"varint,20,opt,name=is_ab_test,json=isAbTest,proto3" json:"is_ab_test,omitempty"`
+	MessageVariantA   string                 `protobuf:"bytes,21,opt,name=message_variant_a,json=messageVariantA,proto3" json:"message_variant_a,omitempty"`
+	MessageVariantB   string                 `protobuf:"bytes,22,opt,name=message_variant_b,json=messageVariantB,proto3" json:"message_variant_b,omitempty"`
+	AbTestWaitMinutes int32                  `protobuf:"varint,23,opt,name=ab_test_wait_minutes,json=abTestWaitMinutes,proto3" json:"ab_test_wait_minutes,omitempty"`
+	AutoReplyEnabled  bool                   `protobuf:"varint,24,opt,name=auto_reply_enabled,json=autoReplyEnabled,proto3" json:"auto_reply_enabled,omitempty"`
+	YesResponse       string                 `protobuf:"bytes,25,opt,name=yes_response,json=yesResponse,proto3" json:"yes_response,omitempty"`
+	NoResponse        string                 `protobuf:"bytes,26,opt,name=no_response,json=noResponse,proto3" json:"no_response,omitempty"`
+	FaqReplies        []*FaqReply            `protobuf:"bytes,27,rep,name=faq_replies,json=faqReplies,proto3" json:"faq_replies,omitempty"`
+	CreatedAt         *timestamppb.Timestamp `protobuf:"bytes,28,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt         *timestamppb.Timestamp `protobuf:"bytes,29,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	CompletedAt       *timestamppb.Timestamp `protobuf:"bytes,30,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	// Set when a running campaign was canceled (it then ends completed).
 	CanceledAt *timestamppb.Timestamp `protobuf:"bytes,31,opt,name=canceled_at,json=canceledAt,proto3" json:"canceled_at,omitempty"`
 	// Why a failed campaign failed; null otherwise. INSUFFICIENT_CREDITS or BILLING_SUSPENDED
@@ -916,9 +917,15 @@ type CampaignInput struct {
 	ContactFilter     *ContactFilter         `protobuf:"bytes,4,opt,name=contact_filter,json=contactFilter,proto3" json:"contact_filter,omitempty"`
 	FromPhoneNumberId *string                `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3,oneof" json:"from_phone_number_id,omitempty"`
 	// ISO 8601 with a zone (RFC 3339); "" clears it on a draft.
-	ScheduledFor  *string `protobuf:"bytes,6,opt,name=scheduled_for,json=scheduledFor,proto3,oneof" json:"scheduled_for,omitempty"`
-	Timezone      *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
-	MediaUrl      *string `protobuf:"bytes,8,opt,name=media_url,json=mediaUrl,proto3,oneof" json:"media_url,omitempty"`
+	ScheduledFor *string `protobuf:"bytes,6,opt,name=scheduled_for,json=scheduledFor,proto3,oneof" json:"scheduled_for,omitempty"`
+	Timezone     *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
+	// Public http(s) URL: present = sent as MMS regardless of forceRoute.
+	MediaUrl *string `protobuf:"bytes,8,opt,name=media_url,json=mediaUrl,proto3,oneof" json:"media_url,omitempty"`
+	// AUTO (default), SMS or MMS; anything else is 400 naming forceRoute. A mediaUrl means MMS
+	// whatever the route; MMS is sent as MMS with or without media; SMS without media is SMS;
+	// AUTO is MMS when media is present or a recipient's text (merged, normalized, links
+	// shortened) is over 960 characters, since as SMS it would cost more than an MMS. Each
+	// message is priced by its route: MMS 2 credits, SMS 1 per started 480 characters.
 	ForceRoute    *string `protobuf:"bytes,9,opt,name=force_route,json=forceRoute,proto3,oneof" json:"force_route,omitempty"`
 	Channel       *string `protobuf:"bytes,10,opt,name=channel,proto3,oneof" json:"channel,omitempty"`
 	NormalizeText *bool   `protobuf:"varint,11,opt,name=normalize_text,json=normalizeText,proto3,oneof" json:"normalize_text,omitempty"`
@@ -1837,7 +1844,9 @@ type TestSendRequest struct {
 	// E.164 numbers, 1 to 10.
 	Recipients []string `protobuf:"bytes,2,rep,name=recipients,proto3" json:"recipients,omitempty"`
 	// Default: the campaign's message, with merge_preview_data applied.
-	Body      string   `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	Body string `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	// Media of the test copies, which then go as MMS; without media the campaign's forceRoute
+	// decides, by the campaigns' rule (test copies are free).
 	MediaUrls []string `protobuf:"bytes,4,rep,name=media_urls,json=mediaUrls,proto3" json:"media_urls,omitempty"`
 	// Empty: the campaign's number, else the organization's default.
 	FromPhoneNumberId string `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`

@@ -605,11 +605,15 @@ type ReplyRequest struct {
 	Message     string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// Defaults to the organization's default number.
 	FromPhoneNumberId string `protobuf:"bytes,3,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`
-	// Public http(s) URL; the reply is sent as MMS.
+	// Public http(s) URL; the reply is sent as MMS, whatever forceRoute says.
 	MediaUrl string `protobuf:"bytes,4,opt,name=media_url,json=mediaUrl,proto3" json:"media_url,omitempty"`
 	// Default true: smart quotes, dashes and other non-ASCII characters become plain ASCII.
 	NormalizeText *bool `protobuf:"varint,5,opt,name=normalize_text,json=normalizeText,proto3,oneof" json:"normalize_text,omitempty"`
-	// AUTO (default), SMS or MMS.
+	// AUTO (default), SMS or MMS; anything else is 400 naming forceRoute. One rule for replies,
+	// campaigns, test sends and polls: a mediaUrl means MMS; MMS is sent as MMS, media or not
+	// (2 credits); SMS without media is SMS (1 credit per started 480 characters); AUTO is MMS
+	// when media is present or the text needs it (over 960 characters once links are
+	// shortened: as SMS it would cost more than an MMS), else SMS.
 	ForceRoute    string `protobuf:"bytes,6,opt,name=force_route,json=forceRoute,proto3" json:"force_route,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1489,8 +1493,12 @@ type OutgoingMessage struct {
 	// The recipient's own IANA zone when known: the message also waits for the quiet-hours
 	// window there, and the carrier gets a validity period ending at the window's close.
 	RecipientTimezone string `protobuf:"bytes,11,opt,name=recipient_timezone,json=recipientTimezone,proto3" json:"recipient_timezone,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// AUTO (empty), SMS or MMS, decided with the body and media by pkg/route's rule (as a
+	// reply's forceRoute): media means MMS; MMS is MMS without media too; AUTO is MMS when
+	// the body is over 960 characters. The message's price follows (MMS 2 credits).
+	ForceRoute    string `protobuf:"bytes,12,opt,name=force_route,json=forceRoute,proto3" json:"force_route,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OutgoingMessage) Reset() {
@@ -1596,6 +1604,13 @@ func (x *OutgoingMessage) GetMediaUrls() []string {
 func (x *OutgoingMessage) GetRecipientTimezone() string {
 	if x != nil {
 		return x.RecipientTimezone
+	}
+	return ""
+}
+
+func (x *OutgoingMessage) GetForceRoute() string {
+	if x != nil {
+		return x.ForceRoute
 	}
 	return ""
 }
@@ -2149,7 +2164,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"user_agent\x18\x02 \x01(\tR\tuserAgent\"+\n" +
 	"\x17FollowShortLinkResponse\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url\"\xf9\x02\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"\x9a\x03\n" +
 	"\x0fOutgoingMessage\x12\x1d\n" +
 	"\n" +
 	"dedupe_key\x18\x01 \x01(\tR\tdedupeKey\x12\x0e\n" +
@@ -2165,7 +2180,9 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"media_urls\x18\n" +
 	" \x03(\tR\tmediaUrls\x12-\n" +
-	"\x12recipient_timezone\x18\v \x01(\tR\x11recipientTimezone\"k\n" +
+	"\x12recipient_timezone\x18\v \x01(\tR\x11recipientTimezone\x12\x1f\n" +
+	"\vforce_route\x18\f \x01(\tR\n" +
+	"forceRoute\"k\n" +
 	"\x13SendMessagesRequest\x12@\n" +
 	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\x12\x12\n" +
 	"\x04bulk\x18\x02 \x01(\bR\x04bulk\"7\n" +
