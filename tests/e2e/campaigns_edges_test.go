@@ -12,7 +12,7 @@ import (
 )
 
 // Bodies the campaign routes must answer with a 4xx, never a 500: no body at all, a draft
-// promoted twice at once, and a route the carriers cannot honour.
+// promoted twice at once.
 func TestCampaignEdgeBodies(t *testing.T) {
 	t.Parallel()
 	e := newMsgEnv(t, nil)
@@ -33,12 +33,9 @@ func TestCampaignEdgeBodies(t *testing.T) {
 		assert.Equal(t, "Kept", d.str("name"), "nothing sent, nothing changed")
 	}
 
-	// forceRoute MMS without mediaUrl: messaging has no route to carry, so it is refused
-	// rather than sent as SMS while held at the MMS price.
+	// forceRoute MMS without mediaUrl is a campaign like any other (sent as MMS: route_test.go).
 	segID := segOf(t, tn)
-	res := tn.do("POST", "/api/campaigns", map[string]any{"name": "M", "message": "Hi", "segmentId": segID, "forceRoute": "MMS", "timezone": zoneWhere(12)})
-	require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
-	assert.Contains(t, res.ErrFields(t), "forceRoute")
+	campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{"name": "M", "message": "Hi", "segmentId": segID, "forceRoute": "MMS", "timezone": zoneWhere(12)}), http.StatusCreated)
 	campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{"name": "M", "forceRoute": "MMS"}), http.StatusCreated)
 
 	// A draft submitted several times at once: one 201, every other answer 409 INVALID_STATE

@@ -170,7 +170,6 @@ func TestReplyErrors(t *testing.T) {
 	}{
 		{"empty message", "+12025550143", map[string]any{"message": "  "}, 400, "VALIDATION_FAILED", "message"},
 		{"bad route", "+12025550143", map[string]any{"message": "hi", "forceRoute": "FAX"}, 400, "VALIDATION_FAILED", "forceRoute"},
-		{"SMS with media", "+12025550143", map[string]any{"message": "hi", "mediaUrl": "https://x.example/a.png", "forceRoute": "SMS"}, 400, "VALIDATION_FAILED", "forceRoute"},
 		{"bad media", "+12025550143", map[string]any{"message": "hi", "mediaUrl": "ftp://x"}, 400, "VALIDATION_FAILED", "mediaUrl"},
 		{"private media", "+12025550143", map[string]any{"message": "hi", "mediaUrl": "http://169.254.169.254/latest/meta-data/"}, 400, "VALIDATION_FAILED", "mediaUrl"},
 		{"no contact", "+12025550199", map[string]any{"message": "hi"}, 400, "CONTACT_NOT_FOUND", ""},

@@ -17,9 +17,12 @@ import (
 	"github.com/chorus-sms/chorus/pkg/twiliosig"
 )
 
-// carrierMessage is one message the carrier accepted, and when its request arrived.
+// carrierMessage is one message the carrier accepted, and when its request arrived: its
+// media (MediaUrl) and SendAsMms ("true" asks Twilio for an MMS without media) as sent.
 type carrierMessage struct {
 	SID, From, To, Body string
+	Media               []string
+	SendAsMms           string
 	At                  time.Time
 }
 
@@ -74,7 +77,8 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 	n := c.sends.Add(1)
 	sid := fmt.Sprintf("SM%032d", n)
 	c.mu.Lock()
-	c.accepted = append(c.accepted, carrierMessage{SID: sid, From: r.PostForm.Get("From"), To: r.PostForm.Get("To"), Body: r.PostForm.Get("Body"), At: at})
+	c.accepted = append(c.accepted, carrierMessage{SID: sid, From: r.PostForm.Get("From"), To: r.PostForm.Get("To"), Body: r.PostForm.Get("Body"),
+		Media: r.PostForm["MediaUrl"], SendAsMms: r.PostForm.Get("SendAsMms"), At: at})
 	c.mu.Unlock()
 	if cb := r.PostForm.Get("StatusCallback"); cb != "" {
 		c.pending.Add(1)
