@@ -55,7 +55,7 @@ func TestReplyRouteRule(t *testing.T) {
 	e, carrier := routeStack(t)
 	const ada = "+12025550143"
 	long := strings.Repeat("a", 961) // three 480-character segments as SMS
-	for _, c := range []struct {
+	for i, c := range []struct {
 		name    string
 		body    map[string]any
 		sentAs  string
@@ -70,7 +70,7 @@ func TestReplyRouteRule(t *testing.T) {
 		{"forced SMS past 960 characters", map[string]any{"message": long, "forceRoute": "SMS"}, "SMS", 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tn := e.newTenant("+12025550100", 10)
+			tn := e.newTenant(fmt.Sprintf("+1312555%04d", 200+i), 10)
 			tn.contact(ada, "Ada", true)
 			before := len(carrier.carrierTo(ada))
 			res := tn.do("POST", "/api/conversations/"+url.PathEscape(ada)+"/reply", c.body)
@@ -83,7 +83,7 @@ func TestReplyRouteRule(t *testing.T) {
 		})
 	}
 
-	tn := e.newTenant("+12025550100", 10)
+	tn := e.newTenant("+13125550299", 10)
 	tn.contact(ada, "Ada", true)
 	res := tn.do("POST", "/api/conversations/"+url.PathEscape(ada)+"/reply", map[string]any{"message": "hi", "forceRoute": "FAX"})
 	require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
