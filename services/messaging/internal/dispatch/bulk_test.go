@@ -82,6 +82,37 @@ func TestBulkBatchBecomesMessagesWhenDueAndOnce(t *testing.T) {
 	assert.EqualValues(t, 1, m.Credits)
 }
 
+// A bulk batch keeps each message's route: under forceRoute AUTO one recipient's long merged
+// text is an MMS while another's short one is an SMS (pkg/route), and a batch stored before
+// the per-message column takes the batch's is_mms.
+func TestBulkBatchKeepsEachMessagesRoute(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := f.dispatcher(nil, 100, 0) // not started: the test expands
+	msgs := make([]*store.Message, 3)
+	for i := range msgs {
+		msgs[i] = &store.Message{
+			ID: uuid.Must(uuid.NewV7()), OrgID: f.org, ContactPhone: fmt.Sprintf("+1202555%04d", i), OurNumber: f.number,
+			Body: "Hi", Status: store.StatusQueued, Provider: carrier.SandboxName, Credits: 1, Billable: true, IsMMS: i == 1,
+			SourceKind: store.SourceCampaign, SourceID: "mixed", DedupeKey: fmt.Sprintf("mixed:%d", i), CreatedAt: time.Now(),
+		}
+	}
+	msgs[1].Credits = 2
+	require.NoError(t, f.store.InsertBulk(ctx, msgs, time.Now()))
+	f.bulk("old", 2, time.Now())
+	_, err := f.pool.Exec(ctx, `UPDATE bulk_batches SET mms = NULL, is_mms = true WHERE source_id = 'old'`)
+	require.NoError(t, err)
+
+	require.NoError(t, d.expandDue(ctx))
+	for i, want := range []bool{false, true, false} {
+		m, err := f.store.Message(ctx, f.org, msgs[i].ID)
+		require.NoError(t, err)
+		assert.Equal(t, want, m.IsMMS, "message %d", i)
+		assert.EqualValues(t, msgs[i].Credits, m.Credits, "message %d", i)
+	}
+	assert.Equal(t, 2, f.count(`SELECT count(*) FROM messages WHERE source_id = 'old' AND is_mms`))
+}
+
 // queuedFor is how many messages from our number `from` wait in dispatch jobs.
 func (f *fixture) queuedFor(from string) int {
 	return f.count(`SELECT coalesce(sum(`+waitingMessages+`), 0) FROM river_job
