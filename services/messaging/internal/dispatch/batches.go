@@ -73,9 +73,18 @@ type consentAnswer struct {
 }
 
 // checkConsent asks contacts about the recipients of msgs, one call per organization, and
-// answers each message as refusal does.
+// answers each message as refusal does. A recipient whose STOP is being handled is refused
+// before contacts is asked (stops.go): the marks are read first, so a check that misses a
+// mark began before the STOP arrived or reads contacts after the opt-out was recorded.
 func (d *Dispatcher) checkConsent(ctx context.Context, msgs []store.Message) ([]consentAnswer, error) {
 	out := make([]consentAnswer, len(msgs))
+	marked, err := d.stopMarked(ctx, msgs)
+	if err != nil {
+		for i := range out {
+			out[i].err = err
+		}
+		return out, nil
+	}
 	for org, idx := range byOrg(msgs) {
 		phones := make([]string, len(idx))
 		for j, i := range idx {
@@ -86,6 +95,10 @@ func (d *Dispatcher) checkConsent(ctx context.Context, msgs []store.Message) ([]
 			err = fmt.Errorf("contacts answered %d of %d phones", len(results), len(phones))
 		}
 		for j, i := range idx {
+			if marked[i] {
+				out[i].reason = contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT
+				continue
+			}
 			if err != nil {
 				out[i].err = fmt.Errorf("check sendable: %w", err)
 				continue

@@ -53,7 +53,7 @@ func New(st *store.Store, o *orgs.Client, c *contacts.Client, d *dispatch.Dispat
 // number are processed one at a time, in arrival order, so a STOP followed by START ends opted
 // in. A carrier speaks only for the numbers of organizations whose messages it carries:
 // another carrier's webhook naming such a number is answered as for an unknown number.
-func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inbound) error {
+func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inbound) (err error) {
 	to, err := phone.Normalize(in.To)
 	if err != nil {
 		return apierr.Field("To", "must be a phone number")
@@ -77,6 +77,21 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	if fromErr != nil {
 		from = in.From
 	}
+	res := classify.Classify(in.Body)
+	// A STOP holds back every send to its phone from the moment it arrives, before it waits
+	// for the sender's lock and before contacts records it (dispatch/stops.go). Its mark goes
+	// once it is handled; a STOP that failed keeps it until it expires or the carrier retries.
+	if res.Keyword == classify.KeywordOptOut && fromErr == nil {
+		clearMark, err := p.dispatch.MarkStop(ctx, num.OrgID, from)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err == nil {
+				clearMark()
+			}
+		}()
+	}
 	unlock, err := p.locks.lock(ctx, num.OrgID, from)
 	if err != nil {
 		return err
@@ -88,7 +103,6 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	}
 	// Stamped under the lock, so the number's messages are in the order they are processed.
 	now := time.Now()
-	res := classify.Classify(in.Body)
 	m := store.Message{
 		ID:                uuid.Must(uuid.NewV7()),
 		OrgID:             num.OrgID,
