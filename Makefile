@@ -12,7 +12,7 @@ GRPC_GATEWAY_VERSION       := v2.33.0
 
 FUZZTIME ?= 15s
 
-.PHONY: tools generate check build images run test faults bench fuzz
+.PHONY: tools generate check build images run stop test faults bench fuzz
 
 tools: ## install buf and the protoc plugins at pinned versions
 	go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
@@ -35,6 +35,7 @@ check: ## gofmt, go vet, buf lint, and generated code current
 	@if [ -n "$$(git status --porcelain -- proto/gen gateway/openapi)" ]; then git status --porcelain -- proto/gen gateway/openapi; echo "generated files not committed"; exit 1; fi
 
 build: ## build bin/chorus (all-in-one) and bin/chorusctl
+	@echo "building bin/chorus and bin/chorusctl (the first build downloads and compiles the modules: a few minutes)"
 	mkdir -p bin
 	cd cmd && go build -o ../bin/chorus ./chorus && go build -o ../bin/chorusctl ./chorusctl
 
@@ -49,6 +50,9 @@ images: ## one image per service and the gateway, as loadable tarballs in bin/im
 
 run: build ## the whole stack on this machine, in the foreground
 	deploy/local/run.sh
+
+stop: ## stop the private PostgreSQL and Redis that make run started when the machine's did not answer
+	deploy/local/stop.sh
 
 # One go test over every module of the workspace, so one module's packages compile while
 # another's tests wait on the database (about a minute faster than a module at a time).

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# `make run`: the whole stack in the foreground against local PostgreSQL and Redis.
+# `make run`: the whole stack in the foreground against local PostgreSQL and Redis (the
+# machine's, or private ones services.sh starts; those stop with the stack).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+started() { cat .run/started 2>/dev/null | wc -l; }
+before=$(started)
 deploy/local/services.sh
 
 db=${CHORUS_LOCAL_DB:-chorus}
@@ -9,4 +12,14 @@ if ! psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname
   psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $db"
 fi
 export CHORUS_DATABASE_URL=${CHORUS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/$db?sslmode=disable}
-exec bin/chorus
+if [ "$(started)" = "$before" ]; then
+  exec bin/chorus
+fi
+# Private servers were started for this run: they stop when the stack does.
+bin/chorus &
+pid=$!
+trap 'kill -TERM "$pid" 2>/dev/null || true' INT TERM
+status=0
+while kill -0 "$pid" 2>/dev/null; do wait "$pid" || status=$?; done
+deploy/local/stop.sh
+exit "$status"
