@@ -3,7 +3,7 @@
 # machine's, or private ones services.sh starts; those stop with the stack).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-started() { cat .run/started 2>/dev/null | wc -l; }
+started() { if [ -f .run/started ]; then wc -l < .run/started; else echo 0; fi; }
 before=$(started)
 deploy/local/services.sh
 
@@ -19,7 +19,11 @@ fi
 bin/chorus &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null || true' INT TERM
-status=0
-while kill -0 "$pid" 2>/dev/null; do wait "$pid" || status=$?; done
+set +e
+while :; do # a trapped signal interrupts wait: wait again until bin/chorus has exited
+  wait "$pid"
+  status=$?
+  kill -0 "$pid" 2>/dev/null || break
+done
 deploy/local/stop.sh
 exit "$status"
