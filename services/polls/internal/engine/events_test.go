@@ -47,7 +47,7 @@ func TestReplyNeedsNoSecondConnection(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return st.MarkSent(ctx, tx, &asked, now)
+		return st.MarkSent(ctx, tx, &asked, true, now)
 	}))
 
 	one := pgtest.OneConnection(t, pool)
