@@ -137,6 +137,14 @@ func (s *Store) StartSending(ctx context.Context, org, id uuid.UUID, zone string
 	return nil
 }
 
+// SetQuietZone changes the zone a sending poll's questions respect quiet hours in.
+func (s *Store) SetQuietZone(ctx context.Context, org, id uuid.UUID, zone string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE polls SET quiet_zone = $3 WHERE organization_id = $1 AND id = $2`, org, id, zone); err != nil {
+		return fmt.Errorf("poll quiet zone: %w", err)
+	}
+	return nil
+}
+
 // Begun is a participant that moved to in_progress and whose first step is to be sent.
 type Begun struct {
 	Participant uuid.UUID
