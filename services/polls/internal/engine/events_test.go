@@ -47,7 +47,11 @@ func TestReplyNeedsNoSecondConnection(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return st.MarkSent(ctx, tx, &asked, true, now)
+		if err := st.MarkSent(ctx, tx, &asked, false, now); err != nil {
+			return err
+		}
+		_, err = st.MarkAsked(ctx, tx, org, p.ID, contact, asked.Step, now) // its "sent" status event
+		return err
 	}))
 
 	one := pgtest.OneConnection(t, pool)
