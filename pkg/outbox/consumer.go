@@ -65,7 +65,7 @@ func MemberName() string {
 // is what processed_events records, so every member of a group shares one record of what it
 // handled; consumerName must be unique among the group's running members (host name and pid, say).
 // Options: WithBatchSize, WithRetryBackoff, WithClaimIdle, WithMaxDeliveries, WithMaxLen
-// (of the dead-letter stream), WithRetention, WithTypes, WithLogger.
+// (of the dead-letter stream), WithRetention, WithTypes, WithFilter, WithLogger.
 func NewConsumer(pool *pgxpool.Pool, rdb *redis.Client, stream, group, consumerName string, handle Handler, opts ...Option) *Consumer {
 	cfg := newSettings(opts)
 	return &Consumer{
@@ -226,7 +226,7 @@ func (c *Consumer) process(ctx context.Context, entries []redis.XMessage, delive
 			}
 			continue
 		}
-		if c.cfg.types != nil && !c.cfg.types[m.Type] {
+		if (c.cfg.types != nil && !c.cfg.types[m.Type]) || (c.cfg.keep != nil && !c.cfg.keep(m)) {
 			unwanted = append(unwanted, e.ID)
 			continue
 		}

@@ -323,6 +323,30 @@ func TestConsumerOfSomeTypesAcknowledgesTheOthersWithoutRecordingThem(t *testing
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, wanted))
 }
 
+// A filter narrows a type to the events it keeps: the others are acknowledged as events of
+// other types are, without a transaction or a processed_events row.
+func TestConsumerFilterAcknowledgesWhatItDropsWithoutRecordingIt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rec := &recorder{}
+	e.startRelay()
+	keep := func(m outbox.Message) bool {
+		var s wrapperspb.StringValue
+		return m.Unmarshal(&s) == nil && s.GetValue() == "wanted"
+	}
+	e.startConsumer("g", "m1", rec.handler("m1"), outbox.WithTypes("message.status_changed"), outbox.WithFilter(keep))
+
+	skipped := e.enqueue("message.status_changed", uuid.New(), "other")
+	wanted := e.enqueue("message.status_changed", uuid.New(), "wanted")
+
+	e.waitPublished(2)
+	e.waitDrained("g")
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, wanted))
+	require.Equal(t, 0, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, skipped))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, wanted))
+}
+
 // With partitions, one key's events are applied in stream order while another key's go on at
 // once: key a's first event waits for one of key b's, which one transaction in a row could
 // never give it.

@@ -18,7 +18,8 @@ type settings struct {
 	retryMax      time.Duration
 	claimIdle     time.Duration
 	maxDeliveries int64
-	types         map[string]bool // nil: every type
+	types         map[string]bool    // nil: every type
+	keep          func(Message) bool // nil: every event of types
 	partitions    int
 	partitionKey  func(Message) string
 	batch         BatchHandler
@@ -143,6 +144,14 @@ func WithTypes(types ...string) Option {
 			s.types[t] = true
 		}
 	}
+}
+
+// WithFilter makes a Consumer handle only the events keep answers true for (after
+// WithTypes); the others are acknowledged at once, as events of other types are. For a group
+// that wants a few events of a busy type (polls wants the status events of poll messages only):
+// keep reads the payload, the producer's database is not asked.
+func WithFilter(keep func(Message) bool) Option {
+	return func(s *settings) { s.keep = keep }
 }
 
 // WithPartitions makes a Consumer apply a read's events in n transactions at once, the events

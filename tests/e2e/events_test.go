@@ -21,8 +21,8 @@ import (
 
 // streamEvent is one entry of a service's event stream.
 type streamEvent struct {
-	EventID, Type, Org string
-	Payload            []byte
+	EntryID, EventID, Type, Org string
+	Payload                     []byte
 }
 
 // streamEvents returns the entries of service's stream of type typ about org, in stream order.
@@ -32,7 +32,7 @@ func streamEvents(t *testing.T, rdb *redis.Client, service, typ, org string) []s
 	require.NoError(t, err)
 	var out []streamEvent
 	for _, e := range entries {
-		ev := streamEvent{}
+		ev := streamEvent{EntryID: e.ID}
 		ev.EventID, _ = e.Values["event_id"].(string)
 		ev.Type, _ = e.Values["type"].(string)
 		ev.Org, _ = e.Values["org"].(string)

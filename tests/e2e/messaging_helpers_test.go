@@ -51,11 +51,17 @@ type tenant struct {
 // newTenant makes a non-sandbox organization (its messages cost credits) with credits granted
 // and a default number (none when number is empty).
 func (e *msgEnv) newTenant(number string, credits int32) *tenant {
+	e.t.Helper()
+	return e.newTenantIn("America/Chicago", number, credits)
+}
+
+// newTenantIn is newTenant with the organization's timezone zone.
+func (e *msgEnv) newTenantIn(zone, number string, credits int32) *tenant {
 	t := e.t
 	t.Helper()
 	ctx := context.Background()
 	res, err := e.orgs.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{
-		Name: "Acme " + strconv.FormatInt(time.Now().UnixNano(), 36), Timezone: "America/Chicago",
+		Name: "Acme " + strconv.FormatInt(time.Now().UnixNano(), 36), Timezone: zone,
 	})
 	require.NoError(t, err)
 	org := res.GetOrganization().GetId()

@@ -66,7 +66,7 @@ func TestPollSurvivesKilledProcess(t *testing.T) {
 	id := tn.createPoll(body)["id"].(string)
 	tn.startPoll(id, "fault")
 	for _, p := range phones {
-		tn.awaitOutgoing(p, 1)
+		tn.awaitAsked(p, 1)
 	}
 
 	want := func(n int) []string { // what a participant has been sent after n answers
@@ -93,7 +93,8 @@ func TestPollSurvivesKilledProcess(t *testing.T) {
 		proc.start()
 		for _, p := range phones {
 			eventually(t, 90*time.Second, fmt.Sprintf("%s's message after answer %d", p, round), func() bool {
-				return len(tn.outgoing(p)) >= round+1
+				_, ok := tn.asked(p, round+1)
+				return ok
 			})
 		}
 	}

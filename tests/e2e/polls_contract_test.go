@@ -71,16 +71,16 @@ func TestPollAnswersAreOptionCodes(t *testing.T) {
 	tn.contacts("codes", []string{ada})
 	id := tn.createPoll(pollBody("Codes"))["id"].(string)
 	tn.startPoll(id, "codes")
-	tn.awaitOutgoing(ada, 1)
+	tn.awaitAsked(ada, 1)
 
 	e.text(tn.number, ada, "Red")
-	assert.Equal(t, "Please reply A or B. "+pollQ1, tn.awaitOutgoing(ada, 2)[1], "a label is no answer")
+	assert.Equal(t, "Please reply A or B. "+pollQ1, tn.awaitAsked(ada, 2)[1], "a label is no answer")
 	_, ps := tn.participants(id, "")
 	assert.Empty(t, ps[ada]["responses"], "the label is not stored as an answer")
 	assert.EqualValues(t, 1, ps[ada]["currentQuestionNumber"])
 
 	e.text(tn.number, ada, " a\n")
-	assert.Equal(t, pollQ2, tn.awaitOutgoing(ada, 3)[2], "the code, trimmed and in any case, answers")
+	assert.Equal(t, pollQ2, tn.awaitAsked(ada, 3)[2], "the code, trimmed and in any case, answers")
 	_, ps = tn.participants(id, "")
 	assert.Equal(t, []string{"color=a"}, answers(ps[ada]))
 }
@@ -105,7 +105,7 @@ func TestPollStartedAtNightIsActiveAndWaits(t *testing.T) {
 	day := tn.createPoll(pollBody("Day"))["id"].(string)
 	tn.startPoll(day, "day")
 
-	assert.Equal(t, "Hi Ada0! Three quick questions.\n\n"+pollQ1, tn.awaitOutgoing(bob, 1)[0], "daytime in both zones: sent")
+	assert.Equal(t, "Hi Ada0! Three quick questions.\n\n"+pollQ1, tn.awaitAsked(bob, 1)[0], "daytime in both zones: sent")
 	assert.Equal(t, "active", tn.getPoll(id)["status"])
 	_, ps := tn.participants(id, "")
 	require.Contains(t, ps, ada)

@@ -133,7 +133,7 @@ func TestPollToCompletion(t *testing.T) {
 	id := p["id"].(string)
 	tn.startPoll(id, "survey")
 
-	intro := tn.awaitOutgoing(ada, 1)
+	intro := tn.awaitAsked(ada, 1)
 	assert.Equal(t, "Hi Ada0! Three quick questions.\n\n"+pollQ1, intro[0], "intro and question 1 in one message")
 	thread := tn.thread(ada)
 	assert.Equal(t, pollMedia, thread[len(thread)-1]["mediaUrl"], "the intro is an MMS")
@@ -143,11 +143,11 @@ func TestPollToCompletion(t *testing.T) {
 	assert.EqualValues(t, 1, ps[ada]["currentQuestionNumber"])
 
 	e.text(tn.number, ada, "green")
-	assert.Equal(t, "Please reply A or B. "+pollQ1, tn.awaitOutgoing(ada, 2)[1])
+	assert.Equal(t, "Please reply A or B. "+pollQ1, tn.awaitAsked(ada, 2)[1])
 	e.text(tn.number, ada, "purple")
 	tn.stays(ada, 2)
 	e.text(tn.number, ada, " a ")
-	assert.Equal(t, pollQ2, tn.awaitOutgoing(ada, 3)[2])
+	assert.Equal(t, pollQ2, tn.awaitAsked(ada, 3)[2])
 
 	// The carrier sends the open-ended answer twice under one MessageSid, and its event is
 	// replayed: one answer, one next question.
@@ -158,17 +158,17 @@ func TestPollToCompletion(t *testing.T) {
 		res := e.postInbound(url.Values(form))
 		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	}
-	assert.Equal(t, pollQ3, tn.awaitOutgoing(ada, 4)[3])
+	assert.Equal(t, pollQ3, tn.awaitAsked(ada, 4)[3])
 	replay(t, rdb, tn.org, e.lastIncomingID(tn, ada))
 	tn.stays(ada, 4)
 	e.text(tn.number, ada, "s")
-	assert.Equal(t, pollOutro, tn.awaitOutgoing(ada, 5)[4])
+	assert.Equal(t, pollOutro, tn.awaitAsked(ada, 5)[4])
 
-	tn.awaitOutgoing(bob, 1)
+	tn.awaitAsked(bob, 1)
 	e.text(tn.number, bob, "B")
-	assert.Equal(t, pollQ3, tn.awaitOutgoing(bob, 2)[1], "B skips question 2")
+	assert.Equal(t, pollQ3, tn.awaitAsked(bob, 2)[1], "B skips question 2")
 	e.text(tn.number, bob, "L")
-	assert.Equal(t, pollOutro, tn.awaitOutgoing(bob, 3)[2])
+	assert.Equal(t, pollOutro, tn.awaitAsked(bob, 3)[2])
 
 	done := tn.awaitPollStatus(id, "completed")
 	assert.EqualValues(t, 2, done["completedCount"])
@@ -199,7 +199,7 @@ func TestPollPauseUpdateResumeStopClose(t *testing.T) {
 	id := p["id"].(string)
 	tn.startPoll(id, "pause")
 	for _, who := range []string{ada, bob, cy, dee} {
-		tn.awaitOutgoing(who, 1)
+		tn.awaitAsked(who, 1)
 	}
 
 	// Cy says STOP: terminated at once, nothing more sent but the opt-out's confirmation.
@@ -234,12 +234,12 @@ func TestPollPauseUpdateResumeStopClose(t *testing.T) {
 	res = tn.do("POST", "/api/polls/"+id+"/resume", nil)
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	assert.Equal(t, "active", res.JSON(t)["status"])
-	assert.Equal(t, "Q2: Why red, really?", tn.awaitOutgoing(ada, 2)[1])
+	assert.Equal(t, "Q2: Why red, really?", tn.awaitAsked(ada, 2)[1])
 
 	e.text(tn.number, bob, "B")
-	tn.awaitOutgoing(bob, 2)
+	tn.awaitAsked(bob, 2)
 	e.text(tn.number, bob, "S")
-	tn.awaitOutgoing(bob, 3)
+	tn.awaitAsked(bob, 3)
 
 	// The list's filters: status, search on first name, last name and phone, limit.
 	_, ps := tn.participants(id, "?status=completed")
@@ -313,7 +313,7 @@ func TestPollTargetTwoPollsSchedule(t *testing.T) {
 	one := tn.createPoll(first)["id"].(string)
 	tn.startPoll(one, "target")
 	for _, who := range []string{ada, bob, cy} {
-		tn.awaitOutgoing(who, 1)
+		tn.awaitAsked(who, 1)
 	}
 
 	// A second poll to the same contacts: they wait while in the first.
@@ -330,7 +330,7 @@ func TestPollTargetTwoPollsSchedule(t *testing.T) {
 	// Bob's answers go to the first poll; completing it reaches the target: the first poll
 	// closes, Ada and Cy are terminated there, and all three begin the second.
 	e.text(tn.number, bob, "B")
-	tn.awaitOutgoing(bob, 2)
+	tn.awaitAsked(bob, 2)
 	e.text(tn.number, bob, "S")
 	tn.awaitPollStatus(one, "completed")
 	_, ps := tn.participants(one, "")
@@ -433,7 +433,7 @@ func TestPollValidationTenancyTimeout(t *testing.T) {
 	id = tn.createPoll(body)["id"].(string)
 	assert.EqualValues(t, 1, tn.getPoll(id)["participantTimeoutHours"])
 	tn.startPoll(id, "silent")
-	tn.awaitOutgoing(silent, 1)
+	tn.awaitAsked(silent, 1)
 	done := tn.awaitPollStatus(id, "completed")
 	assert.EqualValues(t, 0, done["completedCount"])
 	_, ps := tn.participants(id, "")

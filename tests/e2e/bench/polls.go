@@ -160,7 +160,30 @@ func benchPolls(ctx context.Context, participants, questions, conc int) error {
 	if _, err := api("POST", "/api/polls/"+id+"/start", map[string]any{"contactFilter": map[string]any{"tags": []string{"bench"}}}, http.StatusAccepted); err != nil {
 		return err
 	}
+	// A reply answers a question only once messaging recorded that the carrier took it (its
+	// "sent" status event, handled by polls): the fake carrier sees a question a moment before
+	// that, so each round waits for polls to know every question left before answering.
+	asked := func() error {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var waiting int
+			if err := ms.pool.QueryRow(ctx, `SELECT count(*) FROM polls.participants
+				WHERE poll_id = $1 AND status = 'in_progress' AND asked_step < step`, id).Scan(&waiting); err != nil {
+				return err
+			}
+			if waiting == 0 {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%d participants' questions not recorded as sent within a minute", waiting)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	if _, err := carrier.await(inPoll, "Bench question 1?", 10*time.Minute); err != nil {
+		return err
+	}
+	if err := asked(); err != nil {
 		return err
 	}
 	fmt.Printf("\npolls: %d participants, %d questions; start to every question 1 at the carrier: %s\n", participants, questions, time.Since(started).Round(time.Millisecond))
@@ -225,6 +248,11 @@ func benchPolls(ctx context.Context, participants, questions, conc int) error {
 		}
 		for _, p := range inPoll {
 			latencies = append(latencies, got[p].Sub(sent[p]))
+		}
+		if q < questions {
+			if err := asked(); err != nil {
+				return err
+			}
 		}
 	}
 	elapsed := time.Since(began)

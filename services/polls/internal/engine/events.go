@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 // The events polls follow (types as their producers' outboxes name them).
 const (
 	eventReceived       = "message.received"
+	eventStatusChanged  = "message.status_changed"
 	eventConsentChanged = "contact.consent_changed"
 	eventContactDeleted = "contact.deleted"
 	categoryOptOut      = "opt_out"
@@ -26,16 +28,45 @@ const (
 // replyPartitions is how many transactions apply a read of replies at once.
 const replyPartitions = 8
 
-// MessagingEvents limits the consumer of MessagingHandler to the events it acts on (the
-// status events of every message sent are acknowledged without a transaction), and applies
-// a read's replies in partitions by sender: one contact's replies in order, in one
-// transaction, different contacts' at once.
+// MessagingEvents limits the consumer of MessagingHandler to the events it acts on: every
+// message.received, and the status events saying a poll's message reached the carrier (the
+// status events of every other message are acknowledged without a transaction). A read's
+// events are applied in partitions by contact phone: one contact's replies and question
+// statuses in stream order, in one transaction, different contacts' at once.
 func MessagingEvents() []outbox.Option {
-	return []outbox.Option{outbox.WithTypes(eventReceived), outbox.WithPartitions(replyPartitions, replySender)}
+	return []outbox.Option{
+		outbox.WithTypes(eventReceived, eventStatusChanged), outbox.WithFilter(wanted),
+		outbox.WithPartitions(replyPartitions, contactPhone),
+	}
 }
 
-// replySender is the partition key of a message.received event: its sender's phone.
-func replySender(m outbox.Message) string {
+// wanted keeps every message.received and a poll message's status event saying it reached
+// the carrier.
+func wanted(m outbox.Message) bool {
+	if m.Type != eventStatusChanged {
+		return true
+	}
+	var ev eventsv1.MessageStatusChanged
+	if err := m.Unmarshal(&ev); err != nil {
+		return true // the handler reports it
+	}
+	return ev.GetSourceKind() == SourceKind && reachedCarrier(ev.GetStatus())
+}
+
+// reachedCarrier: sent and delivered say the carrier took the message (undelivered comes
+// after sent, failed never reached anyone).
+func reachedCarrier(status string) bool { return status == "sent" || status == "delivered" }
+
+// contactPhone is the partition key of messaging's events: a message.received's sender, a
+// status event's recipient.
+func contactPhone(m outbox.Message) string {
+	if m.Type == eventStatusChanged {
+		var ev eventsv1.MessageStatusChanged
+		if err := m.Unmarshal(&ev); err != nil {
+			return ""
+		}
+		return ev.GetTo()
+	}
 	var ev eventsv1.MessageReceived
 	if err := m.Unmarshal(&ev); err != nil {
 		return "" // the handler reports it; any partition will do
@@ -48,14 +79,18 @@ func ContactsEvents() outbox.Option {
 	return outbox.WithTypes(eventConsentChanged, eventContactDeleted)
 }
 
-// MessagingHandler applies messaging's message.received to polls, in the consumer's
-// transaction that records the event as processed, so a redelivered inbound advances a
-// participant once. A reply is the answer of the sender's participation in progress, whatever
-// the reply's attribution: a contact is in one poll at a time, and an agent's conversation
-// reply or a campaign message in between does not lose the answer. An opt-out terminates the
-// contact's participations at once.
+// MessagingHandler applies messaging's message.received and a poll message's status event
+// to polls, in the consumer's transaction that records the event as processed, so a
+// redelivered inbound advances a participant once. A status event saying a step's message
+// reached the carrier makes the step asked (statusTx). A reply is the answer of the sender's
+// participation in progress, whatever the reply's attribution, once its question was asked: a
+// contact is in one poll at a time, and an agent's conversation reply or a campaign message in
+// between does not lose the answer. An opt-out terminates the contact's participations at once.
 func (r *Runner) MessagingHandler() outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
+		if m.Type == eventStatusChanged {
+			return r.statusTx(ctx, tx, m)
+		}
 		if m.Type != eventReceived {
 			return nil
 		}
@@ -127,8 +162,49 @@ func (r *Runner) optOutTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID
 	return nil
 }
 
-// replyTx reads ev as the answer to the question the contact's participation awaits (only once
-// that question was handed to messaging): a valid answer is stored under the question's
+// statusTx records that the poll message of m (keyed "poll:<poll>:<contact>:<step>:<part>")
+// reached the carrier: its step is asked, and a reply now answers it. The participant's row
+// lock orders it with a reply handled at the same moment: a reply handled first found the
+// question not asked and stays an ordinary inbound message.
+func (r *Runner) statusTx(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
+	var ev eventsv1.MessageStatusChanged
+	if err := m.Unmarshal(&ev); err != nil {
+		return err
+	}
+	if ev.GetSourceKind() != SourceKind || !reachedCarrier(ev.GetStatus()) {
+		return nil
+	}
+	poll, contact, step, ok := parseKey(ev.GetDedupeKey())
+	if !ok {
+		return nil // not a step's message
+	}
+	at := ev.GetOccurredAt().AsTime()
+	if !ev.GetOccurredAt().IsValid() || at.Unix() <= 0 {
+		at = r.now()
+	}
+	_, err := r.store.MarkAsked(ctx, tx, m.OrgID, poll, contact, step, at)
+	return err
+}
+
+// parseKey reads a step message's dedupe key "poll:<poll>:<contact>:<step>:<part>" (Messages).
+func parseKey(key string) (poll, contact uuid.UUID, step int32, ok bool) {
+	parts := strings.Split(key, ":")
+	if len(parts) != 5 || parts[0] != SourceKind {
+		return uuid.Nil, uuid.Nil, 0, false
+	}
+	poll, err1 := uuid.Parse(parts[1])
+	contact, err2 := uuid.Parse(parts[2])
+	n, err3 := strconv.ParseInt(parts[3], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil || n < 1 {
+		return uuid.Nil, uuid.Nil, 0, false
+	}
+	return poll, contact, int32(n), true
+}
+
+// replyTx reads ev as the answer to the question the contact's participation awaits, only once
+// that question reached the carrier (asked): a reply while no question was asked yet, or while
+// the current one (a next question, a re-ask) still waits in messaging's queue, answers
+// nothing and stays an ordinary inbound message of the conversation. A valid answer is stored under the question's
 // responseCode and the participant moves to the next question on its path, or completes (the
 // outro, and the poll's completion target); an invalid one gets the question again with the
 // valid codes, at most maxReasks times in a row, after which the participant stays on it.
@@ -141,8 +217,8 @@ func (r *Runner) replyTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID,
 	if err != nil {
 		return err
 	}
-	if p.SentStep < p.Step || p.Pending == nil {
-		return nil // its question has not left yet: nothing is asked
+	if p.AskedStep < p.Step || p.Pending == nil {
+		return nil // its question has not reached the carrier: nothing is asked yet
 	}
 	var msgID *uuid.UUID
 	if id, err := uuid.Parse(ev.GetMessageId()); err == nil {

@@ -47,7 +47,11 @@ func TestReplyNeedsNoSecondConnection(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return st.MarkSent(ctx, tx, &asked, now)
+		if err := st.MarkSent(ctx, tx, &asked, false, now); err != nil {
+			return err
+		}
+		_, err = st.MarkAsked(ctx, tx, org, p.ID, contact, asked.Step, now) // its "sent" status event
+		return err
 	}))
 
 	one := pgtest.OneConnection(t, pool)
@@ -71,4 +75,76 @@ func TestReplyNeedsNoSecondConnection(t *testing.T) {
 	done, err := st.Get(ctx, org, p.ID)
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusCompleted, done.Status, "its last participant completed the poll")
+}
+
+// A reply handled before its question's status event (a reply racing the "sent" event, or a
+// question held for quiet hours) answers nothing and moves nobody; the status event of
+// another message (a queued status, a campaign's) asks nothing; once the question's "sent"
+// event is handled, the next reply answers it.
+func TestReplyAnswersOnlyTheQuestionThatReachedTheCarrier(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.Pool(t)
+	st := store.New(pool)
+	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
+	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
+		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
+	require.NoError(t, st.AddParticipants(ctx, org, p.ID, []store.NewParticipant{{ContactID: contact, Phone: "+12025550100", Member: []byte(`{}`)}}))
+	require.NoError(t, st.StartSending(ctx, org, p.ID, "UTC"))
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		b, err := st.BeginBatch(ctx, tx, org, p.ID, 1, now)
+		if err != nil {
+			return err
+		}
+		handed, err := st.LockParticipant(ctx, tx, org, b[0].Participant)
+		if err != nil {
+			return err
+		}
+		return st.MarkSent(ctx, tx, &handed, false, now) // handed to messaging, not yet sent
+	}))
+	r, err := New(Config{Pool: pool, Schema: testdb.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	handle := func(typ string, ev proto.Message) {
+		t.Helper()
+		payload, err := proto.Marshal(ev)
+		require.NoError(t, err)
+		m := outbox.Message{EventID: uuid.New(), Type: typ, OrgID: org, Payload: payload}
+		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return r.MessagingHandler()(ctx, tx, m) }))
+	}
+	reply := func(body string) {
+		handle(eventReceived, &eventsv1.MessageReceived{OrganizationId: org.String(), MessageId: uuid.NewString(),
+			From: "+12025550100", ContactId: contact.String(), Body: body, ReceivedAt: timestamppb.Now()})
+	}
+	status := func(kind, key, s string) {
+		handle(eventStatusChanged, &eventsv1.MessageStatusChanged{OrganizationId: org.String(), MessageId: uuid.NewString(),
+			To: "+12025550100", Status: s, SourceKind: kind, SourceId: p.ID.String(), DedupeKey: key, OccurredAt: timestamppb.Now()})
+	}
+	participant := func() store.Participant {
+		t.Helper()
+		ps, _, err := st.Participants(ctx, org, p.ID, store.ParticipantFilter{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, ps, 1)
+		return ps[0]
+	}
+	key := "poll:" + p.ID.String() + ":" + contact.String() + ":1:intro"
+
+	reply("too early")
+	status("poll", key, "failed")
+	status("campaign", "campaign:"+p.ID.String()+":"+contact.String(), "sent")
+	status("poll", "poll:"+p.ID.String()+":"+contact.String()+":2:q2", "sent") // not its step
+	reply("still early")
+	got := participant()
+	assert.Equal(t, store.InProgress, got.Status)
+	assert.EqualValues(t, 0, got.ResponseCount, "no answer before the question reached the carrier")
+	assert.EqualValues(t, 0, got.AskedStep)
+	assert.True(t, wanted(outbox.Message{Type: eventReceived}))
+
+	status("poll", key, "sent")
+	status("poll", key, "delivered") // a second status changes nothing
+	assert.EqualValues(t, 1, participant().AskedStep)
+	reply("now")
+	got = participant()
+	assert.Equal(t, store.Completed, got.Status)
+	assert.EqualValues(t, 1, got.ResponseCount)
 }

@@ -93,7 +93,13 @@ func (r *Runner) start(ctx context.Context, a startArgs) error {
 	if p.Status != store.StatusActive {
 		return errSkip // paused (the resume queues another) or completed
 	}
-	if !p.Sending {
+	if p.Sending {
+		// A resume: the questions from now on respect the poll's zone as it is now (updated
+		// while paused), else the organization's.
+		if err := r.rezone(ctx, &p); err != nil {
+			return err
+		}
+	} else {
 		o, err := r.orgs.Organization(ctx, p.OrgID)
 		if err != nil {
 			return fmt.Errorf("organization: %w", err)
@@ -126,6 +132,26 @@ func (r *Runner) start(ctx context.Context, a startArgs) error {
 		return err
 	}
 	return r.store.InTx(ctx, func(tx pgx.Tx) error { return r.finishIfDoneTx(ctx, tx, p.OrgID, p.ID) })
+}
+
+// rezone sets the zone a sending poll's questions respect to its timezone, else the
+// organization's, when that changed (a paused poll's timezone updated): the steps queued after
+// it (a resume's catch-up, later answers) carry the new zone.
+func (r *Runner) rezone(ctx context.Context, p *store.Poll) error {
+	zone := ""
+	if p.Timezone != nil {
+		zone = *p.Timezone
+	} else {
+		o, err := r.orgs.Organization(ctx, p.OrgID)
+		if err != nil {
+			return fmt.Errorf("organization: %w", err)
+		}
+		zone = o.GetTimezone()
+	}
+	if zone == p.QuietZone {
+		return nil
+	}
+	return r.store.SetQuietZone(ctx, p.OrgID, p.ID, zone)
 }
 
 func cmpErr(err, otherwise error) error {

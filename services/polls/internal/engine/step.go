@@ -54,11 +54,14 @@ func (w *stepWorker) Work(ctx context.Context, job *river.Job[stepArgs]) error {
 
 // step sends the participant's step a.Step while it is still the participant's step and the
 // poll is active (a paused poll's steps wait for the resume, which queues them again). The
-// step is marked sent before messaging is called, so a reply to a question that just left
-// counts; if the call fails, the job's retry sends it under the same keys.
+// step is marked sent (handed to messaging) before messaging is called; if the call fails, the
+// job's retry sends it under the same keys. A reply answers the step only once messaging's
+// status event says its message reached the carrier (asked: statusTx), not on the hand-off:
+// messaging may hold it for quiet hours.
 func (r *Runner) step(ctx context.Context, a stepArgs) error {
 	var p store.Participant
 	var poll store.Poll
+	var msgs []*messagingv1.OutgoingMessage
 	err := r.store.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if p, err = r.store.LockParticipant(ctx, tx, a.OrgID, a.ParticipantID); err != nil {
@@ -75,18 +78,17 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 		if poll.Status != store.StatusActive && (*p.Pending != store.PendingOutro || poll.Status != store.StatusCompleted) {
 			return errSkip
 		}
+		if msgs, err = Messages(&poll, &p); err != nil {
+			return err
+		}
 		if p.SentStep < p.Step {
-			return r.store.MarkSent(ctx, tx, &p, r.now())
+			return r.store.MarkSent(ctx, tx, &p, len(msgs) == 0, r.now())
 		}
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return errSkip // the contact was deleted
 	}
-	if err != nil {
-		return err
-	}
-	msgs, err := Messages(&poll, &p)
 	if err != nil || len(msgs) == 0 {
 		return err
 	}

@@ -47,11 +47,14 @@ type Participant struct {
 	Pending           *string
 	Step              int32
 	SentStep          int32
-	Reasks            int32
-	ResponseCount     int32
-	StartedAt         *time.Time
-	CompletedAt       *time.Time
-	LastResponseAt    *time.Time
+	// AskedStep is the last step whose message reached the carrier: a reply answers only
+	// once AskedStep = Step.
+	AskedStep      int32
+	Reasks         int32
+	ResponseCount  int32
+	StartedAt      *time.Time
+	CompletedAt    *time.Time
+	LastResponseAt *time.Time
 }
 
 // NewParticipant is an audience member stored at the start.
@@ -66,14 +69,14 @@ type NewParticipant struct {
 }
 
 const participantColumns = `id, poll_id, organization_id, contact_id, phone, first_name, last_name, member,
-	recipient_timezone, status, termination_reason, current_question, pending, step, sent_step, reasks,
+	recipient_timezone, status, termination_reason, current_question, pending, step, sent_step, asked_step, reasks,
 	response_count, started_at, completed_at, last_response_at`
 
 func scanParticipant(row pgx.Row) (Participant, error) {
 	var p Participant
 	err := row.Scan(&p.ID, &p.PollID, &p.OrgID, &p.ContactID, &p.Phone, &p.FirstName, &p.LastName, &p.Member,
 		&p.RecipientTimezone, &p.Status, &p.TerminationReason, &p.CurrentQuestion, &p.Pending, &p.Step, &p.SentStep,
-		&p.Reasks, &p.ResponseCount, &p.StartedAt, &p.CompletedAt, &p.LastResponseAt)
+		&p.AskedStep, &p.Reasks, &p.ResponseCount, &p.StartedAt, &p.CompletedAt, &p.LastResponseAt)
 	if err != nil {
 		return p, fmt.Errorf("scan participant: %w", err)
 	}
@@ -130,6 +133,14 @@ func (s *Store) Estimate(ctx context.Context, poll uuid.UUID) (int32, error) {
 func (s *Store) StartSending(ctx context.Context, org, id uuid.UUID, zone string) error {
 	if _, err := s.pool.Exec(ctx, `UPDATE polls SET sending = true, quiet_zone = $3 WHERE organization_id = $1 AND id = $2`, org, id, zone); err != nil {
 		return fmt.Errorf("poll sending: %w", err)
+	}
+	return nil
+}
+
+// SetQuietZone changes the zone a sending poll's questions respect quiet hours in.
+func (s *Store) SetQuietZone(ctx context.Context, org, id uuid.UUID, zone string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE polls SET quiet_zone = $3 WHERE organization_id = $1 AND id = $2`, org, id, zone); err != nil {
+		return fmt.Errorf("poll quiet zone: %w", err)
 	}
 	return nil
 }
@@ -236,13 +247,30 @@ func (s *Store) InProgress(ctx context.Context, tx pgx.Tx, org, contact uuid.UUI
 	return p, err
 }
 
-// MarkSent records that p's step was handed to messaging.
-func (s *Store) MarkSent(ctx context.Context, tx pgx.Tx, p *Participant, now time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE participants SET sent_step = step, last_activity_at = $2 WHERE id = $1 AND step = $3`, p.ID, now, p.Step)
+// MarkSent records that p's step was handed to messaging; asked too when the step sends
+// nothing (a text merged to nothing), so that no status event is waited for.
+func (s *Store) MarkSent(ctx context.Context, tx pgx.Tx, p *Participant, asked bool, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE participants SET sent_step = step, last_activity_at = $2,
+			asked_step = CASE WHEN $4 THEN step ELSE asked_step END
+		WHERE id = $1 AND step = $3`, p.ID, now, p.Step, asked)
 	if err != nil {
 		return fmt.Errorf("participant sent: %w", err)
 	}
 	return nil
+}
+
+// MarkAsked records that the contact's step of poll reached the carrier (its message's status
+// event said sent or delivered): a reply now answers it. The silence timeout runs from then,
+// not from the hand-off (a question held overnight has not been waiting for an answer). A
+// status event of an earlier step, or repeated, changes nothing; false when nothing changed.
+func (s *Store) MarkAsked(ctx context.Context, tx pgx.Tx, org, poll, contact uuid.UUID, step int32, now time.Time) (bool, error) {
+	tag, err := tx.Exec(ctx, `UPDATE participants SET asked_step = step, last_activity_at = $5
+		WHERE organization_id = $1 AND poll_id = $2 AND contact_id = $3 AND step = $4 AND asked_step < step`,
+		org, poll, contact, step, now)
+	if err != nil {
+		return false, fmt.Errorf("participant asked: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // SaveProgress writes p's position after a reply: question, pending step, re-asks, status.

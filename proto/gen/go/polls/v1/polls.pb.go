@@ -1712,6 +1712,7 @@ type Participant struct {
 	// not_started, in_progress, completed or terminated.
 	Status string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	// The question awaiting an answer (the last one answered once completed); 0 before the intro.
+	// A reply answers it only once its message reached the participant's carrier.
 	CurrentQuestionNumber int32                  `protobuf:"varint,7,opt,name=current_question_number,json=currentQuestionNumber,proto3" json:"current_question_number,omitempty"`
 	StartedAt             *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	CompletedAt           *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`

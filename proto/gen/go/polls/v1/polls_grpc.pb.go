@@ -35,7 +35,10 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // PollsService owns polls: their questions, the start (audience, hold, intro and first
-// question), the answers read from messaging's inbound events, branching and completion.
+// question), the answers read from messaging's inbound events, branching and completion. A
+// reply answers only the question last delivered to the participant (its message reached the
+// carrier: sent or delivered); a reply while the question is still queued (quiet hours, not
+// yet handed over) answers nothing and stays an ordinary inbound message of the conversation.
 // Every RPC is a REST route.
 type PollsServiceClient interface {
 	// ListPolls lists the organization's polls, newest first.
@@ -46,11 +49,14 @@ type PollsServiceClient interface {
 	GetPoll(ctx context.Context, in *GetPollRequest, opts ...grpc.CallOption) (*GetPollResponse, error)
 	// UpdatePoll replaces a draft or paused poll's fields (same validation as create).
 	UpdatePoll(ctx context.Context, in *UpdatePollRequest, opts ...grpc.CallOption) (*UpdatePollResponse, error)
-	// StartPoll starts a draft poll at once (202) or schedules it (200).
+	// StartPoll starts a draft poll at once (202: scheduledFor omitted, in the past or at most
+	// 30 seconds ahead) or schedules it (200: more than 30 seconds ahead). Its questions wait for
+	// 08:00-21:00 in the poll's timezone (else the organization's) and the recipient's.
 	StartPoll(ctx context.Context, in *StartPollRequest, opts ...grpc.CallOption) (*StartPollResponse, error)
 	// PausePoll stops sending (replies are still recorded).
 	PausePoll(ctx context.Context, in *PausePollRequest, opts ...grpc.CallOption) (*PausePollResponse, error)
-	// ResumePoll continues a paused poll: who answered meanwhile gets the next question.
+	// ResumePoll continues a paused poll: who answered meanwhile gets the next question, in the
+	// poll's timezone as updated while paused.
 	ResumePoll(ctx context.Context, in *ResumePollRequest, opts ...grpc.CallOption) (*ResumePollResponse, error)
 	// ClosePoll completes the poll; participants in progress are terminated, and its unsent
 	// messages, those waiting for quiet hours included, are withdrawn before it answers (never
@@ -163,7 +169,10 @@ func (c *pollsServiceClient) ListParticipants(ctx context.Context, in *ListParti
 // for forward compatibility.
 //
 // PollsService owns polls: their questions, the start (audience, hold, intro and first
-// question), the answers read from messaging's inbound events, branching and completion.
+// question), the answers read from messaging's inbound events, branching and completion. A
+// reply answers only the question last delivered to the participant (its message reached the
+// carrier: sent or delivered); a reply while the question is still queued (quiet hours, not
+// yet handed over) answers nothing and stays an ordinary inbound message of the conversation.
 // Every RPC is a REST route.
 type PollsServiceServer interface {
 	// ListPolls lists the organization's polls, newest first.
@@ -174,11 +183,14 @@ type PollsServiceServer interface {
 	GetPoll(context.Context, *GetPollRequest) (*GetPollResponse, error)
 	// UpdatePoll replaces a draft or paused poll's fields (same validation as create).
 	UpdatePoll(context.Context, *UpdatePollRequest) (*UpdatePollResponse, error)
-	// StartPoll starts a draft poll at once (202) or schedules it (200).
+	// StartPoll starts a draft poll at once (202: scheduledFor omitted, in the past or at most
+	// 30 seconds ahead) or schedules it (200: more than 30 seconds ahead). Its questions wait for
+	// 08:00-21:00 in the poll's timezone (else the organization's) and the recipient's.
 	StartPoll(context.Context, *StartPollRequest) (*StartPollResponse, error)
 	// PausePoll stops sending (replies are still recorded).
 	PausePoll(context.Context, *PausePollRequest) (*PausePollResponse, error)
-	// ResumePoll continues a paused poll: who answered meanwhile gets the next question.
+	// ResumePoll continues a paused poll: who answered meanwhile gets the next question, in the
+	// poll's timezone as updated while paused.
 	ResumePoll(context.Context, *ResumePollRequest) (*ResumePollResponse, error)
 	// ClosePoll completes the poll; participants in progress are terminated, and its unsent
 	// messages, those waiting for quiet hours included, are withdrawn before it answers (never
