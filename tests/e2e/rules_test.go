@@ -1,0 +1,373 @@
+package e2e
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+)
+
+// More rules of the spec no other test checked (issue 25, "Rules no test checks"), besides
+// polls'; spec_rules_test.go holds the first ones.
+
+// campaigns reads GET /api/campaigns.
+func (tn *tenant) campaigns() []map[string]any {
+	t := tn.e.t
+	t.Helper()
+	res := tn.do("GET", "/api/campaigns", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	var items []map[string]any
+	require.NoError(t, jsonUnmarshal(res.Body, &items))
+	return items
+}
+
+// tagged is an ad-hoc audience: the contacts with tag.
+func tagged(tag string) map[string]any {
+	return map[string]any{"tags": []string{tag}}
+}
+
+// TestCampaignWithoutTimezoneKeepsTheOrganizationsQuietHours: "Quiet hours are 08:00 to 21:00
+// in the campaign, poll or organization timezone": a campaign that gives no timezone is held
+// to its organization's. Where it is night for the organization, an immediate send is refused
+// and a scheduled one that starts sends nothing (its messages wait for the morning), though
+// the recipients' own zones are in the day; the campaign's own timezone, when given, wins.
+// Where it is day for the organization, the same campaign goes out.
+func TestCampaignWithoutTimezoneKeepsTheOrganizationsQuietHours(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	nightZone, dayZone := zoneWhere(3), zoneWhere(12)
+	require.Contains(t, []int{3, 4}, localHour(t, nightZone))
+	night := e.newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: nightZone}, "+13125550301", 100)
+	day := e.newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: dayZone}, "+13125550302", 100)
+	nightPhones := []string{"+12025553101", "+12025553102"}
+	dayPhones := []string{"+12025553201", "+12025553202"}
+	night.contacts("tz", nightPhones) // the recipients' own zone is in the day
+	day.contacts("tz", dayPhones)
+	body := map[string]any{"name": "No zone", "message": "Hello {{firstName}}", "contactFilter": tagged("tz")}
+
+	res := night.do("POST", "/api/campaigns", body)
+	require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+	assert.Equal(t, "QUIET_HOURS", res.ErrCode(t))
+	assert.Empty(t, night.campaigns(), "a refused campaign is not stored")
+
+	// Scheduled, it is accepted; when it starts, its messages wait for 08:00 in the
+	// organization's zone.
+	body["scheduledFor"] = time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	s := campaignOf(t, night.do("POST", "/api/campaigns", body), http.StatusCreated)
+	assert.Equal(t, "scheduled", s.str("status"))
+	assert.Nil(t, s["timezone"], "no timezone given: null, the organization's applies")
+	eventually(t, 30*time.Second, "the scheduled campaign started and stored its audience", func() bool {
+		c := night.getCampaign(s.str("id"))
+		return c.str("status") != "scheduled" && c.num("totalCount") == 2
+	})
+	time.Sleep(3 * time.Second)
+	c := night.getCampaign(s.str("id"))
+	assert.Contains(t, []string{"pending", "queued", "sending"}, c.str("status"))
+	assert.EqualValues(t, 0, c.num("sentCount"), "nothing sent at night in the organization's zone")
+	assert.EqualValues(t, 2, c.num("queuedCount"))
+	for _, p := range nightPhones {
+		assert.Empty(t, night.thread(p), "nothing sent to %s", p)
+	}
+	campaignOf(t, night.do("POST", "/api/campaigns/"+s.str("id")+"/cancel", nil), http.StatusOK)
+
+	// The campaign's own timezone wins over the organization's.
+	delete(body, "scheduledFor")
+	body["timezone"] = dayZone
+	own := campaignOf(t, night.do("POST", "/api/campaigns", body), http.StatusCreated)
+	assert.Equal(t, "pending", own.str("status"))
+	assert.EqualValues(t, 2, night.awaitStatus(own.str("id"), "completed", 60*time.Second).num("sentCount"))
+
+	// Where it is day for the organization, the campaign without a timezone goes out at once.
+	delete(body, "timezone")
+	d := campaignOf(t, day.do("POST", "/api/campaigns", body), http.StatusCreated)
+	assert.Equal(t, "pending", d.str("status"))
+	assert.Nil(t, d["timezone"])
+	assert.EqualValues(t, 2, day.awaitStatus(d.str("id"), "completed", 60*time.Second).num("sentCount"))
+	for _, p := range dayPhones {
+		assert.Len(t, day.thread(p), 1, "sent to %s", p)
+	}
+}
+
+// TestCampaignDraftIDPromotesAnImmediateSend: POST /api/campaigns with draftId and no
+// scheduledFor submits the draft itself ("the draft record is updated in place, no new
+// record"): same id, pending, the draft's fields with the sent ones changed, sent to its
+// audience. The promoted campaign is no draft any more: a second promotion is refused.
+func TestCampaignDraftIDPromotesAnImmediateSend(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550303", 100)
+	phones := []string{"+12025553301", "+12025553302"}
+	tn.contacts("draft", phones)
+	d := campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{
+		"name": "Drafted", "message": "Draft text", "contactFilter": tagged("draft"), "timezone": zoneWhere(12),
+	}), http.StatusCreated)
+	id := d.str("id")
+
+	p := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{"draftId": id, "message": "Final {{firstName}}"}), http.StatusCreated)
+	assert.Equal(t, id, p.str("id"), "the draft promoted in place")
+	assert.Equal(t, "pending", p.str("status"))
+	assert.Equal(t, "Drafted", p.str("name"), "the draft's fields stay")
+	assert.Equal(t, "Final {{firstName}}", p.str("message"), "the sent fields change")
+	assert.Nil(t, p["scheduledFor"])
+	list := tn.campaigns()
+	require.Len(t, list, 1, "no second campaign")
+	assert.Equal(t, id, list[0]["id"])
+
+	done := tn.awaitStatus(id, "completed", 60*time.Second)
+	assert.EqualValues(t, 2, done.num("totalCount"))
+	assert.EqualValues(t, 2, done.num("sentCount"))
+	for i, ph := range phones {
+		th := tn.thread(ph)
+		require.Len(t, th, 1, "one message to %s", ph)
+		assert.Equal(t, fmt.Sprintf("Final Ada%d", i), th[0]["message"])
+	}
+
+	res := tn.do("POST", "/api/campaigns", map[string]any{"draftId": id})
+	require.Equal(t, http.StatusConflict, res.Status, "%s", res.Body)
+	assert.Equal(t, "INVALID_STATE", res.ErrCode(t))
+	assert.Len(t, tn.campaigns(), 1)
+	for _, ph := range phones {
+		assert.Len(t, tn.thread(ph), 1, "nothing sent twice to %s", ph)
+	}
+}
+
+// TestCampaignScheduledInThePastSendsNow: "scheduledFor omitted or in the past = send
+// immediately": the campaign is pending at once, not scheduled, and goes out; being an
+// immediate send it keeps the quiet-hours check (refused where it is night).
+func TestCampaignScheduledInThePastSendsNow(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550304", 100)
+	phones := []string{"+12025553401", "+12025553402"}
+	tn.contacts("past", phones)
+	past := time.Now().Add(-time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+	body := map[string]any{"name": "Late", "message": "Now {{firstName}}", "contactFilter": tagged("past"),
+		"scheduledFor": past, "timezone": zoneWhere(3)}
+
+	res := tn.do("POST", "/api/campaigns", body)
+	require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+	assert.Equal(t, "QUIET_HOURS", res.ErrCode(t), "a past scheduledFor is an immediate send")
+
+	body["timezone"] = zoneWhere(12)
+	c := campaignOf(t, tn.do("POST", "/api/campaigns", body), http.StatusCreated)
+	assert.Equal(t, "pending", c.str("status"), "submitted at once, not scheduled")
+	assert.Equal(t, past, c.str("scheduledFor"), "scheduledFor kept as given")
+	done := tn.awaitStatus(c.str("id"), "completed", 60*time.Second)
+	assert.EqualValues(t, 2, done.num("sentCount"))
+	for _, p := range phones {
+		assert.Len(t, tn.thread(p), 1, "sent to %s", p)
+	}
+}
+
+// TestSandboxOrganizationSendsForFree: "Test sends and sandbox mode consume no credits": a
+// sandbox organization's replies (SMS, and MMS that would cost 2) and campaigns are sent and
+// delivered without a credit moving, and it needs no credits to send at all. (A non-sandbox
+// organization on the sandbox carrier pays: TestCampaignSendsToItsAudienceAndCompletes.)
+func TestSandboxOrganizationSendsForFree(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	rich := e.newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: zoneWhere(12), Sandbox: true}, "+13125550305", 5)
+	broke := e.newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: zoneWhere(12), Sandbox: true}, "+13125550306", 0)
+	require.EqualValues(t, 5, rich.balance())
+
+	for _, tn := range []*tenant{rich, broke} {
+		before := tn.balance()
+		phones := []string{"+12025553501", "+12025553502"}
+		tn.contacts("free", phones)
+		for _, reply := range []map[string]any{
+			{"message": "Thanks!"},
+			{"message": strings.Repeat("a", 961)},                          // MMS by the route rule: 2 credits elsewhere
+			{"message": "Look", "mediaUrl": "https://example.com/pic.png"}, // MMS
+		} {
+			res := tn.do("POST", "/api/conversations/%2B12025553501/reply", reply)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			out := res.JSON(t)
+			assert.Equal(t, true, out["success"])
+			assert.Equal(t, "sandbox", out["provider"])
+		}
+		c := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+			"name": "Free", "message": "Hi {{firstName}}", "contactFilter": tagged("free"), "timezone": zoneWhere(12),
+		}), http.StatusCreated)
+		done := tn.awaitStatus(c.str("id"), "completed", 60*time.Second)
+		assert.EqualValues(t, 2, done.num("sentCount"))
+		eventually(t, 15*time.Second, "every message delivered", func() bool {
+			for _, m := range tn.thread("+12025553501") {
+				if m["status"] != "delivered" {
+					return false
+				}
+			}
+			return len(tn.thread("+12025553501")) == 4
+		})
+		assert.Equal(t, before, tn.balance(), "nothing charged or held")
+	}
+}
+
+// TestAnalyticsDefaultWindows: without startDate and endDate, every analytics endpoint covers
+// the 30 days back to today (best-send-times 90), as the organization's local dates, today
+// included: a message or campaign of the window's first date counts, one of the day before
+// does not. With endDate alone the window is the 30 days before it.
+func TestAnalyticsDefaultWindows(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("", 0)
+	p := newProducers(e.env)
+	loc, err := time.LoadLocation("America/Chicago") // the tenant's zone
+	require.NoError(t, err)
+	now := time.Now().In(loc)
+	// noon is midday local on the date daysBack before today; date is that date.
+	noon := func(daysBack int) string {
+		return time.Date(now.Year(), now.Month(), now.Day()-daysBack, 12, 0, 0, 0, loc).UTC().Format(time.RFC3339)
+	}
+	date := func(daysBack int) string {
+		return time.Date(now.Year(), now.Month(), now.Day()-daysBack, 0, 0, 0, 0, loc).Format(time.DateOnly)
+	}
+	for _, back := range []int{30, 31, 90, 91} {
+		p.message(tn.org, msg{kind: "reply", source: uuid.NewString(), created: noon(back), statuses: [][2]string{{"sent", noon(back)}, {"delivered", noon(back)}}})
+	}
+	in, out := uuid.NewString(), uuid.NewString()
+	p.campaign(tn.org, in, "In the window", "completed", noon(30), 1, 1)
+	p.campaign(tn.org, out, "Day before", "completed", noon(31), 1, 1)
+	all := "startDate=" + date(91) + "&endDate=" + date(0)
+	eventually(t, 20*time.Second, "the history applied", func() bool {
+		ov := tn.analytics("overview?" + all).JSON(t)
+		return ov["messages"].(map[string]any)["delivered"] == 4.0 && ov["campaigns"].(map[string]any)["completed"] == 2.0
+	})
+
+	ov := tn.analytics("overview").JSON(t)
+	assert.Equal(t, map[string]any{"start": date(30), "end": date(0)}, ov["dateRange"])
+	assert.Equal(t, map[string]any{"total": 1.0, "sent": 1.0, "delivered": 1.0, "failed": 0.0, "received": 0.0}, ov["messages"])
+	assert.Equal(t, 100.0, ov["deliveryRate"])
+	assert.Equal(t, 1.0, ov["campaigns"].(map[string]any)["total"])
+
+	for _, metric := range []string{"", "?metric=campaigns"} {
+		days := list(t, tn.analytics("trends"+metric))
+		require.Len(t, days, 31, "trends%s: today and the 30 dates before", metric)
+		assert.Equal(t, date(30), days[0]["date"])
+		assert.Equal(t, date(0), days[30]["date"])
+		assert.Equal(t, 1.0, days[0]["total"], "trends%s: the first date counts", metric)
+		total := 0.0
+		for _, d := range days {
+			total += d["total"].(float64)
+		}
+		assert.Equal(t, 1.0, total, "trends%s: nothing of the day before", metric)
+	}
+
+	top := list(t, tn.analytics("top-campaigns"))
+	require.Len(t, top, 1)
+	assert.Equal(t, in, top[0]["id"])
+
+	res := tn.analytics("export?type=campaigns")
+	assert.Contains(t, res.Header.Get("Content-Disposition"), "campaigns-"+date(30)+"-to-"+date(0)+".csv")
+	rows, err := csv.NewReader(strings.NewReader(string(res.Body))).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 2, "the header and the campaign of the window")
+	assert.Equal(t, "In the window", rows[1][0])
+
+	sendTimes := tn.analytics("best-send-times").JSON(t)
+	sent := 0.0
+	for _, h := range sendTimes["byHour"].([]any) {
+		sent += h.(map[string]any)["totalSent"].(float64)
+	}
+	assert.Equal(t, 3.0, sent, "best-send-times: 90 days back (30, 31 and 90 days ago; not 91)")
+
+	ov = tn.analytics("overview?endDate=" + date(31)).JSON(t)
+	assert.Equal(t, map[string]any{"start": date(61), "end": date(31)}, ov["dateRange"])
+	assert.Equal(t, 1.0, ov["messages"].(map[string]any)["total"], "the message of 31 days ago")
+}
+
+// TestCampaignMergeFields: "Merge fields in message text: {{firstName}}, {{lastName}},
+// {{email}}, {{phone}}, {{city}}, {{state}}, {{zip}}, plus any custom field", each filled
+// from the recipient's contact.
+func TestCampaignMergeFields(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550307", 100)
+	res := tn.do("POST", "/api/contacts", map[string]any{
+		"phone": "+12025553701", "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
+		"city": "London", "state": "NY", "zip": "10001", "tags": []string{"merge"}, "timezone": zoneWhere(12),
+		"customFields": map[string]any{"team": "math", "seats": 2},
+	})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	id := res.JSON(t)["id"].(string)
+	eventually(t, 15*time.Second, "phone lookup", func() bool {
+		return tn.do("GET", "/api/contacts/"+id, nil).JSON(t)["isTextable"] == true
+	})
+	c := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "Merge", "contactFilter": tagged("merge"), "timezone": zoneWhere(12),
+		"message": "{{firstName}} {{lastName}} <{{email}}> {{phone}} {{city}}, {{state}} {{zip}} team={{team}} seats={{seats}}",
+	}), http.StatusCreated)
+	tn.awaitStatus(c.str("id"), "completed", 60*time.Second)
+	th := tn.thread("+12025553701")
+	require.Len(t, th, 1)
+	assert.Equal(t, "Ada Lovelace <ada@example.com> +12025553701 London, NY 10001 team=math seats=2", th[0]["message"])
+}
+
+// TestCampaignAudienceIsTextableOptedInContacts: a campaign's audience is the filter's
+// contacts that are opted in and textable (the spec's 400 for "sending to an opted-out
+// contact (campaign messages)" is met by leaving them out), and contactFilter's tagsLogic AND
+// needs every tag.
+func TestCampaignAudienceIsTextableOptedInContacts(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550308", 100)
+	both, onlyA := "+12025553801", "+12025553802"
+	stopped, landline, pending := "+12025553803", "+12025550002", "+12025550003"
+	for _, c := range []struct {
+		phone string
+		tags  []string
+		wait  bool
+	}{{both, []string{"a", "b"}, true}, {onlyA, []string{"a"}, true}, {stopped, []string{"a", "b"}, true},
+		{landline, []string{"a", "b"}, true}, {pending, []string{"a", "b"}, false}} {
+		res := tn.do("POST", "/api/contacts", map[string]any{"phone": c.phone, "firstName": "X", "tags": c.tags, "timezone": zoneWhere(12)})
+		require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+		id := res.JSON(t)["id"].(string)
+		if c.wait {
+			eventually(t, 15*time.Second, "phone lookup of "+c.phone, func() bool {
+				return tn.do("GET", "/api/contacts/"+id, nil).JSON(t)["isTextable"] != nil
+			})
+		}
+	}
+	e.text(tn.number, stopped, "STOP")
+
+	c := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "AND", "message": "Both tags", "timezone": zoneWhere(12),
+		"contactFilter": map[string]any{"tags": []string{"a", "b"}, "tagsLogic": "AND"},
+	}), http.StatusCreated)
+	done := tn.awaitStatus(c.str("id"), "completed", 60*time.Second)
+	assert.EqualValues(t, 1, done.num("totalCount"), "only the textable, opted-in contact with both tags")
+	assert.EqualValues(t, 1, done.num("sentCount"))
+	assert.EqualValues(t, 0, done.num("failedCount"))
+	assert.Len(t, tn.campaignTexts(both, "Both tags"), 1)
+	for _, p := range []string{onlyA, stopped, landline, pending} {
+		assert.Empty(t, tn.campaignTexts(p, "Both tags"), "nothing to %s", p)
+	}
+}
+
+// TestInboundMessageMakesTheContactTextable: "A contact that has sent an inbound message is
+// automatically marked textable": a contact whose lookup never answers (isTextable null, so a
+// reply is refused) texts in, and is then textable and can be replied to.
+func TestInboundMessageMakesTheContactTextable(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550309", 5)
+	id := tn.contact("+12025550003", "Pending", false)
+	res := tn.do("POST", "/api/conversations/%2B12025550003/reply", map[string]any{"message": "Hello?"})
+	require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+	assert.Equal(t, "CONTACT_LOOKUP_PENDING", res.ErrCode(t))
+
+	e.text(tn.number, "+12025550003", "Hi there")
+	eventually(t, 15*time.Second, "the contact marked textable", func() bool {
+		return tn.do("GET", "/api/contacts/"+id, nil).JSON(t)["isTextable"] == true
+	})
+	res = tn.do("POST", "/api/conversations/%2B12025550003/reply", map[string]any{"message": "Hello!"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	assert.Equal(t, true, res.JSON(t)["success"])
+}
