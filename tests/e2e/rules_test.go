@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
@@ -370,4 +372,70 @@ func TestInboundMessageMakesTheContactTextable(t *testing.T) {
 	res = tn.do("POST", "/api/conversations/%2B12025550003/reply", map[string]any{"message": "Hello!"})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	assert.Equal(t, true, res.JSON(t)["success"])
+}
+
+// billingStatus reads GET /api/billing/status.
+func (tn *tenant) billingStatus() map[string]any {
+	t := tn.e.t
+	t.Helper()
+	res := tn.do("GET", "/api/billing/status", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	return res.JSON(t)
+}
+
+// TestPricingModelsSpendWhatTheySay: "unlimited (subscription only, no per-message credits)":
+// an unlimited organization without a credit replies and sends campaigns, and no credit
+// moves; "full_service (subscription plus included and purchasable credits)": its messages
+// are paid from the period's included credits first, then from purchased ones, and included
+// credits alone pay for a message.
+func TestPricingModelsSpendWhatTheySay(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	ctx := context.Background()
+	unlimited := e.newTenant("+13125550310", 0)
+	_, err := e.billing.SetAccount(ctx, &billingv1.SetAccountRequest{OrganizationId: unlimited.org, PricingModel: "unlimited", Brand: "Acme"})
+	require.NoError(t, err)
+	phones := []string{"+12025553901", "+12025553902"}
+	unlimited.contacts("plan", phones)
+	res := unlimited.do("POST", "/api/conversations/%2B12025553901/reply", map[string]any{"message": strings.Repeat("a", 961)})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	c := campaignOf(t, unlimited.do("POST", "/api/campaigns", map[string]any{
+		"name": "Unlimited", "message": "Hi {{firstName}}", "contactFilter": tagged("plan"), "timezone": zoneWhere(12),
+	}), http.StatusCreated)
+	assert.EqualValues(t, 2, unlimited.awaitStatus(c.str("id"), "completed", 60*time.Second).num("sentCount"))
+	eventually(t, 15*time.Second, "the reply delivered", func() bool {
+		th := unlimited.thread("+12025553901")
+		return len(th) == 2 && th[1]["status"] == "delivered"
+	})
+	st := unlimited.billingStatus()
+	assert.Equal(t, "unlimited", st["pricing_model"])
+	assert.Equal(t, map[string]any{"available": 0.0, "included": 0.0, "total": 0.0}, st["credits"], "nothing spent, nothing owed")
+
+	full := e.newTenant("+13125550311", 0)
+	_, err = e.billing.SetAccount(ctx, &billingv1.SetAccountRequest{OrganizationId: full.org, PricingModel: "full_service", Brand: "Acme"})
+	require.NoError(t, err)
+	_, err = e.billing.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: full.org, Amount: 2, Included: true, IdempotencyKey: "period"})
+	require.NoError(t, err)
+	full.contact("+12025553903", "Ada", true)
+	reply := func() {
+		t.Helper()
+		res := full.do("POST", "/api/conversations/%2B12025553903/reply", map[string]any{"message": "Hello"})
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	}
+	credits := func(available, included float64) {
+		t.Helper()
+		want := map[string]any{"available": available, "included": included, "total": available + included}
+		eventually(t, 15*time.Second, fmt.Sprint("credits ", want), func() bool {
+			return assert.ObjectsAreEqual(want, full.billingStatus()["credits"])
+		})
+	}
+	reply() // included credits alone pay
+	credits(0, 1)
+	_, err = e.billing.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: full.org, Amount: 5, IdempotencyKey: "order"})
+	require.NoError(t, err)
+	reply() // included first
+	credits(5, 0)
+	reply() // then purchased
+	credits(4, 0)
+	assert.EqualValues(t, 4, full.balance(), "the balance is the purchased credits")
 }
