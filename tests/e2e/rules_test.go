@@ -36,6 +36,29 @@ func tagged(tag string) map[string]any {
 	return map[string]any{"tags": []string{tag}}
 }
 
+// audienceTenant starts a stack with a tenant of 100 credits sending from number, whose
+// contacts phones are tagged tag.
+func audienceTenant(t *testing.T, number, tag string, phones []string) *tenant {
+	t.Helper()
+	tn := newMsgEnv(t, nil).newTenant(number, 100)
+	tn.contacts(tag, phones)
+	return tn
+}
+
+// awaitSentOnce waits until campaign id completed, having sent one message to each of phones,
+// and returns it.
+func (tn *tenant) awaitSentOnce(id string, phones []string) campaign {
+	t := tn.e.t
+	t.Helper()
+	done := tn.awaitStatus(id, "completed", 60*time.Second)
+	assert.EqualValues(t, len(phones), done.num("totalCount"))
+	assert.EqualValues(t, len(phones), done.num("sentCount"))
+	for _, p := range phones {
+		assert.Len(t, tn.thread(p), 1, "one message to %s", p)
+	}
+	return done
+}
+
 // TestCampaignWithoutTimezoneKeepsTheOrganizationsQuietHours: "Quiet hours are 08:00 to 21:00
 // in the campaign, poll or organization timezone": a campaign that gives no timezone is held
 // to its organization's. Where it is night for the organization, an immediate send is refused
@@ -85,17 +108,14 @@ func TestCampaignWithoutTimezoneKeepsTheOrganizationsQuietHours(t *testing.T) {
 	body["timezone"] = dayZone
 	own := campaignOf(t, night.do("POST", "/api/campaigns", body), http.StatusCreated)
 	assert.Equal(t, "pending", own.str("status"))
-	assert.EqualValues(t, 2, night.awaitStatus(own.str("id"), "completed", 60*time.Second).num("sentCount"))
+	night.awaitSentOnce(own.str("id"), nightPhones)
 
 	// Where it is day for the organization, the campaign without a timezone goes out at once.
 	delete(body, "timezone")
 	d := campaignOf(t, day.do("POST", "/api/campaigns", body), http.StatusCreated)
 	assert.Equal(t, "pending", d.str("status"))
 	assert.Nil(t, d["timezone"])
-	assert.EqualValues(t, 2, day.awaitStatus(d.str("id"), "completed", 60*time.Second).num("sentCount"))
-	for _, p := range dayPhones {
-		assert.Len(t, day.thread(p), 1, "sent to %s", p)
-	}
+	day.awaitSentOnce(d.str("id"), dayPhones)
 }
 
 // TestCampaignDraftIDPromotesAnImmediateSend: POST /api/campaigns with draftId and no
@@ -104,10 +124,8 @@ func TestCampaignWithoutTimezoneKeepsTheOrganizationsQuietHours(t *testing.T) {
 // audience. The promoted campaign is no draft any more: a second promotion is refused.
 func TestCampaignDraftIDPromotesAnImmediateSend(t *testing.T) {
 	t.Parallel()
-	e := newMsgEnv(t, nil)
-	tn := e.newTenant("+13125550303", 100)
 	phones := []string{"+12025553301", "+12025553302"}
-	tn.contacts("draft", phones)
+	tn := audienceTenant(t, "+13125550303", "draft", phones)
 	d := campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{
 		"name": "Drafted", "message": "Draft text", "contactFilter": tagged("draft"), "timezone": zoneWhere(12),
 	}), http.StatusCreated)
@@ -123,13 +141,9 @@ func TestCampaignDraftIDPromotesAnImmediateSend(t *testing.T) {
 	require.Len(t, list, 1, "no second campaign")
 	assert.Equal(t, id, list[0]["id"])
 
-	done := tn.awaitStatus(id, "completed", 60*time.Second)
-	assert.EqualValues(t, 2, done.num("totalCount"))
-	assert.EqualValues(t, 2, done.num("sentCount"))
+	tn.awaitSentOnce(id, phones)
 	for i, ph := range phones {
-		th := tn.thread(ph)
-		require.Len(t, th, 1, "one message to %s", ph)
-		assert.Equal(t, fmt.Sprintf("Final Ada%d", i), th[0]["message"])
+		assert.Equal(t, []string{fmt.Sprintf("Final Ada%d", i)}, tn.campaignTexts(ph, "Final"))
 	}
 
 	res := tn.do("POST", "/api/campaigns", map[string]any{"draftId": id})
@@ -146,10 +160,8 @@ func TestCampaignDraftIDPromotesAnImmediateSend(t *testing.T) {
 // immediate send it keeps the quiet-hours check (refused where it is night).
 func TestCampaignScheduledInThePastSendsNow(t *testing.T) {
 	t.Parallel()
-	e := newMsgEnv(t, nil)
-	tn := e.newTenant("+13125550304", 100)
 	phones := []string{"+12025553401", "+12025553402"}
-	tn.contacts("past", phones)
+	tn := audienceTenant(t, "+13125550304", "past", phones)
 	past := time.Now().Add(-time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
 	body := map[string]any{"name": "Late", "message": "Now {{firstName}}", "contactFilter": tagged("past"),
 		"scheduledFor": past, "timezone": zoneWhere(3)}
@@ -162,11 +174,7 @@ func TestCampaignScheduledInThePastSendsNow(t *testing.T) {
 	c := campaignOf(t, tn.do("POST", "/api/campaigns", body), http.StatusCreated)
 	assert.Equal(t, "pending", c.str("status"), "submitted at once, not scheduled")
 	assert.Equal(t, past, c.str("scheduledFor"), "scheduledFor kept as given")
-	done := tn.awaitStatus(c.str("id"), "completed", 60*time.Second)
-	assert.EqualValues(t, 2, done.num("sentCount"))
-	for _, p := range phones {
-		assert.Len(t, tn.thread(p), 1, "sent to %s", p)
-	}
+	tn.awaitSentOnce(c.str("id"), phones)
 }
 
 // TestSandboxOrganizationSendsForFree: "Test sends and sandbox mode consume no credits": a
