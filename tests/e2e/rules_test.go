@@ -447,3 +447,89 @@ func TestPricingModelsSpendWhatTheySay(t *testing.T) {
 	credits(4, 0)
 	assert.EqualValues(t, 4, full.balance(), "the balance is the purchased credits")
 }
+
+// TestBillingStatusesThatMaySpend: of the billing statuses, suspended and archived accounts
+// cannot spend (a reply is 402 BILLING_SUSPENDED, a campaign fails at queue time with
+// failureReason BILLING_SUSPENDED, nothing sent or charged); past_due and overage_warning
+// still send and pay.
+func TestBillingStatusesThatMaySpend(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550312", 10)
+	phones := []string{"+12025554101", "+12025554102"}
+	tn.contacts("status", phones)
+	reply := func(text string) response {
+		return tn.do("POST", "/api/conversations/%2B12025554101/reply", map[string]any{"message": text})
+	}
+	for _, st := range []string{"suspended", "archived"} {
+		e.setBillingStatus(tn.org, st)
+		res := reply("refused while " + st)
+		require.Equal(t, http.StatusPaymentRequired, res.Status, "%s: %s", st, res.Body)
+		assert.Equal(t, "BILLING_SUSPENDED", res.ErrCode(t), st)
+		c := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+			"name": st, "message": "Campaign while " + st, "contactFilter": tagged("status"), "timezone": zoneWhere(12),
+		}), http.StatusCreated)
+		failed := tn.awaitStatus(c.str("id"), "failed", 30*time.Second)
+		assert.Equal(t, "BILLING_SUSPENDED", failed.str("failureReason"), st)
+	}
+	for _, p := range phones {
+		assert.Empty(t, tn.thread(p), "nothing sent to %s", p)
+	}
+	assert.EqualValues(t, 10, tn.balance(), "nothing charged or held")
+
+	spent := 0.0
+	for _, st := range []string{"past_due", "overage_warning", "active"} {
+		e.setBillingStatus(tn.org, st)
+		res := reply("sent while " + st)
+		require.Equal(t, http.StatusOK, res.Status, "%s: %s", st, res.Body)
+		assert.Equal(t, true, res.JSON(t)["success"], st)
+		spent++
+	}
+	e.setBillingStatus(tn.org, "overage_warning")
+	c := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "overage", "message": "Campaign in overage warning", "contactFilter": tagged("status"), "timezone": zoneWhere(12),
+	}), http.StatusCreated)
+	tn.awaitStatus(c.str("id"), "completed", 60*time.Second)
+	spent += float64(len(phones))
+	eventually(t, 15*time.Second, "the sends paid", func() bool { return tn.balance() == 10-spent })
+}
+
+// TestCampaignHoldCoversEachRecipientsPrice: "A campaign fails at queue time if the balance
+// cannot cover the estimated send", the estimate being each recipient's own message priced
+// by the credit rules: here one recipient's merged text runs past 480 characters (2 credits),
+// the other's not (1). With 2 credits the campaign fails and sends nothing; with 3 it goes
+// out and costs 3.
+func TestCampaignHoldCoversEachRecipientsPrice(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	for i, c := range []struct {
+		credits int32
+		status  string
+	}{{2, "failed"}, {3, "completed"}} {
+		tn := e.newTenant(fmt.Sprintf("+1312555%04d", 313+i), c.credits)
+		long, short := fmt.Sprintf("+1202555%04d", 4201+10*i), fmt.Sprintf("+1202555%04d", 4202+10*i)
+		for phone, note := range map[string]string{long: strings.Repeat("n", 480), short: "hi"} {
+			res := tn.do("POST", "/api/contacts", map[string]any{"phone": phone, "firstName": "Ada", "tags": []string{"price"},
+				"timezone": zoneWhere(12), "customFields": map[string]any{"note": note}})
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+		}
+		eventually(t, 15*time.Second, "phone lookups", func() bool {
+			res := tn.do("GET", "/api/contacts?tags=price&isTextable=true&includeTotal=true", nil)
+			return res.JSON(t)["total"] == 2.0
+		})
+		created := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+			"name": "Priced", "message": "Note: {{note}}", "contactFilter": tagged("price"), "timezone": zoneWhere(12),
+		}), http.StatusCreated)
+		done := tn.awaitStatus(created.str("id"), c.status, 60*time.Second)
+		if c.status == "failed" {
+			assert.Equal(t, "INSUFFICIENT_CREDITS", done.str("failureReason"))
+			time.Sleep(500 * time.Millisecond)
+			assert.Empty(t, tn.thread(long))
+			assert.Empty(t, tn.thread(short))
+			assert.EqualValues(t, 2, tn.balance(), "nothing charged or held")
+			continue
+		}
+		assert.EqualValues(t, 2, done.num("sentCount"))
+		eventually(t, 15*time.Second, "3 credits spent, the hold settled", func() bool { return tn.balance() == 0 })
+	}
+}
