@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -532,4 +533,34 @@ func TestCampaignHoldCoversEachRecipientsPrice(t *testing.T) {
 		assert.EqualValues(t, 2, done.num("sentCount"))
 		eventually(t, 15*time.Second, "3 credits spent, the hold settled", func() bool { return tn.balance() == 0 })
 	}
+}
+
+// TestCreditOnlyPlanHasNoSubscription: the billing status' subscription is "null on a
+// credit-only plan" (per_message: "credit balance only"): a full_service account that
+// operators move to per_message (`chorusctl plan set --pricing per_message`, which ends the
+// plan) reports no subscription any more, its purchased credits kept.
+func TestCreditOnlyPlanHasNoSubscription(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	ctx := context.Background()
+	tn := e.newTenant("", 0)
+	end := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
+	_, err := e.billing.SetAccount(ctx, &billingv1.SetAccountRequest{
+		OrganizationId: tn.org, PricingModel: "full_service", Brand: "Acme",
+		Subscription: &billingv1.Subscription{Id: "sub_1", PlanType: "pro", BillingInterval: "month", Status: "active",
+			CurrentPeriodEnd: timestamppb.New(end), Provider: "stripe"},
+	})
+	require.NoError(t, err)
+	_, err = e.billing.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: tn.org, Amount: 7, IdempotencyKey: "order"})
+	require.NoError(t, err)
+	st := tn.billingStatus()
+	require.Equal(t, "full_service", st["pricing_model"])
+	require.NotNil(t, st["subscription"])
+
+	_, err = e.billing.SetPlan(ctx, &billingv1.SetPlanRequest{OrganizationId: tn.org, PricingModel: "per_message"})
+	require.NoError(t, err)
+	st = tn.billingStatus()
+	assert.Equal(t, "per_message", st["pricing_model"])
+	assert.Nil(t, st["subscription"], "a credit-only plan has no subscription")
+	assert.Equal(t, map[string]any{"available": 7.0, "included": 0.0, "total": 7.0}, st["credits"])
 }
