@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -381,6 +382,37 @@ func TestInboundMessageMakesTheContactTextable(t *testing.T) {
 	res = tn.do("POST", "/api/conversations/%2B12025550003/reply", map[string]any{"message": "Hello!"})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	assert.Equal(t, true, res.JSON(t)["success"])
+
+	// A number the lookup found to be a landline (isTextable false) that texts in is textable.
+	landline := tn.contact("+12025550002", "Land", true)
+	require.Equal(t, false, tn.do("GET", "/api/contacts/"+landline, nil).JSON(t)["isTextable"])
+	e.text(tn.number, "+12025550002", "I can text after all")
+	eventually(t, 15*time.Second, "the landline marked textable", func() bool {
+		return tn.do("GET", "/api/contacts/"+landline, nil).JSON(t)["isTextable"] == true
+	})
+}
+
+// TestCampaignQuietHoursBoundaries: "Quiet hours are 08:00 to 21:00": an immediate send is
+// accepted from 08:00 and through 20:59, refused from 21:00 and until 07:59, in the
+// campaign's zone.
+func TestCampaignQuietHoursBoundaries(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550322", 100)
+	if now := time.Now(); now.Minute() == 59 && now.Second() > 50 {
+		time.Sleep(15 * time.Second) // not across an hour: each zone's hour must hold for the request
+	}
+	for hour, want := range map[int]int{7: http.StatusBadRequest, 8: http.StatusCreated, 20: http.StatusCreated, 21: http.StatusBadRequest} {
+		zone := zoneWhere(hour)
+		require.Equal(t, hour, localHour(t, zone))
+		res := tn.do("POST", "/api/campaigns", map[string]any{"name": fmt.Sprint("at ", hour), "message": "Hi",
+			"contactFilter": tagged("nobody"), "timezone": zone})
+		require.Equal(t, want, res.Status, "%02d:xx: %s", hour, res.Body)
+		if want == http.StatusBadRequest {
+			assert.Equal(t, "QUIET_HOURS", res.ErrCode(t), "%02d:xx", hour)
+		}
+	}
+	assert.Len(t, tn.campaigns(), 2, "the two accepted")
 }
 
 // billingStatus reads GET /api/billing/status.
@@ -563,4 +595,32 @@ func TestCreditOnlyPlanHasNoSubscription(t *testing.T) {
 	assert.Equal(t, "per_message", st["pricing_model"])
 	assert.Nil(t, st["subscription"], "a credit-only plan has no subscription")
 	assert.Equal(t, map[string]any{"available": 7.0, "included": 0.0, "total": 7.0}, st["credits"])
+}
+
+// TestSandboxOrganizationIsFreeBesideARealCarrier: in a deployment whose carrier is Twilio, a
+// sandbox organization's messages still go through the sandbox carrier, reach no real
+// carrier and cost nothing, while another organization's go to Twilio and are paid.
+func TestSandboxOrganizationIsFreeBesideARealCarrier(t *testing.T) {
+	t.Parallel()
+	e, carrier := routeStack(t)
+	sandbox := e.newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: zoneWhere(12), Sandbox: true}, "+13125550320", 5)
+	paying := e.newTenant("+13125550321", 5)
+	for _, c := range []struct {
+		tn       *tenant
+		phone    string
+		provider string
+		balance  float64
+	}{{sandbox, "+12025554301", "sandbox", 5}, {paying, "+12025554302", "twilio", 4}} {
+		c.tn.contact(c.phone, "Ada", true)
+		res := c.tn.do("POST", "/api/conversations/"+url.PathEscape(c.phone)+"/reply", map[string]any{"message": "Hello"})
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		assert.Equal(t, c.provider, res.JSON(t)["provider"])
+		eventually(t, 15*time.Second, "the reply's outcome", func() bool {
+			th := c.tn.thread(c.phone)
+			return len(th) == 1 && th[0]["status"] != "sent"
+		})
+		assert.Equal(t, c.balance, c.tn.balance(), c.provider)
+	}
+	assert.Empty(t, carrier.carrierTo("+12025554301"), "the sandbox organization's reply reached no real carrier")
+	assert.Len(t, carrier.carrierTo("+12025554302"), 1)
 }
