@@ -133,6 +133,21 @@ func TestCampaignDraftIDPromotesAnImmediateSend(t *testing.T) {
 	}), http.StatusCreated)
 	id := d.str("id")
 
+	// A refused promotion changes nothing: the draft stays as it was.
+	for _, c := range []struct {
+		body map[string]any
+		code string
+	}{
+		{map[string]any{"draftId": id, "message": "Final", "timezone": zoneWhere(3)}, "QUIET_HOURS"},
+		{map[string]any{"draftId": id, "message": "", "name": "Renamed"}, "VALIDATION_FAILED"},
+	} {
+		res := tn.do("POST", "/api/campaigns", c.body)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+		assert.Equal(t, c.code, res.ErrCode(t))
+		still := tn.getCampaign(id)
+		assert.Equal(t, []any{"draft", "Drafted", "Draft text", zoneWhere(12)}, []any{still["status"], still["name"], still["message"], still["timezone"]}, c.code)
+	}
+
 	p := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{"draftId": id, "message": "Final {{firstName}}"}), http.StatusCreated)
 	assert.Equal(t, id, p.str("id"), "the draft promoted in place")
 	assert.Equal(t, "pending", p.str("status"))
