@@ -100,6 +100,12 @@ func TestCampaignWithoutTimezoneKeepsTheOrganizationsQuietHours(t *testing.T) {
 	assert.Contains(t, []string{"pending", "queued", "sending"}, c.str("status"))
 	assert.EqualValues(t, 0, c.num("sentCount"), "nothing sent at night in the organization's zone")
 	assert.EqualValues(t, 2, c.num("queuedCount"))
+	// Its estimated completion counts from the organization's next 08:00 too.
+	eta, err := time.Parse(time.RFC3339Nano, c["displayMetrics"].(map[string]any)["estimatedCompletionAt"].(string))
+	require.NoError(t, err, "%v", c["displayMetrics"])
+	loc, err := time.LoadLocation(nightZone)
+	require.NoError(t, err)
+	assert.Equal(t, 8, eta.In(loc).Hour(), "estimatedCompletionAt %s: the morning in %s", eta, nightZone)
 	for _, p := range nightPhones {
 		assert.Empty(t, night.thread(p), "nothing sent to %s", p)
 	}
