@@ -217,3 +217,33 @@ func TestSetBillingStatusValidation(t *testing.T) {
 	assertReason(t, err, codes.NotFound, "NOT_FOUND")
 	assert.Equal(t, "active", getStatus(t, e, unknown).GetBillingStatus(), "an unknown organization gets no account")
 }
+
+// A credit-only plan (per_message) has no subscription: SetAccount refuses one naming the
+// field, and SetPlan moving an account to per_message ends its subscription, whatever plan
+// it moves to later; the balances and the plan's interval stay.
+func TestCreditOnlyPlanHasNoSubscription(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	ctx := context.Background()
+	sub := &billingv1.Subscription{Id: "sub_1", PlanType: "pro", BillingInterval: "month", Status: "active",
+		PaidThrough: proto.String("2026-02-28"), NextBillingDate: proto.String("2026-03-01"), Provider: "stripe"}
+	_, err := e.c.SetAccount(ctx, &billingv1.SetAccountRequest{OrganizationId: uuid.NewString(), PricingModel: "per_message", Subscription: sub})
+	assert.Equal(t, []string{"subscription"}, badFields(t, err))
+
+	org := uuid.New()
+	_, err = e.c.SetAccount(ctx, &billingv1.SetAccountRequest{OrganizationId: org.String(), PricingModel: "full_service", Subscription: sub})
+	require.NoError(t, err)
+	e.grant(t, org, 5, false)
+	require.NotNil(t, getStatus(t, e, org).GetSubscription())
+	res, err := e.c.SetPlan(ctx, &billingv1.SetPlanRequest{OrganizationId: org.String(), PricingModel: "per_message"})
+	require.NoError(t, err)
+	assert.Equal(t, "month", res.GetPlan().GetBillingInterval(), "the plan's interval stays")
+	st := getStatus(t, e, org)
+	assert.Equal(t, "per_message", st.GetPricingModel())
+	assert.Nil(t, st.GetSubscription(), "per_message ends the subscription")
+	assert.Equal(t, int32(5), st.GetCredits().GetAvailable())
+	_, err = e.c.SetPlan(ctx, &billingv1.SetPlanRequest{OrganizationId: org.String(), PricingModel: "unlimited"})
+	require.NoError(t, err)
+	assert.Nil(t, getStatus(t, e, org).GetSubscription(), "an ended subscription does not come back")
+	e.assertLedgerSums(t, org)
+}

@@ -57,23 +57,31 @@ func (e *msgEnv) newTenant(number string, credits int32) *tenant {
 
 // newTenantIn is newTenant with the organization's timezone zone.
 func (e *msgEnv) newTenantIn(zone, number string, credits int32) *tenant {
+	e.t.Helper()
+	return e.newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: zone}, number, credits)
+}
+
+// newTenantOf is newTenant with the organization org describes (its timezone, sandbox mode);
+// a name is made up when org has none.
+func (e *msgEnv) newTenantOf(org *orgsv1.CreateOrganizationRequest, number string, credits int32) *tenant {
 	t := e.t
 	t.Helper()
 	ctx := context.Background()
-	res, err := e.orgs.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{
-		Name: "Acme " + strconv.FormatInt(time.Now().UnixNano(), 36), Timezone: zone,
-	})
+	if org.GetName() == "" {
+		org.Name = "Acme " + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	res, err := e.orgs.CreateOrganization(ctx, org)
 	require.NoError(t, err)
-	org := res.GetOrganization().GetId()
-	user := "user-" + org
-	e.member(org, user, "write")
-	tn := &tenant{client: e.as(user, org), number: number}
+	id := res.GetOrganization().GetId()
+	user := "user-" + id
+	e.member(id, user, "write")
+	tn := &tenant{client: e.as(user, id), number: number}
 	if credits > 0 {
-		_, err := e.billing.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: org, Amount: credits, IdempotencyKey: "seed-" + org})
+		_, err := e.billing.GrantCredits(ctx, &billingv1.GrantCreditsRequest{OrganizationId: id, Amount: credits, IdempotencyKey: "seed-" + id})
 		require.NoError(t, err)
 	}
 	if number != "" {
-		n, err := e.messaging.AddNumber(ctx, &messagingv1.AddNumberRequest{OrganizationId: org, Number: number, IsDefault: true})
+		n, err := e.messaging.AddNumber(ctx, &messagingv1.AddNumberRequest{OrganizationId: id, Number: number, IsDefault: true})
 		require.NoError(t, err)
 		tn.numberID = n.GetPhoneNumberId()
 	}

@@ -68,6 +68,9 @@ func (s *Server) SetAccount(ctx context.Context, req *billingv1.SetAccountReques
 		Brand:          text(fields, "brand", req.GetBrand(), store.DefaultBrand),
 		Subscription:   subscription(fields, req.GetSubscription()),
 	}
+	if a.PricingModel == store.PricingPerMessage && a.Subscription != nil {
+		fields.Add("subscription", "a per_message plan is credit-only: it has no subscription")
+	}
 	if p := req.GetPortalUrls(); p != nil {
 		a.CustomerPortalURL = portalURL(fields, "portalUrls.customerPortal", p.GetCustomerPortal())
 		a.SubscriptionManagementURL = portalURL(fields, "portalUrls.subscriptionManagement", p.GetSubscriptionManagement())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,11 +35,23 @@ const renewable = `pricing_model = 'full_service' AND included_per_period IS NOT
 // renewBatch bounds the due accounts one sweep query lists.
 const renewBatch = 500
 
+// endSubscription is the SET list that ends an account's subscription when SetPlan moves it to
+// per_message: a credit-only plan has none (its columns are all NULL). The billing interval and
+// period end are the plan's too and stay, as SetAccount keeps them.
+var endSubscription = func() string {
+	var set []string
+	for _, c := range []string{"subscription_id", "plan_type", "subscription_status", "paid_through", "next_billing_date", "subscription_provider"} {
+		set = append(set, c+" = CASE WHEN EXCLUDED.pricing_model = 'per_message' THEN NULL ELSE a."+c+" END")
+	}
+	return strings.Join(set, ", ")
+}()
+
 // SetPlan sets the organization's pricing model, included credits per period (nil unless
 // full_service), billing interval ("" keeps the account's) and period end (nil keeps the
 // account's; a full_service account without one gets now, so its first period starts at
-// once), creating the account if needed; other settings and the balances are left alone. A
-// period end that is already past renews at once. It answers the plan and balance after.
+// once), creating the account if needed; other settings and the balances are left alone,
+// except that per_message, credit-only, ends the account's subscription. A period end that is
+// already past renews at once. It answers the plan and balance after.
 func (s *Store) SetPlan(ctx context.Context, p Plan, now time.Time) (Plan, Balance, error) {
 	var start *time.Time
 	if p.IncludedPerPeriod != nil {
@@ -51,6 +64,7 @@ func (s *Store) SetPlan(ctx context.Context, p Plan, now time.Time) (Plan, Balan
 			pricing_model = EXCLUDED.pricing_model, included_per_period = EXCLUDED.included_per_period,
 			billing_interval = COALESCE(EXCLUDED.billing_interval, a.billing_interval),
 			current_period_end = COALESCE($5::timestamptz, a.current_period_end, $6::timestamptz),
+			`+endSubscription+`,
 			period_anchor = CASE WHEN COALESCE($5::timestamptz, a.current_period_end, $6::timestamptz)
 				IS NOT DISTINCT FROM a.current_period_end THEN a.period_anchor END,
 			updated_at = now()`,

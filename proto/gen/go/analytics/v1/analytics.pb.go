@@ -491,9 +491,11 @@ func (x *GetOverviewResponse) GetClicks() *ClickCounts {
 
 // GetTrendsRequest is a date range and the metric.
 type GetTrendsRequest struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	StartDate string                 `protobuf:"bytes,1,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
-	EndDate   string                 `protobuf:"bytes,2,opt,name=end_date,json=endDate,proto3" json:"end_date,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// YYYY-MM-DD (or an RFC 3339 time, read as its local date); default 30 days before endDate.
+	StartDate string `protobuf:"bytes,1,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
+	// YYYY-MM-DD (or an RFC 3339 time); default today in the organization's zone.
+	EndDate string `protobuf:"bytes,2,opt,name=end_date,json=endDate,proto3" json:"end_date,omitempty"`
 	// messages (default) or campaigns.
 	Metric        string `protobuf:"bytes,3,opt,name=metric,proto3" json:"metric,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -693,9 +695,11 @@ func (x *GetTrendsResponse) GetItems() []*TrendPoint {
 
 // GetTopCampaignsRequest is a date range and how many.
 type GetTopCampaignsRequest struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	StartDate string                 `protobuf:"bytes,1,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
-	EndDate   string                 `protobuf:"bytes,2,opt,name=end_date,json=endDate,proto3" json:"end_date,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// YYYY-MM-DD (or an RFC 3339 time, read as its local date); default 30 days before endDate.
+	StartDate string `protobuf:"bytes,1,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
+	// YYYY-MM-DD (or an RFC 3339 time); default today in the organization's zone.
+	EndDate string `protobuf:"bytes,2,opt,name=end_date,json=endDate,proto3" json:"end_date,omitempty"`
 	// Default 10, 1 to 100.
 	Limit         *int32 `protobuf:"varint,3,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -904,9 +908,11 @@ func (x *GetTopCampaignsResponse) GetCampaigns() []*TopCampaign {
 
 // GetBestSendTimesRequest is a date range (default 90 days back to today).
 type GetBestSendTimesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	StartDate     string                 `protobuf:"bytes,1,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
-	EndDate       string                 `protobuf:"bytes,2,opt,name=end_date,json=endDate,proto3" json:"end_date,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// YYYY-MM-DD (or an RFC 3339 time, read as its local date); default 90 days before endDate.
+	StartDate string `protobuf:"bytes,1,opt,name=start_date,json=startDate,proto3" json:"start_date,omitempty"`
+	// YYYY-MM-DD (or an RFC 3339 time); default today in the organization's zone.
+	EndDate       string `protobuf:"bytes,2,opt,name=end_date,json=endDate,proto3" json:"end_date,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

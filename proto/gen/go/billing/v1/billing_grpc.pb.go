@@ -54,12 +54,15 @@ type BillingServiceClient interface {
 	// SetAccount creates or replaces an organization's account settings; credits are untouched.
 	// Without a subscription it leaves the billing interval and period end (the plan's) as they
 	// are. On an account with included credits per period, a subscription must keep a month or
-	// year interval and a period end (INVALID_ARGUMENT naming the field otherwise).
+	// year interval and a period end (INVALID_ARGUMENT naming the field otherwise). per_message
+	// is credit-only: a subscription with it is INVALID_ARGUMENT naming subscription.
 	SetAccount(ctx context.Context, in *SetAccountRequest, opts ...grpc.CallOption) (*SetAccountResponse, error)
 	// SetPlan sets an organization's pricing model and, for full_service, the included credits
 	// granted every period, creating the account if needed; other settings are untouched. When
 	// the period end it leaves is already past (by default a new plan's period ends now), the
 	// period rolls over at once: included credits left expire and the allowance is granted.
+	// Moving to per_message (credit-only) ends the account's subscription: the billing status
+	// then reports it null, and a later plan does not bring it back (SetAccount sets a new one).
 	SetPlan(ctx context.Context, in *SetPlanRequest, opts ...grpc.CallOption) (*SetPlanResponse, error)
 	// SetBillingStatus is an operator RPC too: it changes only the billing status of an
 	// organization's account, which is how operators suspend and reactivate accounts. Setting
@@ -243,12 +246,15 @@ type BillingServiceServer interface {
 	// SetAccount creates or replaces an organization's account settings; credits are untouched.
 	// Without a subscription it leaves the billing interval and period end (the plan's) as they
 	// are. On an account with included credits per period, a subscription must keep a month or
-	// year interval and a period end (INVALID_ARGUMENT naming the field otherwise).
+	// year interval and a period end (INVALID_ARGUMENT naming the field otherwise). per_message
+	// is credit-only: a subscription with it is INVALID_ARGUMENT naming subscription.
 	SetAccount(context.Context, *SetAccountRequest) (*SetAccountResponse, error)
 	// SetPlan sets an organization's pricing model and, for full_service, the included credits
 	// granted every period, creating the account if needed; other settings are untouched. When
 	// the period end it leaves is already past (by default a new plan's period ends now), the
 	// period rolls over at once: included credits left expire and the allowance is granted.
+	// Moving to per_message (credit-only) ends the account's subscription: the billing status
+	// then reports it null, and a later plan does not bring it back (SetAccount sets a new one).
 	SetPlan(context.Context, *SetPlanRequest) (*SetPlanResponse, error)
 	// SetBillingStatus is an operator RPC too: it changes only the billing status of an
 	// organization's account, which is how operators suspend and reactivate accounts. Setting

@@ -427,8 +427,11 @@ type Campaign struct {
 	// campaign (a draft too) is created or its draft updated. Absent only while the organization
 	// has no sending number, on a draft (a submission without one is 400 NO_FROM_NUMBER);
 	// phoneNumber is null then.
-	FromPhoneNumberId          *string                 `protobuf:"bytes,9,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3,oneof" json:"from_phone_number_id,omitempty"`
-	ScheduledFor               *timestamppb.Timestamp  `protobuf:"bytes,10,opt,name=scheduled_for,json=scheduledFor,proto3" json:"scheduled_for,omitempty"`
+	FromPhoneNumberId *string                `protobuf:"bytes,9,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3,oneof" json:"from_phone_number_id,omitempty"`
+	ScheduledFor      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=scheduled_for,json=scheduledFor,proto3" json:"scheduled_for,omitempty"`
+	// IANA; quiet hours (08:00-21:00) are enforced in it. null when the campaign gave none: the
+	// organization's timezone applies instead, as it is when the campaign is submitted and
+	// when it sends.
 	Timezone                   *wrapperspb.StringValue `protobuf:"bytes,11,opt,name=timezone,proto3" json:"timezone,omitempty"`
 	TotalCount                 int32                   `protobuf:"varint,12,opt,name=total_count,json=totalCount,proto3" json:"total_count,omitempty"`
 	SentCount                  int32                   `protobuf:"varint,13,opt,name=sent_count,json=sentCount,proto3" json:"sent_count,omitempty"`
@@ -916,9 +919,12 @@ type CampaignInput struct {
 	SegmentId         *string                `protobuf:"bytes,3,opt,name=segment_id,json=segmentId,proto3,oneof" json:"segment_id,omitempty"`
 	ContactFilter     *ContactFilter         `protobuf:"bytes,4,opt,name=contact_filter,json=contactFilter,proto3" json:"contact_filter,omitempty"`
 	FromPhoneNumberId *string                `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3,oneof" json:"from_phone_number_id,omitempty"`
-	// ISO 8601 with a zone (RFC 3339); "" clears it on a draft.
+	// ISO 8601 with a zone (RFC 3339); "" clears it on a draft. On submission a time in the
+	// future schedules the campaign (scheduled); omitted, now or in the past sends it at once
+	// (pending; outside 08:00-21:00 refused with QUIET_HOURS), the value kept as given.
 	ScheduledFor *string `protobuf:"bytes,6,opt,name=scheduled_for,json=scheduledFor,proto3,oneof" json:"scheduled_for,omitempty"`
-	Timezone     *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
+	// IANA; quiet hours are enforced in it. Omitted: the organization's timezone.
+	Timezone *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
 	// Public http(s) URL: present = sent as MMS regardless of forceRoute.
 	MediaUrl *string `protobuf:"bytes,8,opt,name=media_url,json=mediaUrl,proto3,oneof" json:"media_url,omitempty"`
 	// AUTO (default), SMS or MMS; anything else is 400 naming forceRoute. A mediaUrl means MMS
@@ -941,7 +947,11 @@ type CampaignInput struct {
 	NoResponse        *string `protobuf:"bytes,18,opt,name=no_response,json=noResponse,proto3,oneof" json:"no_response,omitempty"`
 	// Items {question, answer}; a list so that an update can tell [] from absent.
 	FaqReplies *structpb.ListValue `protobuf:"bytes,19,opt,name=faq_replies,json=faqReplies,proto3" json:"faq_replies,omitempty"`
-	// POST /api/campaigns only: the draft to promote in place.
+	// POST /api/campaigns only: the draft to promote in place (same id, no new record). The
+	// body's fields replace the draft's as PUT .../draft would and the result is checked as a
+	// submission, so {"draftId": id} alone submits a complete draft; scheduledFor decides
+	// scheduled or pending as for any submission. A campaign no longer a draft is 409
+	// INVALID_STATE.
 	DraftId       *string `protobuf:"bytes,20,opt,name=draft_id,json=draftId,proto3,oneof" json:"draft_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
