@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/nullable"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
@@ -48,7 +49,7 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 		},
 	}
 	if cf := c.ContactFilter; cf != nil {
-		out.ContactFilter = &campaignsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
+		out.ContactFilter = &campaignsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic, All: audience.AllField(cf)}
 	}
 	for i, r := range c.FaqReplies {
 		out.FaqReplies[i] = &campaignsv1.FaqReply{Question: r.Question, Answer: r.Answer}

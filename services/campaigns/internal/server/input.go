@@ -83,7 +83,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		}
 	}
 	if cf := in.GetContactFilter(); cf != nil {
-		c.ContactFilter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic())
+		c.ContactFilter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic(), cf.GetAll())
 		if !hasSegment {
 			c.SegmentID = nil
 		}
@@ -178,6 +178,8 @@ func complete(c *store.Campaign, f apierr.Fields) {
 	if c.SegmentID == nil && c.ContactFilter == nil {
 		f.Add("segmentId", "one of segmentId or contactFilter is required")
 	}
+	// A draft stored before empty filters were refused must not reach everyone either.
+	audience.Check(f, "contactFilter", c.ContactFilter)
 	if c.IsAbTest {
 		if c.VariantA == nil {
 			f.Add("messageVariantA", "is required when isAbTest is true")

@@ -151,7 +151,7 @@ func startInput(req *pollsv1.StartPollRequest, keepZone *string) (start, error) 
 		s.segment = &id
 	default:
 		cf := req.GetContactFilter()
-		s.filter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic())
+		s.filter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic(), cf.GetAll())
 	}
 	if at := req.GetScheduledFor(); at != "" {
 		t, err := time.Parse(time.RFC3339Nano, at)

@@ -25,11 +25,18 @@ const (
 )
 
 // ContactFilter is a campaign's ad-hoc audience.
+// It must name its contacts: tags (at least one), or all: true for every contact of the
+// organization. A filter naming nobody ({} or {"tags": []}) is refused (400 naming
+// contactFilter) rather than read as everyone.
 type ContactFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Tags  []string               `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
+	// Contacts with any of these tags (all of them with tagsLogic AND).
+	Tags []string `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
 	// "OR" (default) or "AND".
-	TagsLogic     string `protobuf:"bytes,2,opt,name=tags_logic,json=tagsLogic,proto3" json:"tags_logic,omitempty"`
+	TagsLogic string `protobuf:"bytes,2,opt,name=tags_logic,json=tagsLogic,proto3" json:"tags_logic,omitempty"`
+	// Every contact of the organization (opted in and textable, as any audience); goes without
+	// tags (both is a 400 naming contactFilter.all). Served only when true.
+	All           *bool `protobuf:"varint,3,opt,name=all,proto3,oneof" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -76,6 +83,13 @@ func (x *ContactFilter) GetTagsLogic() string {
 		return x.TagsLogic
 	}
 	return ""
+}
+
+func (x *ContactFilter) GetAll() bool {
+	if x != nil && x.All != nil {
+		return *x.All
+	}
+	return false
 }
 
 // FaqReply is one question the auto-replies answer.
@@ -2050,11 +2064,13 @@ var File_campaigns_v1_campaigns_proto protoreflect.FileDescriptor
 
 const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\n" +
-	"\x1ccampaigns/v1/campaigns.proto\x12\x13chorus.campaigns.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"B\n" +
+	"\x1ccampaigns/v1/campaigns.proto\x12\x13chorus.campaigns.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"a\n" +
 	"\rContactFilter\x12\x12\n" +
 	"\x04tags\x18\x01 \x03(\tR\x04tags\x12\x1d\n" +
 	"\n" +
-	"tags_logic\x18\x02 \x01(\tR\ttagsLogic\">\n" +
+	"tags_logic\x18\x02 \x01(\tR\ttagsLogic\x12\x15\n" +
+	"\x03all\x18\x03 \x01(\bH\x00R\x03all\x88\x01\x01B\x06\n" +
+	"\x04_all\">\n" +
 	"\bFaqReply\x12\x1a\n" +
 	"\bquestion\x18\x01 \x01(\tR\bquestion\x12\x16\n" +
 	"\x06answer\x18\x02 \x01(\tR\x06answer\"T\n" +
@@ -2384,6 +2400,7 @@ func file_campaigns_v1_campaigns_proto_init() {
 	if File_campaigns_v1_campaigns_proto != nil {
 		return
 	}
+	file_campaigns_v1_campaigns_proto_msgTypes[0].OneofWrappers = []any{}
 	file_campaigns_v1_campaigns_proto_msgTypes[5].OneofWrappers = []any{}
 	file_campaigns_v1_campaigns_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}

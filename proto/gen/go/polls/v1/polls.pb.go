@@ -25,11 +25,18 @@ const (
 )
 
 // ContactFilter is a poll's ad-hoc audience (as a campaign's).
+// It must name its contacts: tags (at least one), or all: true for every contact of the
+// organization. A filter naming nobody ({} or {"tags": []}) is refused (400 naming
+// contactFilter) rather than read as everyone.
 type ContactFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Tags  []string               `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
+	// Contacts with any of these tags (all of them with tagsLogic AND).
+	Tags []string `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
 	// "OR" (default) or "AND".
-	TagsLogic     string `protobuf:"bytes,2,opt,name=tags_logic,json=tagsLogic,proto3" json:"tags_logic,omitempty"`
+	TagsLogic string `protobuf:"bytes,2,opt,name=tags_logic,json=tagsLogic,proto3" json:"tags_logic,omitempty"`
+	// Every contact of the organization (opted in and textable, as any audience); goes without
+	// tags (both is a 400 naming contactFilter.all). Served only when true.
+	All           *bool `protobuf:"varint,3,opt,name=all,proto3,oneof" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -76,6 +83,13 @@ func (x *ContactFilter) GetTagsLogic() string {
 		return x.TagsLogic
 	}
 	return ""
+}
+
+func (x *ContactFilter) GetAll() bool {
+	if x != nil && x.All != nil {
+		return *x.All
+	}
+	return false
 }
 
 // Option is one answer of a multiple_choice question.
@@ -1904,11 +1918,13 @@ var File_polls_v1_polls_proto protoreflect.FileDescriptor
 
 const file_polls_v1_polls_proto_rawDesc = "" +
 	"\n" +
-	"\x14polls/v1/polls.proto\x12\x0fchorus.polls.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"B\n" +
+	"\x14polls/v1/polls.proto\x12\x0fchorus.polls.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"a\n" +
 	"\rContactFilter\x12\x12\n" +
 	"\x04tags\x18\x01 \x03(\tR\x04tags\x12\x1d\n" +
 	"\n" +
-	"tags_logic\x18\x02 \x01(\tR\ttagsLogic\"2\n" +
+	"tags_logic\x18\x02 \x01(\tR\ttagsLogic\x12\x15\n" +
+	"\x03all\x18\x03 \x01(\bH\x00R\x03all\x88\x01\x01B\x06\n" +
+	"\x04_all\"2\n" +
 	"\x06Option\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\"S\n" +
@@ -2187,6 +2203,7 @@ func file_polls_v1_polls_proto_init() {
 	if File_polls_v1_polls_proto != nil {
 		return
 	}
+	file_polls_v1_polls_proto_msgTypes[0].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[3].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[6].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[23].OneofWrappers = []any{}
