@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,4 +50,47 @@ func TestEmptyAudienceFilterIsRefused(t *testing.T) {
 		_, ps := tn.participants(poll, "")
 		return len(ps) == 2
 	})
+}
+
+// A poll option coded or labelled as a carrier keyword (STOP, HELP, START...: answering it
+// would opt the contact out, or in, or get the help text) is refused at create, naming the
+// option's field; labels are unique in the question (case-insensitive) and at most 100
+// characters.
+func TestPollOptionsCannotBeCarrierKeywords(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550902", 100)
+	withOptions := func(opts ...map[string]any) map[string]any {
+		return map[string]any{"name": "K", "questions": []map[string]any{
+			{"questionNumber": 1, "text": "Q?", "type": "multiple_choice", "responseCode": "q", "options": opts}}}
+	}
+	opt := func(code, label string) map[string]any { return map[string]any{"code": code, "label": label} }
+	long := strings.Repeat("x", 101)
+	for field, body := range map[string]map[string]any{
+		"questions[0].options[2].code":  withOptions(opt("A", "Yes"), opt("B", "No"), opt(" Stop ", "Stop texting")),
+		"questions[0].options[0].code":  withOptions(opt("end", "The end"), opt("B", "No")),
+		"questions[0].options[1].code":  withOptions(opt("A", "Yes"), opt("HELP", "Help me")),
+		"questions[0].options[0].label": withOptions(opt("A", "unsubscribe"), opt("B", "No")),
+		"questions[0].options[1].label": withOptions(opt("A", "Yes"), opt("B", "INFO")),
+	} {
+		res := tn.do("POST", "/api/polls", body)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s: %s", field, res.Body)
+		assert.Equal(t, "VALIDATION_FAILED", res.ErrCode(t), field)
+		assert.Contains(t, res.ErrFields(t), field, "%s", res.Body)
+	}
+	for field, body := range map[string]map[string]any{
+		"questions[0].options[1].label": withOptions(opt("A", "Yes"), opt("B", " yes ")),
+		"questions[0].options[0].label": withOptions(opt("A", long), opt("B", "No")),
+	} {
+		res := tn.do("POST", "/api/polls", body)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s: %s", field, res.Body)
+		assert.Contains(t, res.ErrFields(t), field, "%s", res.Body)
+	}
+	// Words that merely contain a keyword are fine.
+	tn.createPoll(withOptions(opt("A", "Stop by the store"), opt("B", "Ending soon"), opt("STOPS", "Bus stops")))
+	res := tn.do("GET", "/api/polls", nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	var polls []any
+	require.NoError(t, jsonUnmarshal(res.Body, &polls))
+	assert.Len(t, polls, 1, "no refused poll is stored")
 }

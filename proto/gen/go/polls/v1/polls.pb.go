@@ -92,7 +92,11 @@ func (x *ContactFilter) GetAll() bool {
 	return false
 }
 
-// Option is one answer of a multiple_choice question.
+// Option is one answer of a multiple_choice question. Codes and labels are unique in the
+// question (case-insensitive), at most 100 characters, and never a carrier keyword (STOP,
+// STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE, OPTOUT, START, UNSTOP, HELP, INFO in any
+// case or spacing): a reply of one is taken as the keyword, not as the answer (400 naming
+// e.g. questions[0].options[2].code).
 type Option struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The reply keyword, matched trimmed and case-insensitively (a reply of the label is no
