@@ -1,6 +1,9 @@
 package server
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -46,6 +49,7 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 		DisplayMetrics: &campaignsv1.DisplayMetrics{
 			AudienceSize: c.TotalCount, Sent: c.SentCount, Failed: c.FailedCount, Queued: c.QueuedCount(),
 			Delivered: c.DeliveredCount, DeliveryRate: c.DeliveryRate(), Replies: c.ReplyCount, ClickCount: c.ClickCount,
+			Unsent: unsent(c.Unsent),
 		},
 	}
 	if cf := c.ContactFilter; cf != nil {
@@ -103,4 +107,14 @@ func idOrAbsent(u *uuid.UUID) *string {
 	}
 	s := u.String()
 	return &s
+}
+
+// unsent is the campaign's unsent recipients by reason, in reason order (a map would print
+// in any order).
+func unsent(byReason map[string]int32) []*campaignsv1.UnsentCount {
+	out := make([]*campaignsv1.UnsentCount, 0, len(byReason))
+	for _, reason := range slices.Sorted(maps.Keys(byReason)) {
+		out = append(out, &campaignsv1.UnsentCount{Reason: reason, Count: byReason[reason]})
+	}
+	return out
 }

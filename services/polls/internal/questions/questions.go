@@ -10,6 +10,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/keywords"
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 )
 
 // Question types.
@@ -24,7 +25,6 @@ const (
 	MaxQuestions = 20
 	MinOptions   = 2
 	MaxOptions   = 9
-	maxText      = 1600 // what messaging sends in one message
 	maxCode      = 100
 	maxLabel     = 100
 )
@@ -71,8 +71,11 @@ func Validate(qs []Question, f apierr.Fields) {
 		switch t := strings.TrimSpace(q.Text); {
 		case t == "":
 			f.Add(field+".text", "is required")
-		case utf8.RuneCountInString(t) > maxText:
-			f.Add(field+".text", fmt.Sprintf("must be at most %d characters", maxText))
+		case q.Type == MultipleChoice && len(q.Options) > 0:
+			// The re-ask ("Please reply A or B. " and the question) is sent too.
+			mergefields.CheckFits(f, field+".text", q.ReaskText(), true, "re-asked with its codes")
+		default:
+			mergefields.CheckFits(f, field+".text", t, true, "")
 		}
 		switch rc := strings.TrimSpace(q.ResponseCode); {
 		case rc == "":
