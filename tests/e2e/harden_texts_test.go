@@ -94,3 +94,76 @@ func TestPollOptionsCannotBeCarrierKeywords(t *testing.T) {
 	require.NoError(t, jsonUnmarshal(res.Body, &polls))
 	assert.Len(t, polls, 1, "no refused poll is stored")
 }
+
+// One limit for every outgoing text, 1,600 characters once merged (the replies' cap): a
+// campaign or poll text over it even with its merge fields empty is refused at create, naming
+// the field; a recipient whose own text merges past it gets no message (no giant SMS, no
+// credits), counted failed and in displayMetrics.unsent as TEXT_TOO_LONG, while the others go.
+func TestTextsOverOneMessageAreRefusedOrNotSent(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550903", 100)
+	over := strings.Repeat("x", 1601)
+
+	refused := func(path string, body map[string]any, field string) {
+		t.Helper()
+		res := tn.do("POST", path, body)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s: %s", field, res.Body)
+		assert.Equal(t, "VALIDATION_FAILED", res.ErrCode(t), field)
+		assert.Contains(t, res.ErrFields(t), field, "%s", res.Body)
+	}
+	camp := func(extra map[string]any) map[string]any {
+		b := map[string]any{"name": "L", "message": "Hi", "contactFilter": map[string]any{"tags": []string{"long"}}, "timezone": zoneWhere(12)}
+		for k, v := range extra {
+			b[k] = v
+		}
+		return b
+	}
+	refused("/api/campaigns", camp(map[string]any{"message": over + "{{firstName}}"}), "message")
+	refused("/api/campaigns/draft", camp(map[string]any{"message": "{{bio}}" + over}), "message")
+	refused("/api/campaigns", camp(map[string]any{"autoReplyEnabled": true, "yesResponse": over}), "yesResponse")
+	refused("/api/campaigns", camp(map[string]any{"autoReplyEnabled": true,
+		"faqReplies": []map[string]any{{"question": "Parking?", "answer": over}}}), "faqReplies[0].answer")
+	refused("/api/campaigns", camp(map[string]any{"isAbTest": true, "messageVariantA": "A", "messageVariantB": over}), "messageVariantB")
+
+	pollOf := func(intro, q1, outro string) map[string]any {
+		return map[string]any{"name": "L", "introductoryText": intro, "outroText": outro, "questions": []map[string]any{
+			{"questionNumber": 1, "text": q1, "type": "multiple_choice", "responseCode": "q",
+				"options": []map[string]any{{"code": "A", "label": "Yes"}, {"code": "B", "label": "No"}}}}}
+	}
+	refused("/api/polls", pollOf(strings.Repeat("i", 1600), strings.Repeat("q", 1600), ""), "introductoryText")
+	refused("/api/polls", pollOf("", strings.Repeat("q", 1590), ""), "questions[0].text") // with "Please reply A or B. "
+	refused("/api/polls", pollOf("", "Q?", over), "outroText")
+
+	// The send: a 1,000-character custom field twice is over the limit for that contact only.
+	tn.contacts("long", []string{"+12025559031", "+12025559032"})
+	res := tn.do("GET", "/api/contacts?tags=long&search=2025559031", nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	id := res.JSON(t)["contacts"].([]any)[0].(map[string]any)["id"].(string)
+	res = tn.do("PUT", "/api/contacts/"+id, map[string]any{"customFields": map[string]any{"bio": strings.Repeat("b", 1000)}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+
+	c := campaignOf(t, tn.do("POST", "/api/campaigns", camp(map[string]any{"message": "Hi {{bio}}{{bio}}"})), http.StatusCreated)
+	done := tn.awaitStatus(c.str("id"), "completed", 60*time.Second)
+	assert.EqualValues(t, 2, done.num("totalCount"))
+	assert.EqualValues(t, 1, done.num("failedCount"))
+	eventually(t, 30*time.Second, "sent counted", func() bool { return tn.getCampaign(c.str("id")).num("sentCount") == 1 })
+	assert.Equal(t, []any{map[string]any{"reason": "TEXT_TOO_LONG", "count": float64(1)}}, tn.getCampaign(c.str("id"))["displayMetrics"].(map[string]any)["unsent"])
+	assert.Empty(t, tn.thread("+12025559031"), "no giant SMS")
+	assert.Len(t, tn.thread("+12025559032"), 1)
+	eventually(t, 30*time.Second, "one credit spent", func() bool { return tn.balance() == 100-1 })
+
+	// A poll: the intro with question 1, merged past the limit for that contact, is not sent;
+	// the participation ends text_too_long and the other participant is asked.
+	pb := pollOf("Hi {{bio}}{{bio}}", "Q1: A or B?", "")
+	pb["timezone"] = zoneWhere(12)
+	poll := tn.createPoll(pb)["id"].(string)
+	tn.startPoll(poll, "long")
+	eventually(t, 30*time.Second, "the long one terminated", func() bool {
+		_, ps := tn.participants(poll, "")
+		p := ps["+12025559031"]
+		return p != nil && p["status"] == "terminated" && p["terminationReason"] == "text_too_long"
+	})
+	eventually(t, 30*time.Second, "the other asked", func() bool { return len(tn.thread("+12025559032")) == 2 })
+	assert.Empty(t, tn.thread("+12025559031"), "no giant SMS")
+}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/chorus-sms/chorus/pkg/jobs"
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -59,6 +60,7 @@ func (w *stepWorker) Work(ctx context.Context, job *river.Job[stepArgs]) error {
 func (r *Runner) step(ctx context.Context, a stepArgs) error {
 	var p store.Participant
 	var poll store.Poll
+	tooLong := false
 	err := r.store.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if p, err = r.store.LockParticipant(ctx, tx, a.OrgID, a.ParticipantID); err != nil {
@@ -75,6 +77,22 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 		if poll.Status != store.StatusActive && (*p.Pending != store.PendingOutro || poll.Status != store.StatusCompleted) {
 			return errSkip
 		}
+		// A text merged past what one message carries is not sent: a question that cannot be
+		// asked ends the participation (text_too_long, its hold's share released with the
+		// poll's rest); a completed participant's outro is dropped.
+		if tooLong, err = longText(&poll, &p); err != nil {
+			return err
+		}
+		if tooLong {
+			if p.Status != store.InProgress {
+				return nil
+			}
+			ended, err := r.store.TerminateParticipant(ctx, tx, p.OrgID, p.ID, store.ReasonTextTooLong, r.now())
+			if err != nil {
+				return err
+			}
+			return r.freedTx(ctx, tx, p.OrgID, ended)
+		}
 		if p.SentStep < p.Step {
 			return r.store.MarkSent(ctx, tx, &p, r.now())
 		}
@@ -85,6 +103,9 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 	}
 	if err != nil {
 		return err
+	}
+	if tooLong {
+		return errSkip
 	}
 	msgs, err := Messages(&poll, &p)
 	if err != nil || len(msgs) == 0 {
@@ -155,6 +176,18 @@ func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMe
 		}
 	}
 	return kept, nil
+}
+
+// longText is whether a text p's pending step would send is over what one message carries
+// once merged (smstext.MaxLength): such a text is never sent.
+func longText(poll *store.Poll, p *store.Participant) (bool, error) {
+	msgs, err := Messages(poll, p)
+	for _, m := range msgs {
+		if !mergefields.Fits(m.GetBody()) {
+			return true, err
+		}
+	}
+	return false, err
 }
 
 // sweepQueue is the silent-participant sweep's own queue.
