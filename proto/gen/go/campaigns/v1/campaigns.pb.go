@@ -987,7 +987,10 @@ func (x *CampaignListItem) GetCompletedAt() *timestamppb.Timestamp {
 }
 
 // CampaignInput is the JSON body of the create, draft and draft-update routes. Every field is
-// optional on the wire so that an update changes only what is sent.
+// optional on the wire so that an update changes only what is sent. Each text a recipient can
+// be sent (message, the variants, yesResponse, noResponse, faqReplies[i].answer) must fit one
+// message (1,600 characters) with its merge fields empty, else 400 naming it; a recipient
+// whose merged text is longer gets no message (displayMetrics.unsent, TEXT_TOO_LONG).
 type CampaignInput struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Name              *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`

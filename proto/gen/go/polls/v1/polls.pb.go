@@ -615,7 +615,10 @@ func (x *QuestionInput) GetBranchingLogic() *BranchingLogic {
 	return nil
 }
 
-// PollInput is the JSON body of create and update (an update replaces every field).
+// PollInput is the JSON body of create and update (an update replaces every field). Every
+// text must fit one message (1,600 characters) as it is sent, with its merge fields empty:
+// introductoryText together with question 1 (they leave as one message), each multiple-choice
+// question with its re-ask prefix, outroText; else 400 naming the field.
 type PollInput struct {
 	state                   protoimpl.MessageState `protogen:"open.v1"`
 	Name                    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1735,7 +1738,8 @@ type Participant struct {
 	CompletedAt           *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	ResponseCount         int32                  `protobuf:"varint,10,opt,name=response_count,json=responseCount,proto3" json:"response_count,omitempty"`
 	LastResponseAt        *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=last_response_at,json=lastResponseAt,proto3" json:"last_response_at,omitempty"`
-	// Beyond the spec: why a terminated participant ended (opted_out, poll_closed, timed_out);
+	// Beyond the spec: why a terminated participant ended (opted_out, poll_closed, timed_out,
+	// text_too_long: their next text, merged, was over the 1,600 characters of one message);
 	// "" otherwise.
 	TerminationReason string `protobuf:"bytes,12,opt,name=termination_reason,json=terminationReason,proto3" json:"termination_reason,omitempty"`
 	// Beyond the spec: the answers, in question order of answering.
