@@ -26,13 +26,21 @@ const MaxTags = 50
 type Filter struct {
 	Tags      []string `json:"tags"`
 	TagsLogic string   `json:"tagsLogic"`
+	// All targets every contact: it must be said, since a filter without tags would
+	// otherwise select everyone by accident.
+	All bool `json:"all,omitempty"`
 }
+
+// NamesNobody is the message of a filter that selects no one by name.
+const NamesNobody = `names no contacts: give tags, or {"all": true} to target every contact`
 
 // Parse checks a request's contactFilter, adding its problems to f under field ("contactFilter"):
 // tagsLogic AND or OR (any case; default OR), tags non-empty without commas (they are
-// contacts' list separator), at most MaxTags once duplicates are dropped.
-func Parse(f apierr.Fields, field string, tags []string, logic string) *Filter {
-	out := &Filter{Tags: []string{}, TagsLogic: LogicOr}
+// contacts' list separator), at most MaxTags once duplicates are dropped; and Check's rule
+// (tags, or all without tags).
+func Parse(f apierr.Fields, field string, tags []string, logic string, all bool) *Filter {
+	out := &Filter{Tags: []string{}, TagsLogic: LogicOr, All: all}
+	nf := len(f)
 	switch l := strings.ToUpper(logic); l {
 	case "":
 	case LogicOr, LogicAnd:
@@ -55,7 +63,33 @@ func Parse(f apierr.Fields, field string, tags []string, logic string) *Filter {
 	if len(out.Tags) > MaxTags {
 		f.Add(field+".tags", fmt.Sprintf("at most %d tags", MaxTags))
 	}
+	if len(f) == nf { // a bad tag is reported as such, not as a filter naming nobody
+		Check(f, field, out)
+	}
 	return out
+}
+
+// AllField is the served all: present (true) only on a filter that targets everyone, so a
+// tags filter reads back as it was given.
+func AllField(flt *Filter) *bool {
+	if !flt.All {
+		return nil
+	}
+	all := true
+	return &all
+}
+
+// Check adds to f what makes a stored or parsed filter unusable as an audience: none at all
+// named (no tags and not all), or all together with tags (ambiguous). A nil filter is no
+// filter (a segment is used) and passes.
+func Check(f apierr.Fields, field string, flt *Filter) {
+	switch {
+	case flt == nil:
+	case flt.All && len(flt.Tags) > 0:
+		f.Add(field+".all", "all targets every contact: leave tags out")
+	case !flt.All && len(flt.Tags) == 0:
+		f.Add(field, NamesNobody)
+	}
 }
 
 // Request is the StreamAudience request of a send's audience (segment, else filter), in

@@ -9,9 +9,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/smstext"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 )
@@ -112,4 +114,23 @@ func value(m *contactsv1.AudienceMember, name string) string {
 // merge field takes data's value for its name, a field data lacks renders empty.
 func Preview(msg string, data map[string]string, normalize bool) string {
 	return Compile(msg).render(func(name string) string { return data[name] }, normalize)
+}
+
+// Fits is whether a rendered text can go as one message (at most smstext.MaxLength
+// characters); a recipient's text that does not is not sent at all.
+func Fits(text string) bool { return utf8.RuneCountInString(text) <= smstext.MaxLength }
+
+// CheckFits adds a problem to f under field when msg fits no recipient: over
+// smstext.MaxLength characters even with every merge field empty (normalized as it will be
+// sent). what says which text it is when that is more than the field ("sent with question 1
+// as one message").
+func CheckFits(f apierr.Fields, field, msg string, normalize bool, what string) {
+	n := utf8.RuneCountInString(Preview(msg, nil, normalize))
+	if n <= smstext.MaxLength {
+		return
+	}
+	if what != "" {
+		what += ", "
+	}
+	f.Add(field, fmt.Sprintf("%sis %d characters with every merge field empty; one message carries at most %d", what, n, smstext.MaxLength))
 }

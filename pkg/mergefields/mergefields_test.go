@@ -1,12 +1,15 @@
 package mergefields_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
+	"github.com/chorus-sms/chorus/pkg/smstext"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 )
 
@@ -43,4 +46,19 @@ func TestTemplateRendersEachMember(t *testing.T) {
 	assert.Equal(t, "Bo: hi Bo, !", tpl.Text(bo, true))
 	assert.Equal(t, "No fields {{ 1x }}", mergefields.Compile("No fields {{ 1x }}").Text(ada, true))
 	assert.Empty(t, mergefields.Compile("").Text(ada, true))
+}
+
+// A template fits no one when its text without merge fields is over one message; a rendered
+// text fits up to smstext.MaxLength characters.
+func TestCheckFits(t *testing.T) {
+	f := apierr.Fields{}
+	mergefields.CheckFits(f, "ok", "{{bio}}"+strings.Repeat("x", smstext.MaxLength), false, "")
+	mergefields.CheckFits(f, "over", "{{bio}}"+strings.Repeat("x", smstext.MaxLength+1), false, "")
+	mergefields.CheckFits(f, "intro", strings.Repeat("é", smstext.MaxLength+1), true, "sent with question 1")
+	if _, ok := f["ok"]; ok || f["over"] == "" || !strings.HasPrefix(f["intro"], "sent with question 1, is 1601") {
+		t.Errorf("CheckFits: %v", f)
+	}
+	if !mergefields.Fits(strings.Repeat("x", smstext.MaxLength)) || mergefields.Fits(strings.Repeat("x", smstext.MaxLength+1)) {
+		t.Error("Fits")
+	}
 }

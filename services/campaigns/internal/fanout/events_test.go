@@ -83,7 +83,7 @@ func TestEventBatchAppliesStatusesAsOneByOne(t *testing.T) {
 	org := uuid.New()
 	x, y := uuid.New(), uuid.New()
 	xs, ys := testRecipients(8, "+1202555100"), testRecipients(4, "+1202555200")
-	xs[7].Unsendable = true
+	xs[7].Unsendable = store.UnsentEmptyText
 	started := time.Now().Add(-time.Hour)
 
 	// seed stores campaign x (credits held) and A/B campaign y (decided, so it may complete;

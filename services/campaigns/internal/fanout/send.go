@@ -223,8 +223,17 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 	req := audience.Request(c.SegmentID, c.ContactFilter, after, audienceBatch)
 	links := shortlinks.New(r.messaging, c.OrgID, SourceKind, c.ID)
 	// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging would
-	// refuse the whole batch it is in.
-	empty := func(body string) bool { return strings.TrimSpace(body) == "" && c.MediaURL == nil }
+	// refuse the whole batch it is in. So does one merged past what one message carries (a
+	// long custom field): it is not sent at all rather than as a giant SMS.
+	unsendable := func(body string) string {
+		switch {
+		case strings.TrimSpace(body) == "" && c.MediaURL == nil:
+			return store.UnsentEmptyText
+		case !mergefields.Fits(body):
+			return store.UnsentTooLong
+		}
+		return ""
+	}
 	// Every text the campaign sends is rendered here: its message, or an A/B test's two
 	// variants (the rest gets the winner's, so both are kept).
 	msgs := []*mergefields.Template{mergefields.Compile(c.Message)}
@@ -256,12 +265,14 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 			}
 			body := texts[i*len(msgs)]
 			rc := store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: price(c, body),
-				Unsendable: empty(body), Timezone: quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
+				Unsendable: unsendable(body), Timezone: quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
 			if c.IsAbTest {
 				b := texts[i*len(msgs)+1]
 				cb := price(c, b)
 				rc.BodyB, rc.CreditsB = &b, &cb
-				rc.Unsendable = rc.Unsendable || empty(b)
+				if rc.Unsendable == "" {
+					rc.Unsendable = unsendable(b)
+				}
 			}
 			batch[i] = rc
 		}
@@ -413,7 +424,7 @@ func dedupePrefix(campaign string) string { return SourceKind + ":" + campaign +
 func (o outgoing) messages(batch []store.Recipient) []*messagingv1.OutgoingMessage {
 	msgs := make([]*messagingv1.OutgoingMessage, 0, len(batch))
 	for _, rc := range batch {
-		if rc.Unsendable {
+		if rc.Unsendable != "" {
 			continue
 		}
 		msgs = append(msgs, &messagingv1.OutgoingMessage{

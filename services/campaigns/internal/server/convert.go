@@ -1,9 +1,13 @@
 package server
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/nullable"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
@@ -45,10 +49,11 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 		DisplayMetrics: &campaignsv1.DisplayMetrics{
 			AudienceSize: c.TotalCount, Sent: c.SentCount, Failed: c.FailedCount, Queued: c.QueuedCount(),
 			Delivered: c.DeliveredCount, DeliveryRate: c.DeliveryRate(), Replies: c.ReplyCount, ClickCount: c.ClickCount,
+			Unsent: unsent(c.Unsent),
 		},
 	}
 	if cf := c.ContactFilter; cf != nil {
-		out.ContactFilter = &campaignsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
+		out.ContactFilter = &campaignsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic, All: audience.AllField(cf)}
 	}
 	for i, r := range c.FaqReplies {
 		out.FaqReplies[i] = &campaignsv1.FaqReply{Question: r.Question, Answer: r.Answer}
@@ -102,4 +107,14 @@ func idOrAbsent(u *uuid.UUID) *string {
 	}
 	s := u.String()
 	return &s
+}
+
+// unsent is the campaign's unsent recipients by reason, in reason order (a map would print
+// in any order).
+func unsent(byReason map[string]int32) []*campaignsv1.UnsentCount {
+	out := make([]*campaignsv1.UnsentCount, 0, len(byReason))
+	for _, reason := range slices.Sorted(maps.Keys(byReason)) {
+		out = append(out, &campaignsv1.UnsentCount{Reason: reason, Count: byReason[reason]})
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/mediaurl"
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/route"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
@@ -21,7 +22,6 @@ import (
 // Limits of a campaign's fields (spec section 8 gives the FAQ limit; the rest are ours).
 const (
 	maxName        = 200
-	maxMessage     = 1600 // what messaging sends in one message
 	maxFaqReplies  = 5
 	maxAbTestWait  = 1440
 	defaultAbWait  = 60
@@ -66,9 +66,6 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		c.Name = name
 	}
 	if in.Message != nil {
-		if utf8.RuneCountInString(in.GetMessage()) > maxMessage {
-			f.Add("message", fmt.Sprintf("must be at most %d characters", maxMessage))
-		}
 		c.Message = in.GetMessage()
 	}
 	hasSegment := in.GetSegmentId() != ""
@@ -83,7 +80,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		}
 	}
 	if cf := in.GetContactFilter(); cf != nil {
-		c.ContactFilter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic())
+		c.ContactFilter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic(), cf.GetAll())
 		if !hasSegment {
 			c.SegmentID = nil
 		}
@@ -141,10 +138,10 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		c.IsAbTest = in.GetIsAbTest()
 	}
 	if in.MessageVariantA != nil {
-		c.VariantA = optionalText(f, "messageVariantA", in.GetMessageVariantA())
+		c.VariantA = optionalText(in.GetMessageVariantA())
 	}
 	if in.MessageVariantB != nil {
-		c.VariantB = optionalText(f, "messageVariantB", in.GetMessageVariantB())
+		c.VariantB = optionalText(in.GetMessageVariantB())
 	}
 	if in.AbTestWaitMinutes != nil {
 		if w := in.GetAbTestWaitMinutes(); w < 0 || w > maxAbTestWait {
@@ -157,13 +154,31 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		c.AutoReplyEnabled = in.GetAutoReplyEnabled()
 	}
 	if in.YesResponse != nil {
-		c.YesResponse = optionalText(f, "yesResponse", in.GetYesResponse())
+		c.YesResponse = optionalText(in.GetYesResponse())
 	}
 	if in.NoResponse != nil {
-		c.NoResponse = optionalText(f, "noResponse", in.GetNoResponse())
+		c.NoResponse = optionalText(in.GetNoResponse())
 	}
 	if in.FaqReplies != nil {
 		c.FaqReplies = faqReplies(f, in.GetFaqReplies())
+	}
+	checkLengths(c, f)
+}
+
+// checkLengths refuses a text of the campaign that fits no recipient in one message
+// (smstext.MaxLength with every merge field empty), checked after every field is applied so
+// normalizeText is the one the send will use. A recipient whose own rendering is too long is
+// the send's matter: it gets nothing and is counted (see fanout).
+func checkLengths(c *store.Campaign, f apierr.Fields) {
+	texts := map[string]*string{"message": &c.Message, "messageVariantA": c.VariantA, "messageVariantB": c.VariantB,
+		"yesResponse": c.YesResponse, "noResponse": c.NoResponse}
+	for field, t := range texts {
+		if t != nil {
+			mergefields.CheckFits(f, field, *t, c.NormalizeText, "")
+		}
+	}
+	for i, r := range c.FaqReplies {
+		mergefields.CheckFits(f, fmt.Sprintf("%s[%d].answer", faqRepliesName, i), r.Answer, c.NormalizeText, "")
 	}
 }
 
@@ -178,6 +193,8 @@ func complete(c *store.Campaign, f apierr.Fields) {
 	if c.SegmentID == nil && c.ContactFilter == nil {
 		f.Add("segmentId", "one of segmentId or contactFilter is required")
 	}
+	// A draft stored before empty filters were refused must not reach everyone either.
+	audience.Check(f, "contactFilter", c.ContactFilter)
 	if c.IsAbTest {
 		if c.VariantA == nil {
 			f.Add("messageVariantA", "is required when isAbTest is true")
@@ -203,12 +220,9 @@ func optionalID(f apierr.Fields, field, s string) *uuid.UUID {
 	return &id
 }
 
-func optionalText(f apierr.Fields, field, s string) *string {
+func optionalText(s string) *string {
 	if strings.TrimSpace(s) == "" {
 		return nil
-	}
-	if utf8.RuneCountInString(s) > maxMessage {
-		f.Add(field, fmt.Sprintf("must be at most %d characters", maxMessage))
 	}
 	return &s
 }

@@ -68,7 +68,7 @@ func abCampaign(t *testing.T, st *store.Store, n int) (store.Campaign, []string)
 	for i := range n + 1 {
 		p := fmt.Sprintf("+1202555%04d", i)
 		bodyB, creditsB := "B "+p, int32(2)
-		rs = append(rs, store.Recipient{ContactID: uuid.New(), Phone: p, Body: "A " + p, Credits: 1, BodyB: &bodyB, CreditsB: &creditsB, Unsendable: i == n})
+		rs = append(rs, store.Recipient{ContactID: uuid.New(), Phone: p, Body: "A " + p, Credits: 1, BodyB: &bodyB, CreditsB: &creditsB, Unsendable: unsentIf(i == n)})
 		if i < n {
 			phones = append(phones, p)
 		}
@@ -257,4 +257,12 @@ func TestAbCampaignCompletesOnlyOnceDecided(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, store.VariantA, winner, "0 replies each: a tie")
 	require.NotNil(t, complete())
+}
+
+// unsentIf is an unsendable reason when cond holds, else none.
+func unsentIf(cond bool) string {
+	if cond {
+		return store.UnsentEmptyText
+	}
+	return ""
 }

@@ -17,9 +17,10 @@ type Recipient struct {
 	Phone     string
 	Body      string
 	Credits   int32
-	// Unsendable is a recipient failed when the audience is stored (its text merged to
-	// nothing): never queued, counted in the campaign's failedCount.
-	Unsendable bool
+	// Unsendable is why a recipient is failed when the audience is stored ("" when it is
+	// not): UnsentEmptyText, UnsentTooLong. Never queued, counted in the campaign's
+	// failedCount and, by reason, in its Unsent.
+	Unsendable string
 	// Timezone is the recipient's own zone ("" unknown), see quiethours.RecipientZone.
 	Timezone string
 	// BodyB and CreditsB are the text and price of variant B in an A/B campaign (Body and
@@ -27,6 +28,13 @@ type Recipient struct {
 	BodyB    *string
 	CreditsB *int32
 }
+
+// Why a recipient gets no message (Recipient.Unsendable): its text merged to nothing, or to
+// more than one message carries (smstext.MaxLength).
+const (
+	UnsentEmptyText = "EMPTY_TEXT"
+	UnsentTooLong   = "TEXT_TOO_LONG"
+)
 
 // Status reads a campaign's status and submission, the cheap check between fan-out batches.
 func (s *Store) Status(ctx context.Context, org, id uuid.UUID) (status string, submission int32, err error) {
@@ -74,7 +82,7 @@ func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs [
 	rows := make([][]any, len(rs))
 	for i, r := range rs {
 		credits, status, creditsB := r.stored()
-		rows[i] = []any{campaign, org, r.ContactID, r.Phone, r.Body, credits, status, r.Timezone, r.BodyB, creditsB}
+		rows[i] = []any{campaign, org, r.ContactID, r.Phone, r.Body, credits, status, r.Timezone, r.BodyB, creditsB, r.reason()}
 	}
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"recipients"}, recipientColumns, pgx.CopyFromRows(rows))
 	var pgErr *pgconn.PgError
@@ -88,12 +96,20 @@ func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs [
 }
 
 // recipientColumns are the columns AddRecipients writes, in the order of its rows.
-var recipientColumns = []string{"campaign_id", "organization_id", "contact_id", "phone", "body", "credits", "status", "timezone", "body_b", "credits_b"}
+var recipientColumns = []string{"campaign_id", "organization_id", "contact_id", "phone", "body", "credits", "status", "timezone", "body_b", "credits_b", "unsent_reason"}
+
+// reason is the recipient's unsent_reason: NULL for one that is sent.
+func (r Recipient) reason() *string {
+	if r.Unsendable == "" {
+		return nil
+	}
+	return &r.Unsendable
+}
 
 // stored is what a recipient's row records of its price and status: an unsendable one is
 // failed at once and costs nothing.
 func (r Recipient) stored() (credits int32, status string, creditsB *int32) {
-	if !r.Unsendable {
+	if r.Unsendable == "" {
 		return r.Credits, "queued", r.CreditsB
 	}
 	if r.CreditsB != nil {
@@ -106,15 +122,15 @@ func (r Recipient) stored() (credits int32, status string, creditsB *int32) {
 func (s *Store) addRecipientsAgain(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
 	ids, phones, bodies, credits := make([]uuid.UUID, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int32, len(rs))
 	statuses, zones := make([]string, len(rs)), make([]string, len(rs))
-	bodiesB, creditsB := make([]*string, len(rs)), make([]*int32, len(rs))
+	bodiesB, creditsB, reasons := make([]*string, len(rs)), make([]*int32, len(rs)), make([]*string, len(rs))
 	for i, r := range rs {
-		ids[i], phones[i], bodies[i], zones[i], bodiesB[i] = r.ContactID, r.Phone, r.Body, r.Timezone, r.BodyB
+		ids[i], phones[i], bodies[i], zones[i], bodiesB[i], reasons[i] = r.ContactID, r.Phone, r.Body, r.Timezone, r.BodyB, r.reason()
 		credits[i], statuses[i], creditsB[i] = r.stored()
 	}
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status, timezone, body_b, credits_b)
-		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::int[])
-		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses, zones, bodiesB, creditsB)
+		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status, timezone, body_b, credits_b, unsent_reason)
+		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[])
+		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses, zones, bodiesB, creditsB, reasons)
 	return err
 }
 
@@ -127,11 +143,16 @@ func (s *Store) ResolveAudience(ctx context.Context, org, id uuid.UUID) (total, 
 		WITH r AS (
 			SELECT count(*)::int AS n, (count(*) FILTER (WHERE status = 'failed'))::int AS failed,
 				coalesce(sum(credits), 0)::int AS credits
-			FROM recipients WHERE campaign_id = $2)
+			FROM recipients WHERE campaign_id = $2),
+		u AS (
+			SELECT coalesce(jsonb_object_agg(reason, n), '{}') AS unsent FROM (
+				SELECT unsent_reason AS reason, count(*) AS n FROM recipients
+				WHERE campaign_id = $2 AND unsent_reason IS NOT NULL GROUP BY unsent_reason) x)
 		UPDATE campaigns c SET audience_resolved = true, total_count = CASE WHEN c.audience_resolved THEN c.total_count ELSE r.n END,
 			failed_count = CASE WHEN c.audience_resolved THEN c.failed_count ELSE c.failed_count + r.failed END,
+			unsent = CASE WHEN c.audience_resolved THEN c.unsent ELSE u.unsent END,
 			updated_at = now()
-		FROM r WHERE c.organization_id = $1 AND c.id = $2
+		FROM r, u WHERE c.organization_id = $1 AND c.id = $2
 		RETURNING c.total_count, r.credits`, org, id).Scan(&total, &credits)
 		if err != nil {
 			return fmt.Errorf("resolve audience: %w", err)

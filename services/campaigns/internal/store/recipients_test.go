@@ -24,7 +24,7 @@ func TestUnsendableRecipientIsFailedNotQueued(t *testing.T) {
 	c := pendingCampaign(t, st)
 	org := c.OrgID
 	good := store.Recipient{ContactID: uuid.New(), Phone: "+12025550101", Body: "Hi Ada", Credits: 1}
-	empty := store.Recipient{ContactID: uuid.New(), Phone: "+12025550102", Body: "", Credits: 1, Unsendable: true}
+	empty := store.Recipient{ContactID: uuid.New(), Phone: "+12025550102", Body: "", Credits: 1, Unsendable: store.UnsentEmptyText}
 	require.NoError(t, st.AddRecipients(ctx, org, c.ID, []store.Recipient{good, empty}))
 	for range 2 { // a repeated resolution counts nothing twice
 		total, credits, err := st.ResolveAudience(ctx, org, c.ID)

@@ -77,13 +77,16 @@ type Campaign struct {
 	ReplyCount        int32
 	ClickCount        int32 // follows of the campaign's short links
 	HeldCredits       int32
-	AudienceResolved  bool
-	FailureReason     *string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	StartedAt         *time.Time
-	CompletedAt       *time.Time
-	CanceledAt        *time.Time
+	// Unsent counts the recipients given no message, by reason (UnsentEmptyText,
+	// UnsentTooLong), once the audience is resolved; they are in FailedCount too.
+	Unsent           map[string]int32
+	AudienceResolved bool
+	FailureReason    *string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	StartedAt        *time.Time
+	CompletedAt      *time.Time
+	CanceledAt       *time.Time
 }
 
 // QueuedCount is the recipients not yet sent, failed or withdrawn; none once the campaign is
@@ -107,7 +110,7 @@ const columns = `id, organization_id, name, status, paused_from, channel, messag
 	contact_filter, from_phone_number_id, scheduled_for, timezone, force_route, normalize_text, is_ab_test,
 	message_variant_a, message_variant_b, ab_test_wait_minutes, auto_reply_enabled, yes_response, no_response,
 	faq_replies, submission, total_count, sent_count, failed_count, withdrawn_count, delivered_count, reply_count, click_count, held_credits,
-	audience_resolved, failure_reason, created_at, updated_at, started_at, completed_at, canceled_at`
+	unsent, audience_resolved, failure_reason, created_at, updated_at, started_at, completed_at, canceled_at`
 
 // columnCount is how many columns there are.
 var columnCount = len((&Campaign{}).fields())
@@ -117,7 +120,7 @@ func (c *Campaign) fields() []any {
 		&c.ContactFilter, &c.FromPhoneNumberID, &c.ScheduledFor, &c.Timezone, &c.ForceRoute, &c.NormalizeText, &c.IsAbTest,
 		&c.VariantA, &c.VariantB, &c.AbTestWaitMinutes, &c.AutoReplyEnabled, &c.YesResponse, &c.NoResponse,
 		&c.FaqReplies, &c.Submission, &c.TotalCount, &c.SentCount, &c.FailedCount, &c.WithdrawnCount, &c.DeliveredCount, &c.ReplyCount, &c.ClickCount, &c.HeldCredits,
-		&c.AudienceResolved, &c.FailureReason, &c.CreatedAt, &c.UpdatedAt, &c.StartedAt, &c.CompletedAt, &c.CanceledAt}
+		&c.Unsent, &c.AudienceResolved, &c.FailureReason, &c.CreatedAt, &c.UpdatedAt, &c.StartedAt, &c.CompletedAt, &c.CanceledAt}
 }
 
 func scanCampaign(row pgx.Row) (Campaign, error) {
@@ -214,11 +217,15 @@ func (c *Campaign) values() []any {
 	if faq == nil {
 		faq = []FaqReply{}
 	}
+	unsent := c.Unsent
+	if unsent == nil {
+		unsent = map[string]int32{}
+	}
 	return []any{c.ID, c.OrgID, c.Name, c.Status, c.PausedFrom, c.Channel, c.Message, c.MediaURL, c.SegmentID,
 		c.ContactFilter, c.FromPhoneNumberID, c.ScheduledFor, c.Timezone, c.ForceRoute, c.NormalizeText, c.IsAbTest,
 		c.VariantA, c.VariantB, c.AbTestWaitMinutes, c.AutoReplyEnabled, c.YesResponse, c.NoResponse,
 		faq, c.Submission, c.TotalCount, c.SentCount, c.FailedCount, c.WithdrawnCount, c.DeliveredCount, c.ReplyCount, c.ClickCount, c.HeldCredits,
-		c.AudienceResolved, c.FailureReason, c.CreatedAt, c.UpdatedAt, c.StartedAt, c.CompletedAt, c.CanceledAt}
+		unsent, c.AudienceResolved, c.FailureReason, c.CreatedAt, c.UpdatedAt, c.StartedAt, c.CompletedAt, c.CanceledAt}
 }
 
 func placeholders(n int) string {

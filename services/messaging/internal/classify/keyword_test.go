@@ -71,3 +71,11 @@ func TestKeywordStringMatchesCategory(t *testing.T) {
 func fullWidth(s string) string {
 	return strings.Map(func(r rune) rune { return r - 'A' + 'Ａ' }, s)
 }
+
+// The keyword kinds are spelled as the categories they produce.
+func TestKeywordNamesAreCategories(t *testing.T) {
+	assert.Equal(t, CategoryOptOut, KeywordOptOut.String())
+	assert.Equal(t, CategoryOptIn, KeywordOptIn.String())
+	assert.Equal(t, CategoryHelp, KeywordHelp.String())
+	assert.Empty(t, KeywordNone.String())
+}

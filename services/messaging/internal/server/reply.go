@@ -26,7 +26,7 @@ import (
 
 // MaxMessageLength bounds a message's text, in characters after normalization and link
 // shortening: 1,600 is the most a carrier takes in one request.
-const MaxMessageLength = 1600
+const MaxMessageLength = smstext.MaxLength
 
 // Reply sends one message into a thread now, whatever the quiet hours.
 func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*messagingv1.ReplyResponse, error) {

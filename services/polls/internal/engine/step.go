@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/chorus-sms/chorus/pkg/jobs"
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -62,6 +63,7 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 	var p store.Participant
 	var poll store.Poll
 	var msgs []*messagingv1.OutgoingMessage
+	tooLong := false
 	err := r.store.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if p, err = r.store.LockParticipant(ctx, tx, a.OrgID, a.ParticipantID); err != nil {
@@ -78,6 +80,22 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 		if poll.Status != store.StatusActive && (*p.Pending != store.PendingOutro || poll.Status != store.StatusCompleted) {
 			return errSkip
 		}
+		// A text merged past what one message carries is not sent: a question that cannot be
+		// asked ends the participation (text_too_long, its hold's share released with the
+		// poll's rest); a completed participant's outro is dropped.
+		if tooLong, err = longText(&poll, &p); err != nil {
+			return err
+		}
+		if tooLong {
+			if p.Status != store.InProgress {
+				return nil
+			}
+			ended, err := r.store.TerminateParticipant(ctx, tx, p.OrgID, p.ID, store.ReasonTextTooLong, r.now())
+			if err != nil {
+				return err
+			}
+			return r.freedTx(ctx, tx, p.OrgID, ended)
+		}
 		if msgs, err = Messages(&poll, &p); err != nil {
 			return err
 		}
@@ -89,7 +107,7 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return errSkip // the contact was deleted
 	}
-	if err != nil || len(msgs) == 0 {
+	if err != nil || tooLong || len(msgs) == 0 {
 		return err
 	}
 	if _, err := r.messaging.SendMessages(ctx, p.OrgID, msgs); err != nil {
@@ -157,6 +175,18 @@ func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMe
 		}
 	}
 	return kept, nil
+}
+
+// longText is whether a text p's pending step would send is over what one message carries
+// once merged (smstext.MaxLength): such a text is never sent.
+func longText(poll *store.Poll, p *store.Participant) (bool, error) {
+	msgs, err := Messages(poll, p)
+	for _, m := range msgs {
+		if !mergefields.Fits(m.GetBody()) {
+			return true, err
+		}
+	}
+	return false, err
 }
 
 // sweepQueue is the silent-participant sweep's own queue.

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/keywords"
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 )
 
 // Question types.
@@ -23,8 +25,8 @@ const (
 	MaxQuestions = 20
 	MinOptions   = 2
 	MaxOptions   = 9
-	maxText      = 1600 // what messaging sends in one message
 	maxCode      = 100
+	maxLabel     = 100
 )
 
 // Option is one answer of a multiple_choice question.
@@ -51,7 +53,8 @@ type Question struct {
 
 // Validate adds to f every way qs breaks the rules: 1 to 20 questions numbered from 1 without
 // gaps (in order); type multiple_choice or open_ended; a multiple_choice question has 2 to 9
-// options with unique, non-empty codes (an open_ended one none); responseCode required and
+// options with unique (case-insensitive), non-empty codes and labels, none of them a carrier
+// keyword, labels at most 100 characters (an open_ended one none); responseCode required and
 // unique in the poll; branchingLogic's condition one of the question's option codes and
 // nextQuestion a later question of the poll.
 func Validate(qs []Question, f apierr.Fields) {
@@ -68,8 +71,11 @@ func Validate(qs []Question, f apierr.Fields) {
 		switch t := strings.TrimSpace(q.Text); {
 		case t == "":
 			f.Add(field+".text", "is required")
-		case utf8.RuneCountInString(t) > maxText:
-			f.Add(field+".text", fmt.Sprintf("must be at most %d characters", maxText))
+		case q.Type == MultipleChoice && len(q.Options) > 0:
+			// The re-ask ("Please reply A or B. " and the question) is sent too.
+			mergefields.CheckFits(f, field+".text", q.ReaskText(), true, "re-asked with its codes")
+		default:
+			mergefields.CheckFits(f, field+".text", t, true, "")
 		}
 		switch rc := strings.TrimSpace(q.ResponseCode); {
 		case rc == "":
@@ -108,25 +114,43 @@ func validateOptions(opts []Option, field string, f apierr.Fields) {
 		f.Add(field, fmt.Sprintf("a multiple_choice question has %d to %d options", MinOptions, MaxOptions))
 		return
 	}
-	seen := map[string]int{}
+	codes, labels := map[string]int{}, map[string]int{}
 	for i, o := range opts {
 		of := fmt.Sprintf("%s[%d]", field, i)
-		code := Normalize(o.Code)
-		switch {
-		case code == "":
-			f.Add(of+".code", "is required")
-			continue
-		case utf8.RuneCountInString(code) > maxCode:
-			f.Add(of+".code", fmt.Sprintf("must be at most %d characters", maxCode))
-		}
-		if j, dup := seen[code]; dup {
-			f.Add(of+".code", fmt.Sprintf("must be unique in the question (%s[%d] has it)", field, j))
-		}
-		seen[code] = i
-		if strings.TrimSpace(o.Label) == "" {
-			f.Add(of+".label", "is required")
-		}
+		optionText(f, of+".code", o.Code, maxCode, codes, i, field)
+		optionText(f, of+".label", o.Label, maxLabel, labels, i, field)
 	}
+}
+
+// optionText checks an option's code or label (the i-th of the question's options under
+// field): non-empty, at most limit characters, no carrier keyword, and unique among seen
+// (case-insensitive, as replies compare).
+func optionText(f apierr.Fields, name, s string, limit int, seen map[string]int, i int, field string) {
+	v := Normalize(s)
+	switch {
+	case v == "":
+		f.Add(name, "is required")
+		return
+	case utf8.RuneCountInString(v) > limit:
+		f.Add(name, fmt.Sprintf("must be at most %d characters", limit))
+	case isKeyword(v):
+		f.Add(name, keywordProblem)
+	}
+	if j, dup := seen[v]; dup {
+		f.Add(name, fmt.Sprintf("must be unique in the question, case-insensitive (%s[%d] has it)", field, j))
+	}
+	seen[v] = i
+}
+
+// keywordProblem is why an option may not be a carrier keyword: a reply of it is read as the
+// keyword (STOP opts the contact out of everything) before it could be an answer, and a
+// participant may reply the label as well as the code.
+const keywordProblem = "must not be a carrier keyword (STOP, END, CANCEL, QUIT, UNSUBSCRIBE, REVOKE, OPTOUT, STOPALL, HELP, INFO, START, UNSTOP): a reply of it opts the contact out, in, or asks for help instead of answering"
+
+// isKeyword is whether s, sent as a reply, would be taken as a compliance keyword.
+func isKeyword(s string) bool {
+	k, _ := keywords.Detect(s)
+	return k != keywords.None
 }
 
 // Normalize is how replies and codes compare: trimmed, case-folded, inner spaces collapsed.

@@ -1,6 +1,7 @@
 package questions_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,9 +44,26 @@ func TestValidate(t *testing.T) {
 			q[2].Options = make([]questions.Option, 10)
 			return q
 		}, []string{"questions[2].options"}},
-		"empty code":       {func(q []questions.Question) []questions.Question { q[2].Options[1].Code = " "; return q }, []string{"questions[2].options[1].code"}},
-		"duplicate code":   {func(q []questions.Question) []questions.Question { q[2].Options[1].Code = "s"; return q }, []string{"questions[2].options[1].code"}},
-		"missing label":    {func(q []questions.Question) []questions.Question { q[2].Options[0].Label = ""; return q }, []string{"questions[2].options[0].label"}},
+		"empty code":     {func(q []questions.Question) []questions.Question { q[2].Options[1].Code = " "; return q }, []string{"questions[2].options[1].code"}},
+		"duplicate code": {func(q []questions.Question) []questions.Question { q[2].Options[1].Code = "s"; return q }, []string{"questions[2].options[1].code"}},
+		"missing label":  {func(q []questions.Question) []questions.Question { q[2].Options[0].Label = ""; return q }, []string{"questions[2].options[0].label"}},
+		"keyword code": {func(q []questions.Question) []questions.Question { q[2].Options[1].Code = " stop "; return q },
+			[]string{"questions[2].options[1].code"}},
+		"keyword code spelled apart": {func(q []questions.Question) []questions.Question { q[2].Options[0].Code = "Opt-Out"; return q },
+			[]string{"questions[2].options[0].code"}},
+		"keyword label": {func(q []questions.Question) []questions.Question { q[2].Options[1].Label = "HELP"; return q },
+			[]string{"questions[2].options[1].label"}},
+		"duplicate label": {func(q []questions.Question) []questions.Question { q[2].Options[1].Label = " SMALL"; return q },
+			[]string{"questions[2].options[1].label"}},
+		"long label": {func(q []questions.Question) []questions.Question {
+			q[2].Options[0].Label = strings.Repeat("x", 101)
+			return q
+		},
+			[]string{"questions[2].options[0].label"}},
+		"words holding a keyword": {func(q []questions.Question) []questions.Question {
+			q[2].Options = []questions.Option{{Code: "STOPS", Label: "Stop by"}, {Code: "ends", Label: "Ending soon"}}
+			return q
+		}, nil},
 		"open with option": {func(q []questions.Question) []questions.Question { q[1].Options = q[0].Options; return q }, []string{"questions[1].options"}},
 		"no responseCode":  {func(q []questions.Question) []questions.Question { q[1].ResponseCode = ""; return q }, []string{"questions[1].responseCode"}},
 		"same responseCode": {func(q []questions.Question) []questions.Question { q[2].ResponseCode = "COLOR"; return q },

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/nullable"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
@@ -43,7 +44,7 @@ func toPoll(p *store.Poll) *pollsv1.Poll {
 		out.CompletionTarget = wrapperspb.Int32(*p.CompletionTarget)
 	}
 	if cf := p.ContactFilter; cf != nil {
-		out.ContactFilter = &pollsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic}
+		out.ContactFilter = &pollsv1.ContactFilter{Tags: cf.Tags, TagsLogic: cf.TagsLogic, All: audience.AllField(cf)}
 	}
 	for i, q := range p.Questions {
 		pq := &pollsv1.Question{

@@ -11,8 +11,10 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/mediaurl"
+	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
+	"github.com/chorus-sms/chorus/services/polls/internal/engine"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
 )
@@ -20,7 +22,6 @@ import (
 // Limits and defaults of a poll's fields (spec section 8 gives the name's; the rest are ours).
 const (
 	maxName             = 200
-	maxText             = 1600
 	defaultMaxReasks    = 1
 	maxMaxReasks        = 5
 	defaultTimeoutHours = 72
@@ -60,6 +61,10 @@ func apply(p *store.Poll, in *pollsv1.PollInput, f apierr.Fields) {
 		p.Questions[i] = out
 	}
 	questions.Validate(p.Questions, f)
+	if len(p.Questions) > 0 && p.IntroText != "" {
+		// The intro leaves with question 1 as one message: together they must fit.
+		mergefields.CheckFits(f, "introductoryText", engine.IntroText(p, &p.Questions[0]), true, "sent with question 1 as one message, it")
+	}
 	p.CompletionTargetEnabled = in.GetCompletionTargetEnabled()
 	p.CompletionTarget = nil
 	if in.CompletionTarget != nil {
@@ -90,11 +95,10 @@ func apply(p *store.Poll, in *pollsv1.PollInput, f apierr.Fields) {
 	p.Timezone = zone(f, "timezone", in.GetTimezone(), p.Timezone)
 }
 
+// text is a poll text trimmed, refused when it fits no participant in one message.
 func text(f apierr.Fields, field, s string) string {
 	s = strings.TrimSpace(s)
-	if utf8.RuneCountInString(s) > maxText {
-		f.Add(field, fmt.Sprintf("must be at most %d characters", maxText))
-	}
+	mergefields.CheckFits(f, field, s, true, "")
 	return s
 }
 
@@ -151,7 +155,7 @@ func startInput(req *pollsv1.StartPollRequest, keepZone *string) (start, error) 
 		s.segment = &id
 	default:
 		cf := req.GetContactFilter()
-		s.filter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic())
+		s.filter = audience.Parse(f, "contactFilter", cf.GetTags(), cf.GetTagsLogic(), cf.GetAll())
 	}
 	if at := req.GetScheduledFor(); at != "" {
 		t, err := time.Parse(time.RFC3339Nano, at)

@@ -28,6 +28,9 @@ const (
 	ReasonOptedOut   = "opted_out"
 	ReasonPollClosed = "poll_closed"
 	ReasonTimedOut   = "timed_out"
+	// ReasonTextTooLong: the next text for the participant, merge fields filled in, was over
+	// what one message carries (smstext.MaxLength), so it could not be asked.
+	ReasonTextTooLong = "text_too_long"
 )
 
 // Participant is one row of participants.
@@ -338,6 +341,14 @@ func (s *Store) TerminateContact(ctx context.Context, tx pgx.Tx, org, contact uu
 		UPDATE participants p SET status = 'terminated', termination_reason = $3, completed_at = $4, pending = NULL
 		FROM old WHERE p.id = old.id
 		RETURNING p.poll_id, p.contact_id, old.status`, org, contact, reason, now))
+}
+
+// TerminateParticipant ends one participation in progress with reason.
+func (s *Store) TerminateParticipant(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, reason string, now time.Time) ([]Ended, error) {
+	return collectEnded(tx.Query(ctx, `
+		UPDATE participants SET status = 'terminated', termination_reason = $3, completed_at = $4, pending = NULL
+		WHERE organization_id = $1 AND id = $2 AND status = 'in_progress'
+		RETURNING poll_id, contact_id, 'in_progress'`, org, id, reason, now))
 }
 
 // TerminatePoll ends poll's participants in progress (the poll closed).

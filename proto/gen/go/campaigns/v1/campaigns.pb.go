@@ -25,11 +25,18 @@ const (
 )
 
 // ContactFilter is a campaign's ad-hoc audience.
+// It must name its contacts: tags (at least one), or all: true for every contact of the
+// organization. A filter naming nobody ({} or {"tags": []}) is refused (400 naming
+// contactFilter) rather than read as everyone.
 type ContactFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Tags  []string               `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
+	// Contacts with any of these tags (all of them with tagsLogic AND).
+	Tags []string `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
 	// "OR" (default) or "AND".
-	TagsLogic     string `protobuf:"bytes,2,opt,name=tags_logic,json=tagsLogic,proto3" json:"tags_logic,omitempty"`
+	TagsLogic string `protobuf:"bytes,2,opt,name=tags_logic,json=tagsLogic,proto3" json:"tags_logic,omitempty"`
+	// Every contact of the organization (opted in and textable, as any audience); goes without
+	// tags (both is a 400 naming contactFilter.all). Served only when true.
+	All           *bool `protobuf:"varint,3,opt,name=all,proto3,oneof" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -76,6 +83,13 @@ func (x *ContactFilter) GetTagsLogic() string {
 		return x.TagsLogic
 	}
 	return ""
+}
+
+func (x *ContactFilter) GetAll() bool {
+	if x != nil && x.All != nil {
+		return *x.All
+	}
+	return false
 }
 
 // FaqReply is one question the auto-replies answer.
@@ -218,7 +232,12 @@ type DisplayMetrics struct {
 	VariantB *VariantMetrics `protobuf:"bytes,11,opt,name=variant_b,json=variantB,proto3" json:"variant_b,omitempty"`
 	// Beyond the spec: "A" or "B" once the A/B test is decided; null until then and for a
 	// campaign that is no A/B test.
-	Winner        *wrapperspb.StringValue `protobuf:"bytes,12,opt,name=winner,proto3" json:"winner,omitempty"`
+	Winner *wrapperspb.StringValue `protobuf:"bytes,12,opt,name=winner,proto3" json:"winner,omitempty"`
+	// Beyond the spec: recipients given no message when the audience was stored, by reason
+	// (counted in failed too; empty until the audience is stored): TEXT_TOO_LONG, their text
+	// over 1,600 characters (what one message carries) once merge fields were filled in;
+	// EMPTY_TEXT, their text merged to nothing. Sorted by reason; [] when there are none.
+	Unsent        []*UnsentCount `protobuf:"bytes,13,rep,name=unsent,proto3" json:"unsent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -337,6 +356,66 @@ func (x *DisplayMetrics) GetWinner() *wrapperspb.StringValue {
 	return nil
 }
 
+func (x *DisplayMetrics) GetUnsent() []*UnsentCount {
+	if x != nil {
+		return x.Unsent
+	}
+	return nil
+}
+
+// UnsentCount is how many recipients got no message for one reason.
+type UnsentCount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reason        string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	Count         int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnsentCount) Reset() {
+	*x = UnsentCount{}
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnsentCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnsentCount) ProtoMessage() {}
+
+func (x *UnsentCount) ProtoReflect() protoreflect.Message {
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnsentCount.ProtoReflect.Descriptor instead.
+func (*UnsentCount) Descriptor() ([]byte, []int) {
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *UnsentCount) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *UnsentCount) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 // VariantMetrics are one A/B sample's figures.
 type VariantMetrics struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -354,7 +433,7 @@ type VariantMetrics struct {
 
 func (x *VariantMetrics) Reset() {
 	*x = VariantMetrics{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[4]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +445,7 @@ func (x *VariantMetrics) String() string {
 func (*VariantMetrics) ProtoMessage() {}
 
 func (x *VariantMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[4]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,7 +458,7 @@ func (x *VariantMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VariantMetrics.ProtoReflect.Descriptor instead.
 func (*VariantMetrics) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{4}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *VariantMetrics) GetRecipients() int32 {
@@ -471,7 +550,7 @@ type Campaign struct {
 
 func (x *Campaign) Reset() {
 	*x = Campaign{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[5]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -483,7 +562,7 @@ func (x *Campaign) String() string {
 func (*Campaign) ProtoMessage() {}
 
 func (x *Campaign) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[5]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -496,7 +575,7 @@ func (x *Campaign) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Campaign.ProtoReflect.Descriptor instead.
 func (*Campaign) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{5}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Campaign) GetId() string {
@@ -763,7 +842,7 @@ type CampaignListItem struct {
 
 func (x *CampaignListItem) Reset() {
 	*x = CampaignListItem{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[6]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -775,7 +854,7 @@ func (x *CampaignListItem) String() string {
 func (*CampaignListItem) ProtoMessage() {}
 
 func (x *CampaignListItem) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[6]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -788,7 +867,7 @@ func (x *CampaignListItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CampaignListItem.ProtoReflect.Descriptor instead.
 func (*CampaignListItem) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{6}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CampaignListItem) GetId() string {
@@ -911,7 +990,10 @@ func (x *CampaignListItem) GetCompletedAt() *timestamppb.Timestamp {
 }
 
 // CampaignInput is the JSON body of the create, draft and draft-update routes. Every field is
-// optional on the wire so that an update changes only what is sent.
+// optional on the wire so that an update changes only what is sent. Each text a recipient can
+// be sent (message, the variants, yesResponse, noResponse, faqReplies[i].answer) must fit one
+// message (1,600 characters) with its merge fields empty, else 400 naming it; a recipient
+// whose merged text is longer gets no message (displayMetrics.unsent, TEXT_TOO_LONG).
 type CampaignInput struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Name              *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
@@ -959,7 +1041,7 @@ type CampaignInput struct {
 
 func (x *CampaignInput) Reset() {
 	*x = CampaignInput{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1053,7 @@ func (x *CampaignInput) String() string {
 func (*CampaignInput) ProtoMessage() {}
 
 func (x *CampaignInput) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1066,7 @@ func (x *CampaignInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CampaignInput.ProtoReflect.Descriptor instead.
 func (*CampaignInput) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{7}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CampaignInput) GetName() string {
@@ -1136,7 +1218,7 @@ type ListCampaignsRequest struct {
 
 func (x *ListCampaignsRequest) Reset() {
 	*x = ListCampaignsRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1230,7 @@ func (x *ListCampaignsRequest) String() string {
 func (*ListCampaignsRequest) ProtoMessage() {}
 
 func (x *ListCampaignsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1243,7 @@ func (x *ListCampaignsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCampaignsRequest.ProtoReflect.Descriptor instead.
 func (*ListCampaignsRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{8}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{9}
 }
 
 // ListCampaignsResponse is printed as a bare array (response_body).
@@ -1174,7 +1256,7 @@ type ListCampaignsResponse struct {
 
 func (x *ListCampaignsResponse) Reset() {
 	*x = ListCampaignsResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1268,7 @@ func (x *ListCampaignsResponse) String() string {
 func (*ListCampaignsResponse) ProtoMessage() {}
 
 func (x *ListCampaignsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1281,7 @@ func (x *ListCampaignsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCampaignsResponse.ProtoReflect.Descriptor instead.
 func (*ListCampaignsResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{9}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListCampaignsResponse) GetCampaigns() []*CampaignListItem {
@@ -1219,7 +1301,7 @@ type GetCampaignRequest struct {
 
 func (x *GetCampaignRequest) Reset() {
 	*x = GetCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1313,7 @@ func (x *GetCampaignRequest) String() string {
 func (*GetCampaignRequest) ProtoMessage() {}
 
 func (x *GetCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1326,7 @@ func (x *GetCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCampaignRequest.ProtoReflect.Descriptor instead.
 func (*GetCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{10}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetCampaignRequest) GetId() string {
@@ -1264,7 +1346,7 @@ type GetCampaignResponse struct {
 
 func (x *GetCampaignResponse) Reset() {
 	*x = GetCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1276,7 +1358,7 @@ func (x *GetCampaignResponse) String() string {
 func (*GetCampaignResponse) ProtoMessage() {}
 
 func (x *GetCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1289,7 +1371,7 @@ func (x *GetCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCampaignResponse.ProtoReflect.Descriptor instead.
 func (*GetCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{11}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetCampaignResponse) GetCampaign() *Campaign {
@@ -1309,7 +1391,7 @@ type CreateDraftRequest struct {
 
 func (x *CreateDraftRequest) Reset() {
 	*x = CreateDraftRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1403,7 @@ func (x *CreateDraftRequest) String() string {
 func (*CreateDraftRequest) ProtoMessage() {}
 
 func (x *CreateDraftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1416,7 @@ func (x *CreateDraftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDraftRequest.ProtoReflect.Descriptor instead.
 func (*CreateDraftRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{12}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CreateDraftRequest) GetCampaign() *CampaignInput {
@@ -1354,7 +1436,7 @@ type CreateDraftResponse struct {
 
 func (x *CreateDraftResponse) Reset() {
 	*x = CreateDraftResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1448,7 @@ func (x *CreateDraftResponse) String() string {
 func (*CreateDraftResponse) ProtoMessage() {}
 
 func (x *CreateDraftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1461,7 @@ func (x *CreateDraftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDraftResponse.ProtoReflect.Descriptor instead.
 func (*CreateDraftResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{13}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateDraftResponse) GetCampaign() *Campaign {
@@ -1400,7 +1482,7 @@ type UpdateDraftRequest struct {
 
 func (x *UpdateDraftRequest) Reset() {
 	*x = UpdateDraftRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1494,7 @@ func (x *UpdateDraftRequest) String() string {
 func (*UpdateDraftRequest) ProtoMessage() {}
 
 func (x *UpdateDraftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1507,7 @@ func (x *UpdateDraftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateDraftRequest.ProtoReflect.Descriptor instead.
 func (*UpdateDraftRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{14}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UpdateDraftRequest) GetId() string {
@@ -1452,7 +1534,7 @@ type UpdateDraftResponse struct {
 
 func (x *UpdateDraftResponse) Reset() {
 	*x = UpdateDraftResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1546,7 @@ func (x *UpdateDraftResponse) String() string {
 func (*UpdateDraftResponse) ProtoMessage() {}
 
 func (x *UpdateDraftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1559,7 @@ func (x *UpdateDraftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateDraftResponse.ProtoReflect.Descriptor instead.
 func (*UpdateDraftResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{15}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateDraftResponse) GetCampaign() *Campaign {
@@ -1497,7 +1579,7 @@ type CreateCampaignRequest struct {
 
 func (x *CreateCampaignRequest) Reset() {
 	*x = CreateCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1591,7 @@ func (x *CreateCampaignRequest) String() string {
 func (*CreateCampaignRequest) ProtoMessage() {}
 
 func (x *CreateCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1604,7 @@ func (x *CreateCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCampaignRequest.ProtoReflect.Descriptor instead.
 func (*CreateCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{16}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateCampaignRequest) GetCampaign() *CampaignInput {
@@ -1542,7 +1624,7 @@ type CreateCampaignResponse struct {
 
 func (x *CreateCampaignResponse) Reset() {
 	*x = CreateCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1636,7 @@ func (x *CreateCampaignResponse) String() string {
 func (*CreateCampaignResponse) ProtoMessage() {}
 
 func (x *CreateCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1649,7 @@ func (x *CreateCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCampaignResponse.ProtoReflect.Descriptor instead.
 func (*CreateCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{17}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateCampaignResponse) GetCampaign() *Campaign {
@@ -1587,7 +1669,7 @@ type PauseCampaignRequest struct {
 
 func (x *PauseCampaignRequest) Reset() {
 	*x = PauseCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1681,7 @@ func (x *PauseCampaignRequest) String() string {
 func (*PauseCampaignRequest) ProtoMessage() {}
 
 func (x *PauseCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1694,7 @@ func (x *PauseCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseCampaignRequest.ProtoReflect.Descriptor instead.
 func (*PauseCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{18}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PauseCampaignRequest) GetId() string {
@@ -1632,7 +1714,7 @@ type PauseCampaignResponse struct {
 
 func (x *PauseCampaignResponse) Reset() {
 	*x = PauseCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +1726,7 @@ func (x *PauseCampaignResponse) String() string {
 func (*PauseCampaignResponse) ProtoMessage() {}
 
 func (x *PauseCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +1739,7 @@ func (x *PauseCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseCampaignResponse.ProtoReflect.Descriptor instead.
 func (*PauseCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{19}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PauseCampaignResponse) GetCampaign() *Campaign {
@@ -1677,7 +1759,7 @@ type ResumeCampaignRequest struct {
 
 func (x *ResumeCampaignRequest) Reset() {
 	*x = ResumeCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1771,7 @@ func (x *ResumeCampaignRequest) String() string {
 func (*ResumeCampaignRequest) ProtoMessage() {}
 
 func (x *ResumeCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1784,7 @@ func (x *ResumeCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeCampaignRequest.ProtoReflect.Descriptor instead.
 func (*ResumeCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{20}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResumeCampaignRequest) GetId() string {
@@ -1722,7 +1804,7 @@ type ResumeCampaignResponse struct {
 
 func (x *ResumeCampaignResponse) Reset() {
 	*x = ResumeCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1734,7 +1816,7 @@ func (x *ResumeCampaignResponse) String() string {
 func (*ResumeCampaignResponse) ProtoMessage() {}
 
 func (x *ResumeCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1747,7 +1829,7 @@ func (x *ResumeCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeCampaignResponse.ProtoReflect.Descriptor instead.
 func (*ResumeCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{21}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResumeCampaignResponse) GetCampaign() *Campaign {
@@ -1767,7 +1849,7 @@ type CancelCampaignRequest struct {
 
 func (x *CancelCampaignRequest) Reset() {
 	*x = CancelCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1861,7 @@ func (x *CancelCampaignRequest) String() string {
 func (*CancelCampaignRequest) ProtoMessage() {}
 
 func (x *CancelCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1874,7 @@ func (x *CancelCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCampaignRequest.ProtoReflect.Descriptor instead.
 func (*CancelCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{22}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CancelCampaignRequest) GetId() string {
@@ -1812,7 +1894,7 @@ type CancelCampaignResponse struct {
 
 func (x *CancelCampaignResponse) Reset() {
 	*x = CancelCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +1906,7 @@ func (x *CancelCampaignResponse) String() string {
 func (*CancelCampaignResponse) ProtoMessage() {}
 
 func (x *CancelCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +1919,7 @@ func (x *CancelCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCampaignResponse.ProtoReflect.Descriptor instead.
 func (*CancelCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{23}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelCampaignResponse) GetCampaign() *Campaign {
@@ -1868,7 +1950,7 @@ type TestSendRequest struct {
 
 func (x *TestSendRequest) Reset() {
 	*x = TestSendRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +1962,7 @@ func (x *TestSendRequest) String() string {
 func (*TestSendRequest) ProtoMessage() {}
 
 func (x *TestSendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +1975,7 @@ func (x *TestSendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendRequest.ProtoReflect.Descriptor instead.
 func (*TestSendRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{24}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TestSendRequest) GetId() string {
@@ -1948,7 +2030,7 @@ type TestSendResponse struct {
 
 func (x *TestSendResponse) Reset() {
 	*x = TestSendResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1960,7 +2042,7 @@ func (x *TestSendResponse) String() string {
 func (*TestSendResponse) ProtoMessage() {}
 
 func (x *TestSendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1973,7 +2055,7 @@ func (x *TestSendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendResponse.ProtoReflect.Descriptor instead.
 func (*TestSendResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{25}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TestSendResponse) GetResults() []*TestSendResult {
@@ -2000,7 +2082,7 @@ type TestSendResult struct {
 
 func (x *TestSendResult) Reset() {
 	*x = TestSendResult{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2094,7 @@ func (x *TestSendResult) String() string {
 func (*TestSendResult) ProtoMessage() {}
 
 func (x *TestSendResult) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2107,7 @@ func (x *TestSendResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendResult.ProtoReflect.Descriptor instead.
 func (*TestSendResult) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{26}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TestSendResult) GetTo() string {
@@ -2060,11 +2142,13 @@ var File_campaigns_v1_campaigns_proto protoreflect.FileDescriptor
 
 const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\n" +
-	"\x1ccampaigns/v1/campaigns.proto\x12\x13chorus.campaigns.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"B\n" +
+	"\x1ccampaigns/v1/campaigns.proto\x12\x13chorus.campaigns.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"a\n" +
 	"\rContactFilter\x12\x12\n" +
 	"\x04tags\x18\x01 \x03(\tR\x04tags\x12\x1d\n" +
 	"\n" +
-	"tags_logic\x18\x02 \x01(\tR\ttagsLogic\">\n" +
+	"tags_logic\x18\x02 \x01(\tR\ttagsLogic\x12\x15\n" +
+	"\x03all\x18\x03 \x01(\bH\x00R\x03all\x88\x01\x01B\x06\n" +
+	"\x04_all\">\n" +
 	"\bFaqReply\x12\x1a\n" +
 	"\bquestion\x18\x01 \x01(\tR\bquestion\x12\x16\n" +
 	"\x06answer\x18\x02 \x01(\tR\x06answer\"T\n" +
@@ -2072,7 +2156,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"\x85\x04\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\"\xbf\x04\n" +
 	"\x0eDisplayMetrics\x12#\n" +
 	"\raudience_size\x18\x01 \x01(\x05R\faudienceSize\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x16\n" +
@@ -2087,7 +2171,11 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\tvariant_a\x18\n" +
 	" \x01(\v2#.chorus.campaigns.v1.VariantMetricsR\bvariantA\x12@\n" +
 	"\tvariant_b\x18\v \x01(\v2#.chorus.campaigns.v1.VariantMetricsR\bvariantB\x124\n" +
-	"\x06winner\x18\f \x01(\v2\x1c.google.protobuf.StringValueR\x06winner\"}\n" +
+	"\x06winner\x18\f \x01(\v2\x1c.google.protobuf.StringValueR\x06winner\x128\n" +
+	"\x06unsent\x18\r \x03(\v2 .chorus.campaigns.v1.UnsentCountR\x06unsent\";\n" +
+	"\vUnsentCount\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\"}\n" +
 	"\x0eVariantMetrics\x12\x1e\n" +
 	"\n" +
 	"recipients\x18\x01 \x01(\x05R\n" +
@@ -2291,102 +2379,104 @@ func file_campaigns_v1_campaigns_proto_rawDescGZIP() []byte {
 	return file_campaigns_v1_campaigns_proto_rawDescData
 }
 
-var file_campaigns_v1_campaigns_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_campaigns_v1_campaigns_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_campaigns_v1_campaigns_proto_goTypes = []any{
 	(*ContactFilter)(nil),          // 0: chorus.campaigns.v1.ContactFilter
 	(*FaqReply)(nil),               // 1: chorus.campaigns.v1.FaqReply
 	(*PhoneNumber)(nil),            // 2: chorus.campaigns.v1.PhoneNumber
 	(*DisplayMetrics)(nil),         // 3: chorus.campaigns.v1.DisplayMetrics
-	(*VariantMetrics)(nil),         // 4: chorus.campaigns.v1.VariantMetrics
-	(*Campaign)(nil),               // 5: chorus.campaigns.v1.Campaign
-	(*CampaignListItem)(nil),       // 6: chorus.campaigns.v1.CampaignListItem
-	(*CampaignInput)(nil),          // 7: chorus.campaigns.v1.CampaignInput
-	(*ListCampaignsRequest)(nil),   // 8: chorus.campaigns.v1.ListCampaignsRequest
-	(*ListCampaignsResponse)(nil),  // 9: chorus.campaigns.v1.ListCampaignsResponse
-	(*GetCampaignRequest)(nil),     // 10: chorus.campaigns.v1.GetCampaignRequest
-	(*GetCampaignResponse)(nil),    // 11: chorus.campaigns.v1.GetCampaignResponse
-	(*CreateDraftRequest)(nil),     // 12: chorus.campaigns.v1.CreateDraftRequest
-	(*CreateDraftResponse)(nil),    // 13: chorus.campaigns.v1.CreateDraftResponse
-	(*UpdateDraftRequest)(nil),     // 14: chorus.campaigns.v1.UpdateDraftRequest
-	(*UpdateDraftResponse)(nil),    // 15: chorus.campaigns.v1.UpdateDraftResponse
-	(*CreateCampaignRequest)(nil),  // 16: chorus.campaigns.v1.CreateCampaignRequest
-	(*CreateCampaignResponse)(nil), // 17: chorus.campaigns.v1.CreateCampaignResponse
-	(*PauseCampaignRequest)(nil),   // 18: chorus.campaigns.v1.PauseCampaignRequest
-	(*PauseCampaignResponse)(nil),  // 19: chorus.campaigns.v1.PauseCampaignResponse
-	(*ResumeCampaignRequest)(nil),  // 20: chorus.campaigns.v1.ResumeCampaignRequest
-	(*ResumeCampaignResponse)(nil), // 21: chorus.campaigns.v1.ResumeCampaignResponse
-	(*CancelCampaignRequest)(nil),  // 22: chorus.campaigns.v1.CancelCampaignRequest
-	(*CancelCampaignResponse)(nil), // 23: chorus.campaigns.v1.CancelCampaignResponse
-	(*TestSendRequest)(nil),        // 24: chorus.campaigns.v1.TestSendRequest
-	(*TestSendResponse)(nil),       // 25: chorus.campaigns.v1.TestSendResponse
-	(*TestSendResult)(nil),         // 26: chorus.campaigns.v1.TestSendResult
-	nil,                            // 27: chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
-	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil), // 29: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),     // 30: google.protobuf.ListValue
+	(*UnsentCount)(nil),            // 4: chorus.campaigns.v1.UnsentCount
+	(*VariantMetrics)(nil),         // 5: chorus.campaigns.v1.VariantMetrics
+	(*Campaign)(nil),               // 6: chorus.campaigns.v1.Campaign
+	(*CampaignListItem)(nil),       // 7: chorus.campaigns.v1.CampaignListItem
+	(*CampaignInput)(nil),          // 8: chorus.campaigns.v1.CampaignInput
+	(*ListCampaignsRequest)(nil),   // 9: chorus.campaigns.v1.ListCampaignsRequest
+	(*ListCampaignsResponse)(nil),  // 10: chorus.campaigns.v1.ListCampaignsResponse
+	(*GetCampaignRequest)(nil),     // 11: chorus.campaigns.v1.GetCampaignRequest
+	(*GetCampaignResponse)(nil),    // 12: chorus.campaigns.v1.GetCampaignResponse
+	(*CreateDraftRequest)(nil),     // 13: chorus.campaigns.v1.CreateDraftRequest
+	(*CreateDraftResponse)(nil),    // 14: chorus.campaigns.v1.CreateDraftResponse
+	(*UpdateDraftRequest)(nil),     // 15: chorus.campaigns.v1.UpdateDraftRequest
+	(*UpdateDraftResponse)(nil),    // 16: chorus.campaigns.v1.UpdateDraftResponse
+	(*CreateCampaignRequest)(nil),  // 17: chorus.campaigns.v1.CreateCampaignRequest
+	(*CreateCampaignResponse)(nil), // 18: chorus.campaigns.v1.CreateCampaignResponse
+	(*PauseCampaignRequest)(nil),   // 19: chorus.campaigns.v1.PauseCampaignRequest
+	(*PauseCampaignResponse)(nil),  // 20: chorus.campaigns.v1.PauseCampaignResponse
+	(*ResumeCampaignRequest)(nil),  // 21: chorus.campaigns.v1.ResumeCampaignRequest
+	(*ResumeCampaignResponse)(nil), // 22: chorus.campaigns.v1.ResumeCampaignResponse
+	(*CancelCampaignRequest)(nil),  // 23: chorus.campaigns.v1.CancelCampaignRequest
+	(*CancelCampaignResponse)(nil), // 24: chorus.campaigns.v1.CancelCampaignResponse
+	(*TestSendRequest)(nil),        // 25: chorus.campaigns.v1.TestSendRequest
+	(*TestSendResponse)(nil),       // 26: chorus.campaigns.v1.TestSendResponse
+	(*TestSendResult)(nil),         // 27: chorus.campaigns.v1.TestSendResult
+	nil,                            // 28: chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	(*timestamppb.Timestamp)(nil),  // 29: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil), // 30: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),     // 31: google.protobuf.ListValue
 }
 var file_campaigns_v1_campaigns_proto_depIdxs = []int32{
-	28, // 0: chorus.campaigns.v1.DisplayMetrics.estimated_completion_at:type_name -> google.protobuf.Timestamp
-	4,  // 1: chorus.campaigns.v1.DisplayMetrics.variant_a:type_name -> chorus.campaigns.v1.VariantMetrics
-	4,  // 2: chorus.campaigns.v1.DisplayMetrics.variant_b:type_name -> chorus.campaigns.v1.VariantMetrics
-	29, // 3: chorus.campaigns.v1.DisplayMetrics.winner:type_name -> google.protobuf.StringValue
-	29, // 4: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
-	29, // 5: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
-	0,  // 6: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	28, // 7: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
-	29, // 8: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
-	1,  // 9: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
-	28, // 10: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
-	28, // 11: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
-	28, // 12: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
-	28, // 13: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
-	29, // 14: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
-	2,  // 15: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
-	3,  // 16: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
-	28, // 17: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
-	29, // 18: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
-	29, // 19: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
-	28, // 20: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
-	28, // 21: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
-	28, // 22: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
-	0,  // 23: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	30, // 24: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
-	6,  // 25: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
-	5,  // 26: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	7,  // 27: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	5,  // 28: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	7,  // 29: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	5,  // 30: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	7,  // 31: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	5,  // 32: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	5,  // 33: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	5,  // 34: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	5,  // 35: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	27, // 36: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
-	26, // 37: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
-	8,  // 38: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
-	10, // 39: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
-	12, // 40: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
-	14, // 41: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
-	16, // 42: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
-	18, // 43: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
-	20, // 44: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
-	22, // 45: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
-	24, // 46: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
-	9,  // 47: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
-	11, // 48: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
-	13, // 49: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
-	15, // 50: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
-	17, // 51: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
-	19, // 52: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
-	21, // 53: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
-	23, // 54: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
-	25, // 55: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
-	47, // [47:56] is the sub-list for method output_type
-	38, // [38:47] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	29, // 0: chorus.campaigns.v1.DisplayMetrics.estimated_completion_at:type_name -> google.protobuf.Timestamp
+	5,  // 1: chorus.campaigns.v1.DisplayMetrics.variant_a:type_name -> chorus.campaigns.v1.VariantMetrics
+	5,  // 2: chorus.campaigns.v1.DisplayMetrics.variant_b:type_name -> chorus.campaigns.v1.VariantMetrics
+	30, // 3: chorus.campaigns.v1.DisplayMetrics.winner:type_name -> google.protobuf.StringValue
+	4,  // 4: chorus.campaigns.v1.DisplayMetrics.unsent:type_name -> chorus.campaigns.v1.UnsentCount
+	30, // 5: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
+	30, // 6: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
+	0,  // 7: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	29, // 8: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
+	30, // 9: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
+	1,  // 10: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
+	29, // 11: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
+	29, // 12: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
+	29, // 13: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
+	29, // 14: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
+	30, // 15: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
+	2,  // 16: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
+	3,  // 17: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
+	29, // 18: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
+	30, // 19: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
+	30, // 20: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
+	29, // 21: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
+	29, // 22: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
+	29, // 23: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
+	0,  // 24: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	31, // 25: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
+	7,  // 26: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
+	6,  // 27: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	8,  // 28: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	6,  // 29: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	8,  // 30: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	6,  // 31: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	8,  // 32: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	6,  // 33: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 34: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 35: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 36: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	28, // 37: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	27, // 38: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
+	9,  // 39: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
+	11, // 40: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
+	13, // 41: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
+	15, // 42: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
+	17, // 43: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
+	19, // 44: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
+	21, // 45: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
+	23, // 46: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
+	25, // 47: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
+	10, // 48: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
+	12, // 49: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
+	14, // 50: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
+	16, // 51: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
+	18, // 52: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
+	20, // 53: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
+	22, // 54: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
+	24, // 55: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
+	26, // 56: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
+	48, // [48:57] is the sub-list for method output_type
+	39, // [39:48] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_campaigns_v1_campaigns_proto_init() }
@@ -2394,15 +2484,16 @@ func file_campaigns_v1_campaigns_proto_init() {
 	if File_campaigns_v1_campaigns_proto != nil {
 		return
 	}
-	file_campaigns_v1_campaigns_proto_msgTypes[5].OneofWrappers = []any{}
-	file_campaigns_v1_campaigns_proto_msgTypes[7].OneofWrappers = []any{}
+	file_campaigns_v1_campaigns_proto_msgTypes[0].OneofWrappers = []any{}
+	file_campaigns_v1_campaigns_proto_msgTypes[6].OneofWrappers = []any{}
+	file_campaigns_v1_campaigns_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_campaigns_v1_campaigns_proto_rawDesc), len(file_campaigns_v1_campaigns_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

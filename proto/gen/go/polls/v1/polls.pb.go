@@ -25,11 +25,18 @@ const (
 )
 
 // ContactFilter is a poll's ad-hoc audience (as a campaign's).
+// It must name its contacts: tags (at least one), or all: true for every contact of the
+// organization. A filter naming nobody ({} or {"tags": []}) is refused (400 naming
+// contactFilter) rather than read as everyone.
 type ContactFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Tags  []string               `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
+	// Contacts with any of these tags (all of them with tagsLogic AND).
+	Tags []string `protobuf:"bytes,1,rep,name=tags,proto3" json:"tags,omitempty"`
 	// "OR" (default) or "AND".
-	TagsLogic     string `protobuf:"bytes,2,opt,name=tags_logic,json=tagsLogic,proto3" json:"tags_logic,omitempty"`
+	TagsLogic string `protobuf:"bytes,2,opt,name=tags_logic,json=tagsLogic,proto3" json:"tags_logic,omitempty"`
+	// Every contact of the organization (opted in and textable, as any audience); goes without
+	// tags (both is a 400 naming contactFilter.all). Served only when true.
+	All           *bool `protobuf:"varint,3,opt,name=all,proto3,oneof" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -78,7 +85,18 @@ func (x *ContactFilter) GetTagsLogic() string {
 	return ""
 }
 
-// Option is one answer of a multiple_choice question.
+func (x *ContactFilter) GetAll() bool {
+	if x != nil && x.All != nil {
+		return *x.All
+	}
+	return false
+}
+
+// Option is one answer of a multiple_choice question. Codes and labels are unique in the
+// question (case-insensitive), at most 100 characters, and never a carrier keyword (STOP,
+// STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE, OPTOUT, START, UNSTOP, HELP, INFO in any
+// case or spacing): a reply of one is taken as the keyword, not as the answer (400 naming
+// e.g. questions[0].options[2].code).
 type Option struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The reply keyword, matched trimmed and case-insensitively (a reply of the label is no
@@ -597,7 +615,10 @@ func (x *QuestionInput) GetBranchingLogic() *BranchingLogic {
 	return nil
 }
 
-// PollInput is the JSON body of create and update (an update replaces every field).
+// PollInput is the JSON body of create and update (an update replaces every field). Every
+// text must fit one message (1,600 characters) as it is sent, with its merge fields empty:
+// introductoryText together with question 1 (they leave as one message), each multiple-choice
+// question with its re-ask prefix, outroText; else 400 naming the field.
 type PollInput struct {
 	state                   protoimpl.MessageState `protogen:"open.v1"`
 	Name                    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1718,7 +1739,8 @@ type Participant struct {
 	CompletedAt           *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	ResponseCount         int32                  `protobuf:"varint,10,opt,name=response_count,json=responseCount,proto3" json:"response_count,omitempty"`
 	LastResponseAt        *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=last_response_at,json=lastResponseAt,proto3" json:"last_response_at,omitempty"`
-	// Beyond the spec: why a terminated participant ended (opted_out, poll_closed, timed_out);
+	// Beyond the spec: why a terminated participant ended (opted_out, poll_closed, timed_out,
+	// text_too_long: their next text, merged, was over the 1,600 characters of one message);
 	// "" otherwise.
 	TerminationReason string `protobuf:"bytes,12,opt,name=termination_reason,json=terminationReason,proto3" json:"termination_reason,omitempty"`
 	// Beyond the spec: the answers, in question order of answering.
@@ -1905,11 +1927,13 @@ var File_polls_v1_polls_proto protoreflect.FileDescriptor
 
 const file_polls_v1_polls_proto_rawDesc = "" +
 	"\n" +
-	"\x14polls/v1/polls.proto\x12\x0fchorus.polls.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"B\n" +
+	"\x14polls/v1/polls.proto\x12\x0fchorus.polls.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1egoogle/protobuf/wrappers.proto\"a\n" +
 	"\rContactFilter\x12\x12\n" +
 	"\x04tags\x18\x01 \x03(\tR\x04tags\x12\x1d\n" +
 	"\n" +
-	"tags_logic\x18\x02 \x01(\tR\ttagsLogic\"2\n" +
+	"tags_logic\x18\x02 \x01(\tR\ttagsLogic\x12\x15\n" +
+	"\x03all\x18\x03 \x01(\bH\x00R\x03all\x88\x01\x01B\x06\n" +
+	"\x04_all\"2\n" +
 	"\x06Option\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\"S\n" +
@@ -2188,6 +2212,7 @@ func file_polls_v1_polls_proto_init() {
 	if File_polls_v1_polls_proto != nil {
 		return
 	}
+	file_polls_v1_polls_proto_msgTypes[0].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[3].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[6].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[23].OneofWrappers = []any{}
