@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"encoding/csv"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +54,42 @@ func TestSearchWildcardsAreLiteral(t *testing.T) {
 			want = []string{}
 		}
 		assert.Equal(t, want, keys(ps), "search %q", search)
+	}
+}
+
+// The campaigns export guards a name that starts a formula behind an invisible character or
+// in a fullwidth form, not only behind a plain =, +, - or @.
+func TestExportGuardsDisguisedFormulas(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125559702", 100)
+	names := []string{
+		"Plain", "=SUM(A1)", "\uFF1DSUM(A1)", "\uFF0B1", "\uFF20sum", "\u2212" + "1",
+		"\u200B=SUM(A1)", "\uFEFF=SUM(A1)", "\u202E=SUM(A1)", "Spring\u200B=1",
+	}
+	for _, n := range names {
+		campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{"name": n}), http.StatusCreated)
+	}
+	zone, err := time.LoadLocation("America/Chicago")
+	require.NoError(t, err)
+	today := time.Now().In(zone)
+	span := "startDate=" + today.AddDate(0, 0, -1).Format(time.DateOnly) + "&endDate=" + today.AddDate(0, 0, 1).Format(time.DateOnly)
+	var got map[string]bool
+	eventually(t, 30*time.Second, "every draft in the export", func() bool {
+		res := tn.analytics("export?type=campaigns&" + span)
+		rows, err := csv.NewReader(strings.NewReader(string(res.Body))).ReadAll()
+		require.NoError(t, err)
+		got = map[string]bool{}
+		for _, r := range rows[1:] {
+			got[r[0]] = true
+		}
+		return len(got) == len(names)
+	})
+	for _, n := range names {
+		want := "'" + n
+		if n == "Plain" || n == "Spring\u200B=1" {
+			want = n
+		}
+		assert.True(t, got[want], "%q exported as %q; got %q", n, want, got)
 	}
 }
