@@ -93,3 +93,41 @@ func TestExportGuardsDisguisedFormulas(t *testing.T) {
 		assert.True(t, got[want], "%q exported as %q; got %q", n, want, got)
 	}
 }
+
+// Media URLs are refused alike on every path that takes one (campaign mediaUrl, test sends'
+// mediaUrls, polls' introMediaUrl, replies' mediaUrl) when their host, read as a resolver
+// reads it, is not public, or when they hold a space: 400 VALIDATION_FAILED naming the field.
+func TestMediaURLsWithLocalHostsAreRefusedEverywhere(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125559703", 100)
+	contact := "+12025559711"
+	tn.contact(contact, "Ada", true)
+	draft := campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{"name": "Media", "message": "Hi"}), http.StatusCreated)
+	good := "HTTPS://CDN.Example.COM./a.png"
+	campaignOf(t, tn.do("PUT", "/api/campaigns/"+draft.str("id")+"/draft", map[string]any{"mediaUrl": good}), http.StatusOK)
+
+	refuse := func(what string, res response, field string) {
+		t.Helper()
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s: %s", what, res.Body)
+		assert.Equal(t, "VALIDATION_FAILED", res.ErrCode(t), what)
+		assert.Contains(t, res.ErrFields(t), field, what)
+	}
+	for _, bad := range []string{
+		"HTTP://LOCALHOST./a", "http://127.1/a", "http://2130706433/a", "http://0x7f.1/a", "http://100.64.0.1/a",
+		"http://metadata.google.internal/a", "http://[::ffff:169.254.169.254]/a", "http://[fd00::1]/a",
+		"https://example.com/a b.png", "https://example.com/a\u200b.png",
+	} {
+		body := map[string]any{"name": "Media", "message": "Hi", "mediaUrl": bad}
+		refuse("campaign draft "+bad, tn.do("POST", "/api/campaigns/draft", body), "mediaUrl")
+		refuse("campaign update "+bad, tn.do("PUT", "/api/campaigns/"+draft.str("id")+"/draft", map[string]any{"mediaUrl": bad}), "mediaUrl")
+		refuse("test send "+bad, tn.do("POST", "/api/campaigns/"+draft.str("id")+"/test-send",
+			map[string]any{"recipients": []string{contact}, "mediaUrls": []string{good, bad}}), "mediaUrls[1]")
+		poll := pollBody("Media")
+		poll["introMediaUrl"] = bad
+		refuse("poll "+bad, tn.do("POST", "/api/polls", poll), "introMediaUrl")
+		refuse("reply "+bad, tn.do("POST", "/api/conversations/"+url.PathEscape(contact)+"/reply",
+			map[string]any{"message": "hi", "mediaUrl": bad}), "mediaUrl")
+	}
+	assert.Empty(t, tn.outgoing(contact), "no refused call sent anything")
+}
