@@ -37,6 +37,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/sqllike"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
@@ -246,7 +247,7 @@ func run(ctx context.Context, cr contactsRun) error {
 			api: func(i int) string { return "/api/contacts?limit=50&search=" + fuzzyTerms[i%len(fuzzyTerms)] },
 			sql: func(i int) (string, []any) {
 				t := fuzzyTerms[i%len(fuzzyTerms)]
-				return rawSQL + `AND (search_text ILIKE $2 OR $3::text <% name_text)` + order, []any{org, "%" + t + "%", t}
+				return rawSQL + `AND (search_text ILIKE $2 ESCAPE '\' OR $3::text <% name_text)` + order, []any{org, sqllike.Contains(t), t}
 			}},
 	}
 

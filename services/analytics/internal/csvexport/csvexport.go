@@ -1,5 +1,6 @@
 // Package csvexport writes the analytics campaigns export: RFC 4180 CSV (encoding/csv: quoted
-// where needed, CRLF line ends) whose cells cannot run as spreadsheet formulas.
+// where needed, CRLF line ends) whose text cells go through pkg/csvguard, so none runs as a
+// spreadsheet formula.
 package csvexport
 
 import (
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/chorus-sms/chorus/pkg/csvguard"
 	"github.com/chorus-sms/chorus/services/analytics/internal/store"
 )
 
@@ -30,7 +32,7 @@ func Campaigns(cs []store.Campaign) ([]byte, error) {
 			completed = c.CompletedAt.UTC().Format(time.RFC3339)
 		}
 		row := []string{
-			Cell(c.Name), Cell(c.Status), itoa(c.TotalCount), itoa(c.Sent), itoa(c.Delivered), itoa(c.Failed),
+			csvguard.Cell(c.Name), csvguard.Cell(c.Status), itoa(c.TotalCount), itoa(c.Sent), itoa(c.Delivered), itoa(c.Failed),
 			c.CreatedAt.UTC().Format(time.RFC3339), completed,
 		}
 		if err := w.Write(row); err != nil {
@@ -45,13 +47,3 @@ func Campaigns(cs []store.Campaign) ([]byte, error) {
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
-
-// Cell neutralizes a text that a spreadsheet would read as a formula (one starting with =, +,
-// -, @, or a tab or carriage return that hides one; OWASP's CSV injection advice) by putting a
-// single quote before it. Numbers and times are written by us and never need it.
-func Cell(s string) string {
-	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r') {
-		return "'" + s
-	}
-	return s
-}

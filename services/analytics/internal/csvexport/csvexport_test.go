@@ -24,12 +24,13 @@ func TestExportQuotesAndDisarmsFormulas(t *testing.T) {
 		{Name: "+1 offer", Status: "draft", CreatedAt: created},
 		{Name: "-5%", Status: "draft", CreatedAt: created},
 		{Name: "@sum", Status: "draft", CreatedAt: created},
+		{Name: "\u200B=SUM(A1)", Status: "draft", CreatedAt: created},
 	})
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(string(out), "\r\n"), "CRLF line ends")
 	rows, err := csv.NewReader(strings.NewReader(string(out))).ReadAll()
 	require.NoError(t, err)
-	require.Len(t, rows, 6)
+	require.Len(t, rows, 7)
 	assert.Equal(t, []string{"Campaign Name", "Status", "Total Recipients", "Sent", "Delivered", "Failed", "Created At", "Completed At"}, rows[0])
 	assert.Equal(t, []string{`Spring "sale", part 1` + "\nline two", "completed", "10", "9", "8", "1", "2026-03-01T20:30:00Z", "2026-03-01T21:30:00Z"}, rows[1])
 	assert.Equal(t, `'=HYPERLINK("http://evil")`, rows[2][0])
@@ -37,4 +38,5 @@ func TestExportQuotesAndDisarmsFormulas(t *testing.T) {
 	assert.Equal(t, "'+1 offer", rows[3][0])
 	assert.Equal(t, "'-5%", rows[4][0])
 	assert.Equal(t, "'@sum", rows[5][0])
+	assert.Equal(t, "'\u200B=SUM(A1)", rows[6][0], "behind an invisible character too (pkg/csvguard)")
 }

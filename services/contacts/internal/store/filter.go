@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/chorus-sms/chorus/pkg/sqllike"
 )
 
 // Tag logics of a Filter.
@@ -50,11 +52,11 @@ func newQuery(org uuid.UUID, f Filter) *query {
 	q := &query{}
 	q.where("organization_id = " + q.arg(org))
 	for _, t := range ParseSearch(f.Search) {
-		like := q.arg(likeContains(t.Text))
+		like := q.arg(sqllike.Contains(t.Text))
 		if t.Fuzzy {
-			q.where("(search_text ILIKE " + like + " OR " + q.arg(t.Text) + " <% name_text)")
+			q.where("(search_text ILIKE " + like + ` ESCAPE '\' OR ` + q.arg(t.Text) + " <% name_text)")
 		} else {
-			q.where("search_text ILIKE " + like)
+			q.where("search_text ILIKE " + like + ` ESCAPE '\'`)
 		}
 	}
 	if len(f.Tags) > 0 {

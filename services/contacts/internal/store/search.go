@@ -71,8 +71,3 @@ func isPhoneLike(s string) bool {
 	}
 	return hasDigit
 }
-
-// likeContains is the ILIKE pattern matching s anywhere, with s's wildcards escaped.
-func likeContains(s string) string {
-	return "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s) + "%"
-}

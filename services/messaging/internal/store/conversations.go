@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/chorus-sms/chorus/pkg/sqllike"
 )
 
 // Conversation is one thread of an organization with a contact phone.
@@ -75,8 +77,8 @@ func (s *Store) Conversations(ctx context.Context, org uuid.UUID, f Conversation
 		args = append(args, f.SearchPhones)
 		cond := fmt.Sprintf(`phone = ANY($%d)`, len(args))
 		if f.SearchDigits != "" {
-			args = append(args, "%"+f.SearchDigits+"%")
-			cond += fmt.Sprintf(` OR phone LIKE $%d`, len(args))
+			args = append(args, sqllike.Contains(f.SearchDigits))
+			cond += fmt.Sprintf(` OR phone LIKE $%d ESCAPE '\'`, len(args))
 		}
 		where = append(where, "("+cond+")")
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/chorus-sms/chorus/pkg/sqllike"
 )
 
 // Participant statuses (spec section 3) and what a step sends.
@@ -450,8 +452,8 @@ type ParticipantFilter struct {
 func (s *Store) Participants(ctx context.Context, org, poll uuid.UUID, f ParticipantFilter) ([]Participant, map[uuid.UUID][]Response, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+participantColumns+` FROM participants
 		WHERE organization_id = $1 AND poll_id = $2 AND ($3 = '' OR status = $3)
-			AND ($4 = '' OR first_name ILIKE '%' || $4 || '%' OR last_name ILIKE '%' || $4 || '%' OR phone LIKE '%' || $4 || '%')
-		ORDER BY id LIMIT $5`, org, poll, f.Status, f.Search, f.Limit)
+			AND ($4 = '' OR first_name ILIKE $6 ESCAPE '\' OR last_name ILIKE $6 ESCAPE '\' OR phone LIKE $6 ESCAPE '\')
+		ORDER BY id LIMIT $5`, org, poll, f.Status, f.Search, f.Limit, sqllike.Contains(f.Search))
 	if err != nil {
 		return nil, nil, fmt.Errorf("list participants: %w", err)
 	}

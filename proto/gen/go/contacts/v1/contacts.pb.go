@@ -716,7 +716,8 @@ func (x *CreatedContact) GetOutcome() string {
 // ContactFilter is the ad-hoc audience filter, saved as a segment or sent as a campaign contactFilter.
 type ContactFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Full-text over names, email and phone; fuzzy for terms of 3+ characters.
+	// Full-text over names, email and phone; fuzzy for terms of 3+ characters. % and _ are
+	// literal characters, not wildcards.
 	Search string   `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
 	Tags   []string `protobuf:"bytes,2,rep,name=tags,proto3" json:"tags,omitempty"`
 	// "OR" (default) or "AND".

@@ -1508,7 +1508,8 @@ type ListParticipantsRequest struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// not_started, in_progress, completed or terminated; empty for all.
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
-	// Matches first name, last name or phone (case-insensitive substring).
+	// Matches first name, last name or phone (case-insensitive substring; % and _ are
+	// literal characters, not wildcards).
 	Search string `protobuf:"bytes,3,opt,name=search,proto3" json:"search,omitempty"`
 	// Default 100, 1 to 500.
 	Limit         *int32 `protobuf:"varint,4,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
