@@ -39,7 +39,7 @@ func TestCampaignEdgeBodies(t *testing.T) {
 	campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{"name": "M", "forceRoute": "MMS"}), http.StatusCreated)
 
 	// A draft submitted several times at once: one 201, every other answer 409 INVALID_STATE
-	// (the README's and the overlay's code), whichever check refused it.
+	// (docs/api-notes.md's and the overlay's code), whichever check refused it.
 	for round := range 3 {
 		d := campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{"name": fmt.Sprint("Twice ", round), "message": "Hi", "segmentId": segID}), http.StatusCreated)
 		at := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)

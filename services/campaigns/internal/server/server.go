@@ -560,7 +560,7 @@ func invalidMove(verb, status string) error {
 	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "a "+status+" campaign cannot "+verb)
 }
 
-// submittedNotDraft is a draftId whose campaign is no longer a draft: 409, as the README and
+// submittedNotDraft is a draftId whose campaign is no longer a draft: 409, as docs/api-notes.md and
 // the overlay declare for POST /api/campaigns, whether seen before or under the lock.
 func submittedNotDraft(status string) error {
 	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "draftId names a campaign that is "+status+", not a draft")

@@ -78,7 +78,7 @@ func TestThrottleHoldsTheRateAtTheCarrierAcrossReplicas(t *testing.T) {
 	t.Logf("%d sends, a token's round %s on average (%.3fx of the rate)", len(at), mean, float64(time.Second)/float64(mean))
 	// A round is a second plus the send's answer (2 ms on average here), the give-back and
 	// the wake-ups: about 1.008 s on a quiet machine, 1.08 s seen with the 2 cores loaded 20
-	// deep. The bench measures the pace (README); this catches a token that comes back late
+	// deep. The bench measures the pace (docs/benchmarks.md); this catches a token that comes back late
 	// (a poll's wait per round, say, or the lease).
 	assert.Less(t, mean, 1200*time.Millisecond, "the number keeps its pace")
 }
