@@ -45,6 +45,12 @@ func New(code codes.Code, reason, msg string) error {
 // NotFound is the 404 every missing or foreign id gets.
 func NotFound(msg string) error { return New(codes.NotFound, ReasonNotFound, msg) }
 
+// BillingSuspended refuses a send of an organization whose billing is suspended (a 402), in
+// the same words whichever service refuses it.
+func BillingSuspended() error {
+	return New(codes.FailedPrecondition, ReasonBillingSuspended, "the organization's billing is suspended")
+}
+
 // Conflict is a 409.
 func Conflict(msg string) error { return New(codes.AlreadyExists, ReasonConflict, msg) }
 

@@ -122,6 +122,9 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	}
 	if len(msgs) > 0 {
 		ids, err := s.cfg.Messaging.SendMessages(ctx, org, msgs)
+		if perr := clients.Payment(err); perr != nil {
+			return nil, perr // a suspended account: the 402 its replies get
+		}
 		if err != nil {
 			return nil, fmt.Errorf("queue test copies: %w", err)
 		}
