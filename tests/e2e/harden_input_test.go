@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,4 +112,85 @@ func fieldNames(m map[string]any) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A test copy keeps a real message's limits (text length, one media URL) and takes any US
+// format of a number, normalized to E.164 as everywhere else.
+func TestHardenTestSendLimitsAndFormats(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550263", 10)
+	id := campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{"name": "T", "message": "Hi {{firstName}}"}), http.StatusCreated).str("id")
+	path := "/api/campaigns/" + id + "/test-send"
+	for _, bad := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"recipients": []string{"+12025556101"}, "body": strings.Repeat("x", 100000)}, "body"},
+		{map[string]any{"recipients": []string{"+12025556101"}, "body": strings.Repeat("x", 1601)}, "body"},
+		{map[string]any{"recipients": []string{"+12025556101"}, "body": "{{firstName}}", "mergePreviewData": map[string]any{"firstName": strings.Repeat("x", 1601)}}, "body"},
+		{map[string]any{"recipients": []string{"+12025556101"}, "mediaUrls": []string{"https://example.com/1.png", "https://example.com/2.png"}}, "mediaUrls"},
+		{map[string]any{"recipients": []string{"12345"}}, "recipients[0]"},
+	} {
+		res := tn.do("POST", path, bad.body)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+		assert.Contains(t, res.ErrFields(t), bad.field, "%s", res.Body)
+	}
+	res := tn.do("POST", path, map[string]any{"recipients": []string{"(202) 555-6102", "202.555.6103", "+12025556102"}, "body": strings.Repeat("y", 1600)})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	results := res.JSON(t)["results"].([]any)
+	require.Len(t, results, 2, "a repeat in another format is sent once")
+	assert.Equal(t, "+12025556102", results[0].(map[string]any)["to"])
+	assert.Equal(t, "+12025556103", results[1].(map[string]any)["to"])
+}
+
+// Each organization has 100 free test copies per UTC day, taken atomically: of concurrent calls
+// only those the allowance covers go, the rest answer 429 TEST_SEND_LIMIT_REACHED with a
+// Retry-After until the next UTC day; another organization keeps its own allowance.
+func TestHardenTestSendDailyAllowance(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550264", 10)
+	other := e.newTenant("+13125550265", 10)
+	id := campaignOf(t, tn.do("POST", "/api/campaigns/draft", map[string]any{"name": "T", "message": "Hi"}), http.StatusCreated).str("id")
+	ten := make([]string, 10)
+	for i := range ten {
+		ten[i] = fmt.Sprintf("+1202555%04d", 6200+i)
+	}
+	const calls = 13
+	statuses := make([]response, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = tn.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{"recipients": ten})
+		}()
+	}
+	wg.Wait()
+	sent, limited := 0, 0
+	for _, res := range statuses {
+		switch res.Status {
+		case http.StatusOK:
+			sent++
+		case http.StatusTooManyRequests:
+			limited++
+			assert.Equal(t, "TEST_SEND_LIMIT_REACHED", res.ErrCode(t))
+			retry, err := strconv.Atoi(res.Header.Get("Retry-After"))
+			require.NoError(t, err)
+			untilMidnight := time.Until(time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour))
+			assert.InDelta(t, untilMidnight.Seconds(), retry, 60, "until the next UTC day")
+		default:
+			t.Errorf("unexpected answer %d %s", res.Status, res.Body)
+		}
+	}
+	assert.Equal(t, 10, sent, "100 copies a day")
+	assert.Equal(t, calls-10, limited)
+	res := tn.do("POST", "/api/campaigns/"+id+"/test-send", map[string]any{"recipients": ten[:1]})
+	assert.Equal(t, http.StatusTooManyRequests, res.Status, "%s", res.Body)
+	assert.EqualValues(t, 10, tn.balance(), "test copies stay free")
+
+	oid := campaignOf(t, other.do("POST", "/api/campaigns/draft", map[string]any{"name": "T", "message": "Hi"}), http.StatusCreated).str("id")
+	res = other.do("POST", "/api/campaigns/"+oid+"/test-send", map[string]any{"recipients": ten[:1]})
+	assert.Equal(t, http.StatusOK, res.Status, "another organization's allowance: %s", res.Body)
 }

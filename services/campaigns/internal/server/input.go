@@ -66,9 +66,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		c.Name = name
 	}
 	if in.Message != nil {
-		if utf8.RuneCountInString(in.GetMessage()) > maxMessage {
-			f.Add("message", fmt.Sprintf("must be at most %d characters", maxMessage))
-		}
+		checkLength(f, "message", in.GetMessage())
 		c.Message = in.GetMessage()
 	}
 	hasSegment := in.GetSegmentId() != ""
@@ -207,10 +205,16 @@ func optionalText(f apierr.Fields, field, s string) *string {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}
+	checkLength(f, field, s)
+	return &s
+}
+
+// checkLength is the length rule of every text a campaign sends (its message, variants,
+// auto-replies and test copies): at most maxMessage characters.
+func checkLength(f apierr.Fields, field, s string) {
 	if utf8.RuneCountInString(s) > maxMessage {
 		f.Add(field, fmt.Sprintf("must be at most %d characters", maxMessage))
 	}
-	return &s
 }
 
 func faqReplies(f apierr.Fields, list *structpb.ListValue) []store.FaqReply {
