@@ -104,7 +104,6 @@ func TestHardenErrorsNameTheJSONPath(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.Status, "documented parameters: %s", res.Body)
 }
 
-
 // fieldNames are the fields an error names.
 func fieldNames(m map[string]any) []string {
 	out := make([]string, 0, len(m))
