@@ -114,6 +114,14 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 				fmt.Sprintf("the organization's %d test copies of the day (UTC) are used up", testSendsPerDay), tomorrow.Sub(now))
 		}
 	}
+	queued := false
+	defer func() {
+		// Refused before messaging queued them, or by it: the copies are not spent (a give-back
+		// that fails leaves them spent, which costs the organization nothing but copies).
+		if copies > 0 && !queued {
+			_ = s.cfg.Store.GiveBackTestSends(context.WithoutCancel(ctx), org, now, copies)
+		}
+	}()
 	// Shortened as the campaign's texts are, so the tester sees what recipients get, under
 	// links of the test copies: their clicks count for no campaign.
 	if copies > 0 {
@@ -146,18 +154,13 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	}
 	if len(msgs) > 0 {
 		ids, err := s.cfg.Messaging.SendMessages(ctx, org, msgs)
-		if err != nil {
-			// Nothing was queued: the copies are not spent.
-			if gerr := s.cfg.Store.GiveBackTestSends(context.WithoutCancel(ctx), org, now, copies); gerr != nil {
-				err = errors.Join(err, gerr)
-			}
-		}
 		if perr := clients.Payment(err); perr != nil {
 			return nil, perr // a suspended account: the 402 its replies get
 		}
 		if err != nil {
 			return nil, fmt.Errorf("queue test copies: %w", err)
 		}
+		queued = true
 		for k, i := range sentIdx {
 			results[i].MessageId = ids[k]
 		}
@@ -169,7 +172,7 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 // everywhere else) into f and returns them in E.164 without repeats, in order.
 func testRecipients(f apierr.Fields, in []string) []string {
 	if len(in) == 0 || len(in) > maxTestRecipients {
-		f.Add("recipients", fmt.Sprintf("must hold 1 to %d E.164 numbers", maxTestRecipients))
+		f.Add("recipients", fmt.Sprintf("must hold 1 to %d phone numbers", maxTestRecipients))
 		return nil
 	}
 	seen := map[string]bool{}
