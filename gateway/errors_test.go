@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -230,8 +231,51 @@ func TestMalformedRequestsNameTheField(t *testing.T) {
 
 	res := post(``)
 	assert.Equal(t, http.StatusCreated, res.status, "an empty body is an empty message: %s", res.body)
-	res = e.get("/api/contacts?search="+url.QueryEscape("a b")+"&unknownParam=1", "writer", org)
-	assert.Equal(t, http.StatusOK, res.status, "unknown query parameters are ignored")
+	res = e.get("/api/contacts?search="+url.QueryEscape("a b")+"&tags=vip", "writer", org)
+	assert.Equal(t, http.StatusOK, res.status, "known parameters: %s", res.body)
+}
+
+// One rule for every request (issue 26): a body is one JSON value, a failure names the JSON
+// path of what it refuses, and a query parameter the route does not know, or one given twice,
+// is a 400 naming it.
+func TestRequestsNameTheJSONPathAndTheQueryParameter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	org := e.member("writer", "write")
+	tok := e.token("writer")
+	post := func(body string) response {
+		return e.do(request{method: http.MethodPost, path: "/api/contacts", token: tok, org: org, body: strings.NewReader(body)})
+	}
+	cases := []struct {
+		name    string
+		res     response
+		field   string
+		problem string
+	}{
+		{"wrong type in an array", post(`{"tags":["a",5]}`), "tags[1]", "invalid value"},
+		{"array expected", post(`{"tags":"vip"}`), "tags", "invalid value"},
+		{"object expected", post(`{"customFields":[]}`), "customFields", "invalid value"},
+		{"NUL in a nested value", post(`{"tags":["a","b\u0000c"]}`), "tags[1]", "must not contain NUL characters"},
+		{"NUL in a map key", post(`{"customFields":{"a\u0000":"x"}}`), "customFields", "must not contain NUL characters"},
+		{"unknown query parameter", e.get("/api/contacts?tag=vip", "writer", org), "tag", "unknown query parameter"},
+		{"repeated query parameter", e.get("/api/contacts?limit=1&limit=2", "writer", org), "limit", "must be given once"},
+		{"path parameter in the query", e.get("/api/contacts/"+uuid.NewString()+"?id=x", "writer", org), "id", "unknown query parameter"},
+		{"unknown parameter of a body route", e.do(request{method: http.MethodPost, path: "/api/contacts?phone=1", token: tok, org: org, body: strings.NewReader(`{}`)}), "phone", "unknown query parameter"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, http.StatusBadRequest, tc.res.status, "%s", tc.res.body)
+			body := tc.res.apiErr(t)
+			assert.Equal(t, "VALIDATION_FAILED", body["code"])
+			assert.Equal(t, map[string]any{tc.field: tc.problem}, body["fields"], "%s", tc.res.body)
+			assert.Contains(t, body["message"], tc.field)
+		})
+	}
+	res := post(`{"firstName":"x"} garbage`)
+	require.Equal(t, http.StatusBadRequest, res.status, "%s", res.body)
+	assert.Equal(t, "malformed JSON body", res.apiErr(t)["message"])
+	_, calls := e.contacts.lastCall()
+	assert.Zero(t, calls, "nothing refused reached the service")
 }
 
 // lengthless hides the length of a body so the client sends it chunked.

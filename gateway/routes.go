@@ -49,7 +49,7 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 		runtime.WithForwardResponseOption(writeHTTPCode),
 		runtime.WithErrorHandler(errorHandler(log)),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
-		runtime.WithMiddlewares(recordRoute),
+		runtime.WithMiddlewares(recordRoute, knownQuery),
 		// No POST-as-GET fallback or method override: a request's method is what the access
 		// check saw.
 		runtime.WithDisablePathLengthFallback(),

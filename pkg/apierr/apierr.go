@@ -8,11 +8,13 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // Domain is the ErrorInfo domain of every Chorus error.
@@ -44,6 +46,22 @@ func New(code codes.Code, reason, msg string) error {
 
 // NotFound is the 404 every missing or foreign id gets.
 func NotFound(msg string) error { return New(codes.NotFound, ReasonNotFound, msg) }
+
+// LimitReached is a 429 for a quota a service keeps (not the gateway's request rate), with a
+// RetryInfo the gateway sends as Retry-After: when the quota is back.
+func LimitReached(reason, msg string, retry time.Duration) error {
+	st := status.New(codes.ResourceExhausted, msg)
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: Domain}, &errdetails.RetryInfo{RetryDelay: durationpb.New(retry)}); err == nil {
+		st = d
+	}
+	return &Error{st: st}
+}
+
+// BillingSuspended refuses a send of an organization whose billing is suspended (a 402), in
+// the same words whichever service refuses it.
+func BillingSuspended() error {
+	return New(codes.FailedPrecondition, ReasonBillingSuspended, "the organization's billing is suspended")
+}
 
 // Conflict is a 409.
 func Conflict(msg string) error { return New(codes.AlreadyExists, ReasonConflict, msg) }

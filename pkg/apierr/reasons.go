@@ -56,6 +56,8 @@ const (
 	// Campaigns.
 	ReasonInvalidState = "INVALID_STATE" // 409: a move the campaign's or poll's status does not allow
 	ReasonQuietHours   = "QUIET_HOURS"   // 400: an immediate send outside 08:00-21:00 of its zone
+	// 429: the organization's test copies of the UTC day are used up (Retry-After: the next day).
+	ReasonTestSendLimit = "TEST_SEND_LIMIT_REACHED"
 	// Why a campaign failed (its failureReason), besides INSUFFICIENT_CREDITS and
 	// BILLING_SUSPENDED: its segment was deleted before the send began; an A/B test's audience
 	// gives empty 5% samples (fewer than 20 sendable recipients).

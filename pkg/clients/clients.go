@@ -196,6 +196,19 @@ func Reason(err error) string {
 	return ""
 }
 
+// Payment is the caller's own error for a peer's payment refusal (BILLING_SUSPENDED,
+// INSUFFICIENT_CREDITS) in err's chain, nil for any other error: the REST client sees the
+// same 402 whichever service refused, where a wrapped refusal would be masked as a 500.
+func Payment(err error) error {
+	switch Reason(err) {
+	case apierr.ReasonBillingSuspended:
+		return apierr.BillingSuspended()
+	case apierr.ReasonInsufficientCredits:
+		return apierr.New(codes.FailedPrecondition, apierr.ReasonInsufficientCredits, "the credit balance cannot cover the send")
+	}
+	return nil
+}
+
 func (c *Conn) translate(method string, err error) error {
 	if err == nil {
 		return nil

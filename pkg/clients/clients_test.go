@@ -188,6 +188,29 @@ func TestPeerErrorsAreTranslatedByCode(t *testing.T) {
 	}
 }
 
+// A peer's payment refusal becomes the caller's own 402 error (forwarded by the boundary with
+// its reason); every other error is left to the caller.
+func TestPaymentRefusalsAreTranslated(t *testing.T) {
+	p := &peer{}
+	c := contacts.New(start(t, p))
+	for _, reason := range []string{apierr.ReasonBillingSuspended, apierr.ReasonInsufficientCredits} {
+		p.failWith(apierr.New(codes.FailedPrecondition, reason, "peer words"))
+		_, err := c.CheckSendable(context.Background(), uuid.New(), []string{"+15125550100"})
+		own := clients.Payment(fmt.Errorf("queue: %w", err))
+		require.Error(t, own, reason)
+		_, served := apierr.UnaryServerInterceptor(discard)(context.Background(), nil, &grpc.UnaryServerInfo{}, func(context.Context, any) (any, error) {
+			return nil, own
+		})
+		assert.Equal(t, codes.FailedPrecondition, status.Code(served))
+		assert.Equal(t, reason, apierr.Reason(served))
+		assert.NotContains(t, status.Convert(served).Message(), "peer words")
+	}
+	p.failWith(apierr.NotFound("no such number"))
+	_, err := c.CheckSendable(context.Background(), uuid.New(), []string{"+15125550100"})
+	assert.NoError(t, clients.Payment(err))
+	assert.NoError(t, clients.Payment(nil))
+}
+
 func TestCallsActAsTheServiceForOneOrgAndKeepTheRequestID(t *testing.T) {
 	p := &peer{}
 	c := contacts.New(start(t, p))

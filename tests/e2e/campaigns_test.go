@@ -552,7 +552,7 @@ func TestCampaignTestSend(t *testing.T) {
 		{map[string]any{}, "recipients"},
 		{map[string]any{"recipients": []string{"+12025556001", "+12025556002", "+12025556003", "+12025556004", "+12025556005", "+12025556006",
 			"+12025556007", "+12025556008", "+12025556009", "+12025556010", "+12025556011"}}, "recipients"},
-		{map[string]any{"recipients": []string{"(202) 555-6001"}}, "recipients[0]"},
+		{map[string]any{"recipients": []string{"555-6001"}}, "recipients[0]"},
 		{map[string]any{"recipients": []string{stranger}, "mediaUrls": []string{"http://localhost/x.png"}}, "mediaUrls[0]"},
 		{map[string]any{"recipients": []string{stranger}, "fromPhoneNumberId": other.numberID}, "fromPhoneNumberId"},
 		{map[string]any{"recipients": []string{stranger}, "fromPhoneNumberId": "nope"}, "fromPhoneNumberId"},

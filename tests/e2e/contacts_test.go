@@ -255,10 +255,10 @@ func TestUnstorableInputIsRejectedNotA500(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.newMember("write")
 	for field, body := range map[string]string{
-		"firstName":    `{"firstName":"a\u0000b"}`,
-		"tags":         `{"tags":["ok","a\u0000b"]}`,
-		"customFields": `{"customFields":{"k":"a\u0000b"}}`,
-		"phone":        `{"phone":"202-555-0143 ext. 12"}`,
+		"firstName":      `{"firstName":"a\u0000b"}`,
+		"tags[1]":        `{"tags":["ok","a\u0000b"]}`, // named by its JSON path (issue 26)
+		"customFields.k": `{"customFields":{"k":"a\u0000b"}}`,
+		"phone":          `{"phone":"202-555-0143 ext. 12"}`,
 	} {
 		res := c.do("POST", "/api/contacts", []byte(body))
 		assert.Equal(t, 400, res.Status, "%s: %s", field, res.Body)

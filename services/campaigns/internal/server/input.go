@@ -15,6 +15,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/route"
+	"github.com/chorus-sms/chorus/pkg/smstext"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
@@ -225,6 +226,14 @@ func optionalText(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// checkLength refuses a text longer than one message carries as it is sent (a test copy's
+// body once its preview data is merged).
+func checkLength(f apierr.Fields, field, s string) {
+	if n := utf8.RuneCountInString(s); n > smstext.MaxLength {
+		f.Add(field, fmt.Sprintf("is %d characters once merged; one message carries at most %d", n, smstext.MaxLength))
+	}
 }
 
 func faqReplies(f apierr.Fields, list *structpb.ListValue) []store.FaqReply {

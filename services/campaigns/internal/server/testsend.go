@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -19,8 +20,13 @@ import (
 	"github.com/chorus-sms/chorus/services/campaigns/internal/shortlinks"
 )
 
-// maxTestRecipients bounds one test send.
-const maxTestRecipients = 10
+// Bounds of test sends, which cost nothing: recipients of one call, media of one copy (a
+// campaign's one mediaUrl), and copies an organization sends per UTC day.
+const (
+	maxTestRecipients = 10
+	maxTestMedia      = 1
+	testSendsPerDay   = 100
+)
 
 // Test-send outcomes of one recipient.
 const (
@@ -31,10 +37,12 @@ const (
 	testSourceKind = "test"
 )
 
-// TestSend sends a test copy of a campaign (any status) to up to 10 E.164 numbers at once:
-// quiet hours do not apply, it costs nothing and counts in no metric. An opted-out number is
-// refused (reported, nothing sent) while the others go; the check is made here and again by
-// messaging right before the carrier.
+// TestSend sends a test copy of a campaign (any status) to up to 10 numbers (any US format,
+// normalized to E.164) at once: quiet hours do not apply, it costs nothing and counts in no
+// metric. An opted-out number is refused (reported, nothing sent) while the others go; the
+// check is made here and again by messaging right before the carrier. Being free, the copy
+// keeps a real message's limits (text, one media URL) and each organization has
+// testSendsPerDay copies per UTC day (429 TEST_SEND_LIMIT_REACHED past them).
 func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest) (*campaignsv1.TestSendResponse, error) {
 	org, id, err := s.target(ctx, req.GetId())
 	if err != nil {
@@ -46,6 +54,9 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	}
 	f := apierr.Fields{}
 	recipients := testRecipients(f, req.GetRecipients())
+	if len(req.GetMediaUrls()) > maxTestMedia {
+		f.Add("mediaUrls", fmt.Sprintf("at most %d media URL, as a campaign's message", maxTestMedia))
+	}
 	for i, u := range req.GetMediaUrls() {
 		if !mediaurl.Public(u) {
 			f.Add(fmt.Sprintf("mediaUrls[%d]", i), "must be a public http(s) URL")
@@ -53,6 +64,7 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	}
 	from := optionalID(f, "fromPhoneNumberId", req.GetFromPhoneNumberId())
 	body := req.GetBody()
+	mergefields.CheckFits(f, "body", body, c.NormalizeText, "")
 	if body == "" {
 		body = c.Message
 	}
@@ -60,6 +72,7 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	if strings.TrimSpace(body) == "" {
 		f.Add("body", "required: the campaign has no message")
 	}
+	checkLength(f, "body", body) // with the preview data merged
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
@@ -90,9 +103,28 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 			optedOut[r.GetPhone()] = true
 		}
 	}
+	now, copies := s.cfg.Now(), len(recipients)-len(optedOut)
+	if copies > 0 {
+		switch ok, err := s.cfg.Store.TakeTestSends(ctx, org, now, copies, testSendsPerDay); {
+		case err != nil:
+			return nil, err
+		case !ok:
+			tomorrow := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+			return nil, apierr.LimitReached(apierr.ReasonTestSendLimit,
+				fmt.Sprintf("the organization's %d test copies of the day (UTC) are used up", testSendsPerDay), tomorrow.Sub(now))
+		}
+	}
+	queued := false
+	defer func() {
+		// Refused before messaging queued them, or by it: the copies are not spent (a give-back
+		// that fails leaves them spent, which costs the organization nothing but copies).
+		if copies > 0 && !queued {
+			_ = s.cfg.Store.GiveBackTestSends(context.WithoutCancel(ctx), org, now, copies)
+		}
+	}()
 	// Shortened as the campaign's texts are, so the tester sees what recipients get, under
 	// links of the test copies: their clicks count for no campaign.
-	if len(optedOut) < len(recipients) {
+	if copies > 0 {
 		texts := []string{body}
 		if err := shortlinks.New(s.cfg.Messaging, org, testSourceKind, c.ID).Rewrite(ctx, texts); err != nil {
 			return nil, err
@@ -122,9 +154,13 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	}
 	if len(msgs) > 0 {
 		ids, err := s.cfg.Messaging.SendMessages(ctx, org, msgs)
+		if perr := clients.Payment(err); perr != nil {
+			return nil, perr // a suspended account: the 402 its replies get
+		}
 		if err != nil {
 			return nil, fmt.Errorf("queue test copies: %w", err)
 		}
+		queued = true
 		for k, i := range sentIdx {
 			results[i].MessageId = ids[k]
 		}
@@ -132,23 +168,24 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 	return &campaignsv1.TestSendResponse{Results: results}, nil
 }
 
-// testRecipients checks a test send's recipients (1 to 10 E.164 numbers) into f and returns
-// them without repeats, in order.
+// testRecipients checks a test send's recipients (1 to 10 numbers in any US format, as
+// everywhere else) into f and returns them in E.164 without repeats, in order.
 func testRecipients(f apierr.Fields, in []string) []string {
 	if len(in) == 0 || len(in) > maxTestRecipients {
-		f.Add("recipients", fmt.Sprintf("must hold 1 to %d E.164 numbers", maxTestRecipients))
+		f.Add("recipients", fmt.Sprintf("must hold 1 to %d phone numbers", maxTestRecipients))
 		return nil
 	}
 	seen := map[string]bool{}
 	var out []string
 	for i, r := range in {
-		if n, err := phone.Normalize(r); err != nil || n != r {
-			f.Add(fmt.Sprintf("recipients[%d]", i), "must be an E.164 number such as +12025550143")
+		n, err := phone.Normalize(r)
+		if err != nil {
+			f.Add(fmt.Sprintf("recipients[%d]", i), "must be a phone number such as +12025550143 or (202) 555-0143")
 			continue
 		}
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
 		}
 	}
 	return out

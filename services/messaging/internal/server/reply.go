@@ -224,7 +224,7 @@ func (s *Server) hold(ctx context.Context, m *store.Message) error {
 }
 
 // errSuspended refuses a send of an organization whose billing is suspended (a 402).
-var errSuspended = apierr.New(codes.FailedPrecondition, apierr.ReasonBillingSuspended, "the organization's billing is suspended")
+var errSuspended = apierr.BillingSuspended()
 
 // releaseHold gives back a hold whose message was never stored.
 func (s *Server) releaseHold(ctx context.Context, m store.Message) {

@@ -1934,12 +1934,14 @@ func (x *CancelCampaignResponse) GetCampaign() *Campaign {
 type TestSendRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// E.164 numbers, 1 to 10.
+	// Phone numbers, 1 to 10, in any US format (normalized to E.164; a repeat is sent once).
 	Recipients []string `protobuf:"bytes,2,rep,name=recipients,proto3" json:"recipients,omitempty"`
-	// Default: the campaign's message, with merge_preview_data applied.
+	// Default: the campaign's message, with merge_preview_data applied; at most 1,600
+	// characters, before and after the merge.
 	Body string `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
-	// Media of the test copies, which then go as MMS; without media the campaign's forceRoute
-	// decides, by the campaigns' rule (test copies are free).
+	// Media of the test copies (at most one, as a campaign's mediaUrl), which then go as MMS;
+	// without media the campaign's forceRoute decides, by the campaigns' rule (test copies are
+	// free).
 	MediaUrls []string `protobuf:"bytes,4,rep,name=media_urls,json=mediaUrls,proto3" json:"media_urls,omitempty"`
 	// Empty: the campaign's number, else the organization's default.
 	FromPhoneNumberId string `protobuf:"bytes,5,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`

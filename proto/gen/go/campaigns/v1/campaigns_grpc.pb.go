@@ -56,7 +56,10 @@ type CampaignsServiceClient interface {
 	// (never sent, in no thread, counted neither as sent nor as failed, their credits released).
 	CancelCampaign(ctx context.Context, in *CancelCampaignRequest, opts ...grpc.CallOption) (*CancelCampaignResponse, error)
 	// TestSend sends a test copy of the campaign to up to 10 numbers at once: whatever the hour,
-	// free, counted in no metric, never to an opted-out number.
+	// free, counted in no metric, never to an opted-out number. Being free, it keeps a real
+	// message's limits (1,600 characters, one media URL), and an organization sends at most 100
+	// test copies per UTC day: past them 429 TEST_SEND_LIMIT_REACHED, Retry-After until the next
+	// UTC day. A suspended account sends none (402 BILLING_SUSPENDED).
 	TestSend(ctx context.Context, in *TestSendRequest, opts ...grpc.CallOption) (*TestSendResponse, error)
 }
 
@@ -184,7 +187,10 @@ type CampaignsServiceServer interface {
 	// (never sent, in no thread, counted neither as sent nor as failed, their credits released).
 	CancelCampaign(context.Context, *CancelCampaignRequest) (*CancelCampaignResponse, error)
 	// TestSend sends a test copy of the campaign to up to 10 numbers at once: whatever the hour,
-	// free, counted in no metric, never to an opted-out number.
+	// free, counted in no metric, never to an opted-out number. Being free, it keeps a real
+	// message's limits (1,600 characters, one media URL), and an organization sends at most 100
+	// test copies per UTC day: past them 429 TEST_SEND_LIMIT_REACHED, Retry-After until the next
+	// UTC day. A suspended account sends none (402 BILLING_SUSPENDED).
 	TestSend(context.Context, *TestSendRequest) (*TestSendResponse, error)
 	mustEmbedUnimplementedCampaignsServiceServer()
 }
