@@ -125,7 +125,8 @@ func writeHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) 
 	return nil
 }
 
-// routes assembles the whole surface. /healthz, /readyz, /metrics and /openapi.json are open;
+// routes assembles the whole surface. /healthz, /readyz, /metrics, /openapi.json and the API
+// reference (/docs, docs.go) are open;
 // the carrier webhooks and short-link redirects (public, nil without messaging) are open too,
 // bounded by the request deadline; everything under /api passes authentication, then tenancy
 // (org header, rate limit, access), then the grpc-gateway mux; any other path gets the mux's
@@ -136,6 +137,8 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		"/readyz":       g.readyz,
 		"/metrics":      m.handler().ServeHTTP,
 		"/openapi.json": serveOpenAPI,
+		docsPath:        serveDocs,
+		docsBundlePath:  serveDocsBundle,
 	}
 	protected := auth.middleware(requestDeadline(g.cfg.RequestTimeout, tenancy(access, limiter, g.log, api)))
 	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
