@@ -10,51 +10,47 @@ import (
 	"github.com/chorus-sms/chorus/gateway/apidocs"
 )
 
-// Paths of the API reference: the page and the renderer it loads.
-const (
-	docsPath       = "/docs"
-	docsBundlePath = "/docs/" + apidocs.BundleName
-)
+// docsPath is the API reference page; its assets are at /docs/<name> (apidocs.Assets).
+const docsPath = "/docs"
 
 // docsPolicy is the page's Content-Security-Policy: everything from the gateway itself and
-// nothing else. Redoc needs more than self in three places only: styled-components injects
-// <style> elements (style-src 'unsafe-inline'), its search index runs in a worker made from a
-// blob: URL, and a few of its icons are data: images.
-const docsPolicy = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
-	"img-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; " +
-	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// nothing else, but for Swagger UI's inline style attributes and the data: images (icons) its
+// stylesheet holds.
+const docsPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; " +
+	"img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// The page and the bundle change only with the gateway's build: each answers with a strong
-// ETag of its bytes, so a browser revalidates with If-None-Match and gets 304 until an upgrade.
-var (
-	docsPageTag   = contentTag(apidocs.Page)
-	docsBundleTag = contentTag(apidocs.Bundle)
-)
+// docsRoutes are the handlers of the page and its assets, by path. The page is revalidated on
+// every load (no-cache), so it always names what this gateway serves; the assets are cached
+// for a day. Each answers with a strong ETag of its bytes and 304 to If-None-Match naming it.
+func docsRoutes() map[string]http.HandlerFunc {
+	pageTag := contentTag(apidocs.Page)
+	routes := map[string]http.HandlerFunc{
+		docsPath: func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			h.Set("Cache-Control", "no-cache")
+			h.Set("Content-Security-Policy", docsPolicy)
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Referrer-Policy", "no-referrer")
+			serveStatic(w, r, apidocs.Page, pageTag)
+		},
+	}
+	for name, a := range apidocs.Assets {
+		tag := contentTag(a.Body)
+		routes[docsPath+"/"+name] = func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Content-Type", a.ContentType)
+			h.Set("Cache-Control", "public, max-age=86400")
+			h.Set("X-Content-Type-Options", "nosniff")
+			serveStatic(w, r, a.Body, tag)
+		}
+	}
+	return routes
+}
 
 func contentTag(b []byte) string {
 	sum := sha256.Sum256(b)
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
-}
-
-// serveDocs serves the API reference page, revalidated on every load (no-cache) so it always
-// names the bundle this gateway serves.
-func serveDocs(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Content-Security-Policy", docsPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	serveStatic(w, r, apidocs.Page, docsPageTag)
-}
-
-// serveDocsBundle serves the vendored Redoc bundle, cached for a day and then revalidated.
-func serveDocsBundle(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Type", "text/javascript; charset=utf-8")
-	h.Set("Cache-Control", "public, max-age=86400")
-	h.Set("X-Content-Type-Options", "nosniff")
-	serveStatic(w, r, apidocs.Bundle, docsBundleTag)
 }
 
 // serveStatic answers body with its ETag, or 304 when If-None-Match names it. Nothing else is

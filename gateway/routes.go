@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -137,9 +138,8 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		"/readyz":       g.readyz,
 		"/metrics":      m.handler().ServeHTTP,
 		"/openapi.json": serveOpenAPI,
-		docsPath:        serveDocs,
-		docsBundlePath:  serveDocsBundle,
 	}
+	maps.Copy(ops, docsRoutes())
 	protected := auth.middleware(requestDeadline(g.cfg.RequestTimeout, tenancy(access, limiter, g.log, api)))
 	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())

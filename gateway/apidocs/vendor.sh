@@ -1,28 +1,31 @@
 #!/usr/bin/env bash
-# Vendors the renderer of the gateway's API reference page (/docs) at `make generate`: Redoc's
-# standalone bundle, one self-contained script with no run-time fetches of its own.
+# Vendors the renderer of the gateway's API reference page (/docs) at `make generate`: Swagger
+# UI's prebuilt browser bundle and stylesheet from the swagger-ui-dist package, which fetch
+# nothing at run time but the document they are given (with validatorUrl null, see docs.js).
 #
-# It fetches exactly redoc@$VERSION from the npm registry with `npm pack` into a temporary
+# It fetches exactly $PKG@$VERSION from the npm registry with `npm pack` into a temporary
 # folder (npm checks the tarball against the registry's metadata), checks the tarball against
-# the sha512 pinned here, extracts only the bundle, its third-party license notices and
-# Redoc's LICENSE, checks each against the sha256 pinned here, and writes them to redoc/ beside
-# this script, where apidocs.go embeds them. A changed upstream file fails here, loudly; the
-# written bytes are the pinned ones, so a re-run changes nothing (make check holds them equal).
+# the sha512 pinned here, extracts only the files the page loads, their license and notices,
+# checks each against the sha256 pinned here, and writes them to swagger-ui/ beside this
+# script, where apidocs.go embeds them. A changed upstream file fails here, loudly; the written
+# bytes are the pinned ones, so a re-run changes nothing (make check holds them equal).
 #
 # To upgrade: set VERSION, run this script with PIN=1 (it prints the new hashes instead of
-# checking them), read the diff of the bundle's license notices, paste the hashes below, and
-# run the e2e test TestAPIReferenceInABrowser.
+# checking them), read the diff of the license notices, paste the hashes below, and run the
+# e2e test TestAPIReferenceInABrowser.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PKG=redoc
-VERSION=2.5.4
-TARBALL_SHA512=sha512-M6jWhG1qoBnH6TFmzJnstyCZ87HmOY/UzDm78mHiYihEdlV/YcS9ogOo1NlElnJMeLsyxHFe2yFc4sNjHTrABQ==
-# file in the package -> name under redoc/ and its sha256
+PKG=swagger-ui-dist
+VERSION=5.35.0
+TARBALL_SHA512=sha512-U06rpMtW9V3XPGOBeamTUSr0Z09jMX4IJuANpE/EZbAhw0G8CgwrzU4YmXkn/h0wCDNsXdGarTNNHC3sU8yVUQ==
+# file in the package, name under swagger-ui/, sha256
 FILES=(
-  "package/bundles/redoc.standalone.js redoc.standalone.js dcaf76612bc4a3fbcc923a8966dee2f6146a5f32e5ce1b6f02dd60cbbf89500b"
-  "package/bundles/redoc.standalone.js.LICENSE.txt redoc.standalone.js.LICENSE.txt eed602ec32e00b2b9df1984fbcc26a687b1b3193ec01961389c4b8439e6edf73"
-  "package/LICENSE LICENSE d3026d549cf68ab7355bcfa85877bf8f845b3334a7efbfdc63936432fb34ff0e"
+  "package/swagger-ui-bundle.js swagger-ui-bundle.js e6a898692f2d768e807c3ba4626068a69a2c5dd960dd6c76f3e4d3a3de180af2"
+  "package/swagger-ui.css swagger-ui.css 5ed08757e53da3e026d6cbecc61fe5d43585c9560b302d534ad56692519a273d"
+  "package/swagger-ui-bundle.js.LICENSE.txt swagger-ui-bundle.js.LICENSE.txt 37eb6e7e59aed57b2c1acf076574b818ea07b74265717e0bd67b59e0baf9abbb"
+  "package/LICENSE LICENSE cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
+  "package/NOTICE NOTICE 0d20d1adef18aee3f40dd258172155521ce702ac445cb5f7b7d60ed32dad2fb2"
 )
 
 fail() { echo "apidocs/vendor.sh: $*" >&2; exit 1; }
@@ -43,7 +46,7 @@ elif [ "$got" != "$TARBALL_SHA512" ]; then
   fail "$PKG@$VERSION tarball is $got, pinned $TARBALL_SHA512: upstream changed, do not vendor it unread"
 fi
 
-mkdir -p "$tmp/x" redoc
+mkdir -p "$tmp/x" swagger-ui
 for entry in "${FILES[@]}"; do
   read -r src dst sum <<<"$entry"
   tar -xzf "$tmp/$tgz" -C "$tmp/x" "$src" || fail "$PKG@$VERSION has no $src"
@@ -54,5 +57,5 @@ for entry in "${FILES[@]}"; do
     fail "$src of $PKG@$VERSION is sha256 $got, pinned $sum"
   fi
   # Rewrite only what differs, so a re-run leaves the files (and Go's build cache) alone.
-  cmp -s "$tmp/x/$src" "redoc/$dst" || install -m 0644 "$tmp/x/$src" "redoc/$dst"
+  cmp -s "$tmp/x/$src" "swagger-ui/$dst" || install -m 0644 "$tmp/x/$src" "swagger-ui/$dst"
 done
