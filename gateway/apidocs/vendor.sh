@@ -47,15 +47,19 @@ elif [ "$got" != "$TARBALL_SHA512" ]; then
 fi
 
 mkdir -p "$tmp/x" swagger-ui
+# Check every file before writing any, so a failed check leaves the vendored set as it was.
 for entry in "${FILES[@]}"; do
   read -r src dst sum <<<"$entry"
   tar -xzf "$tmp/$tgz" -C "$tmp/x" "$src" || fail "$PKG@$VERSION has no $src"
   got=$(sha256sum "$tmp/x/$src" | cut -d' ' -f1)
   if [ "${PIN:-}" = 1 ]; then
-    echo "$src $dst $got"
+    echo "  \"$src $dst $got\""
   elif [ "$got" != "$sum" ]; then
     fail "$src of $PKG@$VERSION is sha256 $got, pinned $sum"
   fi
+done
+for entry in "${FILES[@]}"; do
+  read -r src dst _ <<<"$entry"
   # Rewrite only what differs, so a re-run leaves the files (and Go's build cache) alone.
   cmp -s "$tmp/x/$src" "swagger-ui/$dst" || install -m 0644 "$tmp/x/$src" "swagger-ui/$dst"
 done
