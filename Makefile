@@ -21,9 +21,10 @@ tools: ## install buf and the protoc plugins at pinned versions
 	go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
 	go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
 
-generate: ## regenerate Go stubs, gateway handlers and the OpenAPI document
+generate: ## regenerate Go stubs, gateway handlers and the OpenAPI document; vendor the API reference's renderer
 	buf generate
 	go run ./gateway/openapi/gen
+	gateway/apidocs/vendor.sh
 
 check: ## gofmt, go vet, buf lint, and generated code current
 	@out=$$(git ls-files '*.go' | grep -v '^proto/gen/' | xargs gofmt -l); \
@@ -31,8 +32,8 @@ check: ## gofmt, go vet, buf lint, and generated code current
 	@for m in $(MODULES); do echo "go vet $$m"; (cd $$m && go vet ./...) || exit 1; done
 	buf lint
 	$(MAKE) --no-print-directory generate
-	@git diff --exit-code -- proto/gen gateway/openapi || { echo "generated code is stale: run make generate and commit"; exit 1; }
-	@if [ -n "$$(git status --porcelain -- proto/gen gateway/openapi)" ]; then git status --porcelain -- proto/gen gateway/openapi; echo "generated files not committed"; exit 1; fi
+	@git diff --exit-code -- proto/gen gateway/openapi gateway/apidocs || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@if [ -n "$$(git status --porcelain -- proto/gen gateway/openapi gateway/apidocs)" ]; then git status --porcelain -- proto/gen gateway/openapi gateway/apidocs; echo "generated files not committed"; exit 1; fi
 
 build: ## build bin/chorus (all-in-one) and bin/chorusctl
 	@echo "building bin/chorus and bin/chorusctl (the first build downloads and compiles the modules: a few minutes)"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -125,7 +126,8 @@ func writeHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) 
 	return nil
 }
 
-// routes assembles the whole surface. /healthz, /readyz, /metrics and /openapi.json are open;
+// routes assembles the whole surface. /healthz, /readyz, /metrics, /openapi.json and the API
+// reference (/docs, docs.go) are open;
 // the carrier webhooks and short-link redirects (public, nil without messaging) are open too,
 // bounded by the request deadline; everything under /api passes authentication, then tenancy
 // (org header, rate limit, access), then the grpc-gateway mux; any other path gets the mux's
@@ -137,6 +139,7 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		"/metrics":      m.handler().ServeHTTP,
 		"/openapi.json": serveOpenAPI,
 	}
+	maps.Copy(ops, docsRoutes())
 	protected := auth.middleware(requestDeadline(g.cfg.RequestTimeout, tenancy(access, limiter, g.log, api)))
 	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())

@@ -47,8 +47,9 @@ var loadContract = sync.OnceValues(func() (*contract, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route the OpenAPI document: %w", err)
 	}
-	// Bodies the gateway answers besides JSON: the carrier's TwiML and the metrics text.
-	for _, ct := range []string{"text/xml", "application/xml", "application/openmetrics-text"} {
+	// Bodies the gateway answers besides JSON: the carrier's TwiML, the metrics text and the
+	// API reference's page and assets.
+	for _, ct := range []string{"text/xml", "application/xml", "application/openmetrics-text", "text/html", "text/javascript", "text/css"} {
 		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
 	}
 	return &contract{doc: doc, router: router}, nil
