@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README walk-through, as a client would run it: create, merge, read, filter, update,
+// A contact's life as a client lives it: create, merge, read, filter, update,
 // delete, with the statuses and shapes of the spec.
 func TestContactLifecycle(t *testing.T) {
 	t.Parallel()
