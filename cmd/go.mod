@@ -6,25 +6,32 @@ replace (
 	github.com/chorus-sms/chorus/gateway => ../gateway
 	github.com/chorus-sms/chorus/pkg => ../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../proto/gen/go
+	github.com/chorus-sms/chorus/services/analytics => ../services/analytics
 	github.com/chorus-sms/chorus/services/billing => ../services/billing
+	github.com/chorus-sms/chorus/services/campaigns => ../services/campaigns
 	github.com/chorus-sms/chorus/services/contacts => ../services/contacts
 	github.com/chorus-sms/chorus/services/messaging => ../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../services/orgs
+	github.com/chorus-sms/chorus/services/polls => ../services/polls
 )
 
 require (
 	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/pkg v0.0.0
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
+	github.com/chorus-sms/chorus/services/analytics v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/billing v0.0.0-00010101000000-000000000000
+	github.com/chorus-sms/chorus/services/campaigns v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/messaging v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/orgs v0.0.0
+	github.com/chorus-sms/chorus/services/polls v0.0.0-00010101000000-000000000000
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sync v0.24.0
 	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -79,6 +86,7 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -86,5 +94,4 @@ require (
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261026165753-2ffab32bce7e // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )

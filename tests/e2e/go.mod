@@ -7,10 +7,13 @@ replace (
 	github.com/chorus-sms/chorus/gateway => ../../gateway
 	github.com/chorus-sms/chorus/pkg => ../../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../../proto/gen/go
+	github.com/chorus-sms/chorus/services/analytics => ../../services/analytics
 	github.com/chorus-sms/chorus/services/billing => ../../services/billing
+	github.com/chorus-sms/chorus/services/campaigns => ../../services/campaigns
 	github.com/chorus-sms/chorus/services/contacts => ../../services/contacts
 	github.com/chorus-sms/chorus/services/messaging => ../../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../../services/orgs
+	github.com/chorus-sms/chorus/services/polls => ../../services/polls
 )
 
 require (
@@ -28,6 +31,12 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/chorus-sms/chorus/services/analytics v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/services/campaigns v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/services/polls v0.0.0-00010101000000-000000000000 // indirect
 )
 
 require (
