@@ -40,28 +40,38 @@ func newStatements(ctx context.Context, db string) *statements {
 
 var spaces = regexp.MustCompile(`\s+`)
 
-// print lists the statements that took the most time since the reset, per unit of work.
+// print lists the statements that took the most time since the reset, per unit of work, with
+// the shared buffers each touched (hit or read): unlike time, a count of buffers does not move
+// with the machine's load, so it shows a statement whose work grows with the run.
 func (s *statements) print(ctx context.Context, units int) {
 	if s.conn == nil {
 		return
 	}
-	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, rows, query FROM pg_stat_statements
-		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1) ORDER BY total_exec_time DESC LIMIT 15`, s.db)
+	const byDB = `WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`
+	var all int64
+	if err := s.conn.QueryRow(ctx, `SELECT coalesce(sum(shared_blks_hit + shared_blks_read), 0)::bigint
+		FROM pg_stat_statements `+byDB, s.db).Scan(&all); err != nil {
+		fmt.Println("  pg_stat_statements:", err)
+		return
+	}
+	fmt.Printf("  shared buffers per unit, every statement  %.1f\n", float64(all)/float64(units))
+	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, shared_blks_hit + shared_blks_read, query
+		FROM pg_stat_statements `+byDB+` ORDER BY total_exec_time DESC LIMIT 15`, s.db)
 	if err != nil {
 		fmt.Println("  pg_stat_statements:", err)
 		return
 	}
 	defer rows.Close()
-	fmt.Printf("  statements by time (pg_stat_statements): %8s %10s %12s  %s\n", "calls", "total ms", "µs per unit", "query")
+	fmt.Printf("  statements by time (pg_stat_statements): %8s %10s %12s %9s  %s\n", "calls", "total ms", "µs per unit", "buf/unit", "query")
 	for rows.Next() {
-		var calls, n int64
+		var calls, blocks int64
 		var total float64
 		var q string
-		if err := rows.Scan(&calls, &total, &n, &q); err != nil {
+		if err := rows.Scan(&calls, &total, &blocks, &q); err != nil {
 			return
 		}
 		q = strings.TrimSpace(spaces.ReplaceAllString(q, " "))
-		fmt.Printf("  %49d %10.0f %12.1f  %.110s\n", calls, total, total*1000/float64(units), q)
+		fmt.Printf("  %49d %10.0f %12.1f %9.2f  %.100s\n", calls, total, total*1000/float64(units), float64(blocks)/float64(units), q)
 	}
 }
 
