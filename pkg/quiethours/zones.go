@@ -7,7 +7,7 @@ import (
 
 // locations caches the zones loaded so far by name: time.LoadLocation opens and parses the
 // zone's file on every call, and a campaign asks for its recipients' zones once per recipient
-// (16% of a 200,000-recipient fan-out's CPU) and dispatch for two zones per message. Only
+// (a large share of a fan-out's CPU) and dispatch for two zones per message. Only
 // zones that loaded are kept, so the cache is bounded by the zone database.
 var locations sync.Map // name → *time.Location
 

@@ -294,8 +294,8 @@ func (s *Store) MarkQueued(ctx context.Context, campaign uuid.UUID, samples bool
 const statusRank = `CASE %s WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 ELSE 2 END`
 
 // Who names a campaign's recipient in an event: by its contact when the event carries it,
-// else by phone. The recipients are not indexed by phone (that index was 45% of the
-// audience's write), so a lookup by phone reads the campaign's recipients: only events
+// else by phone. The recipients are not indexed by phone (that index was a large
+// part of the audience's write), so a lookup by phone reads the campaign's recipients: only events
 // published before messaging named the contact take it.
 type Who struct {
 	Contact uuid.UUID

@@ -8,8 +8,8 @@ import (
 // A number's line keeps the dispatch workers of a process from waiting on one number while
 // other numbers' messages wait for a worker. River hands out jobs oldest first and a
 // campaign's jobs come in runs of a batch, so without it every worker could take one number's
-// jobs and wait in its throttle for seconds (ten campaigns on ten numbers at 10/s sent 35
-// messages a second in all, and a job waiting longer than its timeout was retried).
+// jobs and wait in its throttle for seconds (ten campaigns on ten numbers then sent at little
+// more than one number's rate, and a job waiting longer than its timeout was retried).
 //
 // A number admits the jobs its free tokens and about holdFor of its rate serve (capacity):
 // those hold a worker until their token. Any other job of the number goes back to the queue
