@@ -13,42 +13,42 @@ import (
 // POST /api/campaigns to each tag from its number, all at once. It times submission to the
 // campaigns' sentCounts adding up to n as GET /api/campaigns/{id} reports them, and the CPU every
 // process serving the product spent meanwhile (bin/chorus, PostgreSQL, Redis, from /proc).
-func benchCampaignE2E(ctx context.Context, n, numbers int) error {
+func benchCampaignE2E(ctx context.Context, n, numbers int) (perMessage, error) {
 	_, day, err := zones(time.Now())
 	if err != nil {
-		return err
+		return perMessage{}, err
 	}
 	p, err := startProduct(ctx, "chorus_bench_e2e", 12)
 	if err != nil {
-		return err
+		return perMessage{}, err
 	}
 	defer p.stop()
 	org, err := p.newOrg(ctx, "campaign", day, "+16465550100", 5000, 2*n+1000)
 	if err != nil {
-		return err
+		return perMessage{}, err
 	}
 	from, tags := []string{org.numberID}, []string{"e2e-0"}
 	for k := 1; k < numbers; k++ {
 		var num struct{ PhoneNumberID string }
 		if err := p.ctl(ctx, &num, "number", "add", "--org", org.id, "--number", fmt.Sprintf("+1646555%04d", 100+k), "--mps", "5000"); err != nil {
-			return err
+			return perMessage{}, err
 		}
 		from, tags = append(from, num.PhoneNumberID), append(tags, fmt.Sprintf("e2e-%d", k))
 	}
 	writers, err := p.writers(ctx, org, e2eCreators)
 	if err != nil {
-		return err
+		return perMessage{}, err
 	}
 	fmt.Printf("\ncampaign-e2e: %d contacts through POST /api/contacts (%d clients over %d users, zone %s), %d number(s)...\n",
 		n, e2eCreateConns, e2eCreators, day, numbers)
 	rate, err := createContacts(ctx, writers, n, 646, day, tags...)
 	if err != nil {
-		return err
+		return perMessage{}, err
 	}
 	fmt.Printf("  created at %.0f/s; textable once their lookups complete\n", rate)
 	c := writers[0]
 	if err := awaitTextable(ctx, c, n); err != nil {
-		return err
+		return perMessage{}, err
 	}
 
 	stmts := newStatements(ctx, p.db)
@@ -62,7 +62,7 @@ func benchCampaignE2E(ctx context.Context, n, numbers int) error {
 			"name": "e2e " + tags[k], "message": fanoutMessage, "timezone": day, "fromPhoneNumberId": from[k],
 			"contactFilter": map[string]any{"tags": []string{tags[k]}},
 		}, &created); err != nil {
-			return err
+			return perMessage{}, err
 		}
 		ids[k] = created.ID
 	}
@@ -70,19 +70,19 @@ func benchCampaignE2E(ctx context.Context, n, numbers int) error {
 	for last := time.Now(); ; time.Sleep(200 * time.Millisecond) {
 		sent, failed, status, err := campaignsSent(ctx, c, ids)
 		if err != nil {
-			return err
+			return perMessage{}, err
 		}
 		if first == 0 && sent > 0 {
 			first = time.Since(start)
 		}
 		if sent+failed >= n {
 			if failed > 0 {
-				return fmt.Errorf("campaign-e2e: %d of %d failed", failed, n)
+				return perMessage{}, fmt.Errorf("campaign-e2e: %d of %d failed", failed, n)
 			}
 			break
 		}
 		if status != "" {
-			return fmt.Errorf("campaign-e2e: a campaign %s", status)
+			return perMessage{}, fmt.Errorf("campaign-e2e: a campaign %s", status)
 		}
 		if time.Since(last) > 10*time.Second {
 			last = time.Now()
@@ -96,9 +96,29 @@ func benchCampaignE2E(ctx context.Context, n, numbers int) error {
 		fmt.Sprintf("campaign-e2e, %d, %d number(s): submit to sent", n, numbers), took.Seconds(), float64(n)/took.Seconds(), first.Seconds())
 	fmt.Printf("%-44s %.3f ms (target: 0.5 or less): bin/chorus %.3f, PostgreSQL %.3f, Redis %.3f\n",
 		"  CPU per message, every process", per(u.total()), per(u.chorus), per(u.postgres), per(u.redis))
+	fmt.Printf("%-44s %.3f ms\n", "  time per message (submit to sent)", per(took))
 	fmt.Printf("%-44s %d MB\n", "  bin/chorus peak RSS", u.peakRSS/1024)
 	stmts.print(ctx, n)
-	return nil
+	return perMessage{n: n, wall: per(took), cpu: per(u.total())}, nil
+}
+
+// perMessage is one campaign-e2e run's time and CPU per message, in milliseconds.
+type perMessage struct {
+	n         int
+	wall, cpu float64
+}
+
+// printFlatness compares the runs of several audience sizes with the smallest: the target is
+// a time per message within 25% of it at every size.
+func printFlatness(runs []perMessage) {
+	if len(runs) < 2 {
+		return
+	}
+	base := runs[0]
+	for _, r := range runs[1:] {
+		fmt.Printf("campaign-e2e, %d against %d: time per message %+.0f%%, CPU per message %+.0f%% (target: time within 25%%)\n",
+			r.n, base.n, 100*(r.wall/base.wall-1), 100*(r.cpu/base.cpu-1))
+	}
 }
 
 // campaignsSent adds up the campaigns' sentCount and failedCount, and names a status any of

@@ -100,17 +100,21 @@ func main() {
 	if *suite == "all" || *suite == "e2e" || *suite == "campaign-e2e" {
 	runs:
 		for _, k := range strings.Split(*e2eNumbers, ",") {
+			var sizes []perMessage
 			for _, r := range strings.Split(*e2eRecipients, ",") {
 				var n, numbers int
+				var run perMessage
 				if n, err = strconv.Atoi(r); err == nil {
 					if numbers, err = strconv.Atoi(k); err == nil {
-						err = benchCampaignE2E(ctx, n, numbers)
+						run, err = benchCampaignE2E(ctx, n, numbers)
 					}
 				}
 				if err != nil {
 					break runs
 				}
+				sizes = append(sizes, run)
 			}
+			printFlatness(sizes)
 		}
 	}
 	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "list-e2e") {
