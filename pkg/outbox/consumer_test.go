@@ -42,7 +42,8 @@ func TestCommittedEventIsDelivered(t *testing.T) {
 	}
 	e.waitDrained("g")
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM processed_events WHERE consumer = 'g' AND event_id = $1`, id))
-	require.Equal(t, 1, e.count(`SELECT count(*) FROM outbox WHERE published_at IS NOT NULL`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM outbox`))
+	require.Zero(t, e.count(`SELECT count(*) FROM outbox_pending`))
 }
 
 func TestRolledBackEventIsNeverDelivered(t *testing.T) {

@@ -20,17 +20,18 @@ func TestEnqueueStoresEventInTransaction(t *testing.T) {
 
 	require.Equal(t, uuid.Version(7), id.Version())
 	var (
-		typ       string
-		gotOrg    uuid.UUID
-		payload   []byte
-		published *string
+		typ     string
+		gotOrg  uuid.UUID
+		payload []byte
+		waiting bool
 	)
 	require.NoError(t, e.db.QueryRow(e.ctx,
-		`SELECT event_type, organization_id, payload, published_at::text FROM outbox WHERE event_id = $1`, id).
-		Scan(&typ, &gotOrg, &payload, &published))
+		`SELECT event_type, organization_id, payload, EXISTS (SELECT FROM outbox_pending p WHERE p.id = o.id)
+		FROM outbox o WHERE event_id = $1`, id).
+		Scan(&typ, &gotOrg, &payload, &waiting))
 	require.Equal(t, "contact.deleted", typ)
 	require.Equal(t, org, gotOrg)
-	require.Nil(t, published)
+	require.True(t, waiting, "a new event waits to be published")
 	var got wrapperspb.StringValue
 	require.NoError(t, proto.Unmarshal(payload, &got))
 	require.Equal(t, "hello", got.GetValue())

@@ -116,13 +116,13 @@ func (e *env) startConsumer(group, name string, h outbox.Handler, opts ...outbox
 	return e.run(outbox.NewConsumer(e.db, e.rdb, e.stream, group, name, h, append(fast, opts...)...).Run)
 }
 
-// waitPublished waits until the outbox has no unpublished row and the stream holds n entries.
+// waitPublished waits until no outbox row waits to be published and the stream holds n entries.
 func (e *env) waitPublished(n int64) {
 	e.t.Helper()
 	require.Eventually(e.t, func() bool {
-		var unpublished int
-		err := e.db.QueryRow(e.ctx, `SELECT count(*) FROM outbox WHERE published_at IS NULL`).Scan(&unpublished)
-		return err == nil && unpublished == 0 && e.rdb.XLen(e.ctx, e.stream).Val() == n
+		var waiting int
+		err := e.db.QueryRow(e.ctx, `SELECT count(*) FROM outbox_pending`).Scan(&waiting)
+		return err == nil && waiting == 0 && e.rdb.XLen(e.ctx, e.stream).Val() == n
 	}, waitFor, tick)
 }
 

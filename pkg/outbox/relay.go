@@ -20,7 +20,16 @@ type Relay struct {
 	stream string
 	cfg    settings
 	log    *slog.Logger
+	// from is where a pass starts looking for waiting ids (see publish); lastFull is when a
+	// pass last looked from the start.
+	from     int64
+	lastFull time.Time
 }
+
+// rescanEvery is how often the relay looks for waiting ids from the start of outbox_pending
+// rather than from the first id of its last batch: the id of a row whose transaction
+// committed after rows with higher ids were published waits at most this long.
+const rescanEvery = time.Second
 
 // NewRelay returns a relay from the outbox table of pool's schema (pgdb.WithOutbox) to stream
 // (see StreamName). Options: WithBatchSize, WithPollInterval, WithMaxLen, WithRetention,
@@ -70,33 +79,54 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 }
 
-// publish moves one batch of unpublished rows to the stream and returns its size. The rows
-// stay locked until they are marked published, after every XADD succeeded; a failure or a
-// crash in between leaves them unpublished, to be published again.
+// takeWaiting deletes up to $1 waiting ids from $2 on and returns their rows, in order. Both
+// tables are read by key (the ids as an array, not a join), so the plan does not depend on
+// statistics of rows loaded since the last ANALYZE.
+const takeWaiting = `
+	WITH taken AS (
+		DELETE FROM outbox_pending WHERE id = ANY(ARRAY(
+			SELECT id FROM outbox_pending WHERE id >= $2 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED))
+		RETURNING id)
+	SELECT o.id, o.event_id, o.event_type, o.organization_id, o.payload
+	FROM outbox o WHERE o.id = ANY(ARRAY(SELECT id FROM taken)) ORDER BY o.id`
+
+// publish moves one batch of waiting rows to the stream and returns its size. Their ids are
+// deleted from outbox_pending, and so stay locked, until every XADD succeeded and the
+// transaction commits; a failure or a crash in between leaves them waiting, to be published
+// again.
+//
+// Ids are taken in order, so a pass starts at the first id of the last batch: the entries of
+// the ids published before it, which stay in the index until a vacuum, are not walked again.
+// An id below that start can still appear (its transaction took the id before and committed
+// after the last batch's), so every rescanEvery a pass starts from the beginning.
 func (r *Relay) publish(ctx context.Context) (int, error) {
+	from := r.from
+	if time.Since(r.lastFull) >= rescanEvery {
+		from, r.lastFull = 0, time.Now()
+	}
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("outbox: begin publish: %w", err)
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
-	rows, err := tx.Query(ctx, `
-		SELECT id, event_id, event_type, organization_id, payload FROM outbox
-		WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, r.cfg.batchSize)
+	rows, err := tx.Query(ctx, takeWaiting, r.cfg.batchSize, from)
 	if err != nil {
-		return 0, fmt.Errorf("outbox: claim unpublished rows: %w", err)
+		return 0, fmt.Errorf("outbox: take waiting rows: %w", err)
 	}
-	var ids []int64
+	var first int64
 	msgs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Message, error) {
 		var (
 			id int64
 			m  Message
 		)
 		err := row.Scan(&id, &m.EventID, &m.Type, &m.OrgID, &m.Payload)
-		ids = append(ids, id)
+		if first == 0 {
+			first = id
+		}
 		return m, err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("outbox: read unpublished rows: %w", err)
+		return 0, fmt.Errorf("outbox: read waiting rows: %w", err)
 	}
 	if len(msgs) == 0 {
 		return 0, nil
@@ -109,21 +139,20 @@ func (r *Relay) publish(ctx context.Context) (int, error) {
 	}); err != nil {
 		return 0, fmt.Errorf("outbox: add to %s: %w", r.stream, err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, ids); err != nil {
-		return 0, fmt.Errorf("outbox: mark published: %w", err)
-	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("outbox: commit publish: %w", err)
 	}
+	r.from = first
 	return len(msgs), nil
 }
 
-// Prune deletes outbox rows published more than olderThan ago and returns how many it
-// deleted; unpublished rows always stay. Run calls it hourly with the retention.
+// Prune deletes published outbox rows written more than olderThan ago and returns how many it
+// deleted; rows waiting to be published always stay. Run calls it hourly with the retention.
 func (r *Relay) Prune(ctx context.Context, olderThan time.Duration) (int64, error) {
 	n, err := deleteInBatches(ctx, r.pool, `
 		DELETE FROM outbox WHERE id IN (
-			SELECT id FROM outbox WHERE published_at < now() - make_interval(secs => $1)
+			SELECT id FROM outbox o WHERE created_at < now() - make_interval(secs => $1)
+				AND NOT EXISTS (SELECT FROM outbox_pending p WHERE p.id = o.id)
 			LIMIT $2 FOR UPDATE SKIP LOCKED)`, olderThan)
 	if err != nil {
 		return n, fmt.Errorf("outbox: prune outbox: %w", err)

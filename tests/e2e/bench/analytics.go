@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/outbox"
@@ -131,7 +134,7 @@ func benchAnalytics(ctx context.Context, ar analyticsRun) error {
 	if err != nil {
 		return err
 	}
-	return benchIngest(ctx, ms, o.GetOrganization().GetId(), ar.ingest)
+	return benchIngest(ctx, ms, redisURL, o.GetOrganization().GetId(), ar.ingest)
 }
 
 // seedAnalytics inserts the message rows (messaging's table: a tenth replies, the rest
@@ -189,7 +192,7 @@ func seedAnalytics(ctx context.Context, pool *pgxpool.Pool, orgs []string, total
 // benchIngest writes n events (a campaign's messages: created, sent, delivered) into
 // messaging's outbox at once and times analytics until it has applied them all: events per
 // second from the first event's commit to the last one's count through the rollups.
-func benchIngest(ctx context.Context, ms *msgStack, org string, n int) error {
+func benchIngest(ctx context.Context, ms *msgStack, redisURL, org string, n int) error {
 	msgs := max(1, n/3)
 	campaign := uuid.NewString()
 	o := uuid.MustParse(org)
@@ -237,13 +240,24 @@ func benchIngest(ctx context.Context, ms *msgStack, org string, n int) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	took := time.Since(start)
-	// The relay's share: when messaging's relay had published the last of them.
-	var ns int64
-	if err := ms.pool.QueryRow(ctx, `SELECT (extract(epoch FROM max(published_at) - min(created_at)) * 1e9)::bigint
-		FROM messaging.outbox WHERE organization_id = $1`, org).Scan(&ns); err != nil {
+	// The relay's share: when messaging's relay had published the last of them, from the id
+	// (milliseconds of its XADD) of the stream's last entry.
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
 		return err
 	}
-	published := time.Duration(ns)
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	last, err := rdb.XRevRangeN(ctx, outbox.StreamName("messaging"), "+", "-", 1).Result()
+	if err != nil || len(last) == 0 {
+		return fmt.Errorf("messaging's stream: %v entries, %w", len(last), err)
+	}
+	millis, _, _ := strings.Cut(last[0].ID, "-")
+	lastAt, err := strconv.ParseInt(millis, 10, 64)
+	if err != nil {
+		return fmt.Errorf("messaging's stream: entry id %q: %w", last[0].ID, err)
+	}
+	published := time.UnixMilli(lastAt).Sub(start)
 	fmt.Printf("\ningest: %d events (%d messages: created, sent, delivered) written to messaging's outbox in %s, applied in %s: %.0f events/s\n",
 		3*msgs, msgs, enqueued.Round(time.Millisecond), took.Round(time.Millisecond), float64(3*msgs)/took.Seconds())
 	fmt.Printf("messaging's relay published them in %s (%.0f events/s): analytics applied the last %s after it was published\n",
