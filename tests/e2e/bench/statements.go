@@ -48,13 +48,14 @@ func (s *statements) print(ctx context.Context, units int) {
 		return
 	}
 	const byDB = `WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`
-	var all int64
-	if err := s.conn.QueryRow(ctx, `SELECT coalesce(sum(shared_blks_hit + shared_blks_read), 0)::bigint
-		FROM pg_stat_statements `+byDB, s.db).Scan(&all); err != nil {
+	var all, wal int64
+	if err := s.conn.QueryRow(ctx, `SELECT coalesce(sum(shared_blks_hit + shared_blks_read), 0)::bigint,
+		coalesce(sum(wal_bytes), 0)::bigint FROM pg_stat_statements `+byDB, s.db).Scan(&all, &wal); err != nil {
 		fmt.Println("  pg_stat_statements:", err)
 		return
 	}
-	fmt.Printf("  shared buffers per unit, every statement  %.1f\n", float64(all)/float64(units))
+	fmt.Printf("  every statement, per unit                 %.1f shared buffers, %.1f kB of WAL\n",
+		float64(all)/float64(units), float64(wal)/1024/float64(units))
 	rows, err := s.conn.Query(ctx, `SELECT calls, total_exec_time, shared_blks_hit + shared_blks_read, query
 		FROM pg_stat_statements `+byDB+` ORDER BY total_exec_time DESC LIMIT 15`, s.db)
 	if err != nil {
