@@ -19,7 +19,7 @@ import (
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
-	"github.com/chorus-sms/chorus/services/polls/internal/testdb"
+	"github.com/chorus-sms/chorus/services/polls/migrations"
 )
 
 // A reply is handled on the consumer's own connection, the whole way: the answer stored, the
@@ -29,7 +29,7 @@ import (
 func TestReplyNeedsNoSecondConnection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	st := store.New(pool)
 	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
 	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
@@ -55,7 +55,7 @@ func TestReplyNeedsNoSecondConnection(t *testing.T) {
 	}))
 
 	one := pgtest.OneConnection(t, pool)
-	r, err := New(Config{Pool: one, Schema: testdb.Schema, Store: store.New(one), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := New(Config{Pool: one, Schema: migrations.Schema, Store: store.New(one), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	payload, err := proto.Marshal(&eventsv1.MessageReceived{OrganizationId: org.String(), MessageId: uuid.NewString(),
 		From: "+12025550100", ContactId: contact.String(), Body: "fine", ReceivedAt: timestamppb.Now()})
@@ -84,7 +84,7 @@ func TestReplyNeedsNoSecondConnection(t *testing.T) {
 func TestReplyAnswersOnlyTheQuestionThatReachedTheCarrier(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	st := store.New(pool)
 	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
 	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
@@ -103,7 +103,7 @@ func TestReplyAnswersOnlyTheQuestionThatReachedTheCarrier(t *testing.T) {
 		}
 		return st.MarkSent(ctx, tx, &handed, false, now) // handed to messaging, not yet sent
 	}))
-	r, err := New(Config{Pool: pool, Schema: testdb.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := New(Config{Pool: pool, Schema: migrations.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	handle := func(typ string, ev proto.Message) {
 		t.Helper()
