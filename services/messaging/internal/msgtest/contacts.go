@@ -1,0 +1,132 @@
+package msgtest
+
+import (
+	"context"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/tenant"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+)
+
+// fakeContacts is the contacts service as messaging calls it: consent, inbound senders and
+// sendability of contacts held in memory.
+type fakeContacts struct {
+	contactsv1.UnimplementedContactsServiceServer
+
+	mu       sync.Mutex
+	contacts map[contactKey]*contact
+}
+
+type contactKey struct {
+	org   uuid.UUID
+	phone string // E.164
+}
+
+type contact struct {
+	id       uuid.UUID
+	optedIn  bool
+	textable bool // false while its phone lookup is pending
+}
+
+// add gives org an opted-in, textable contact with e164.
+func (f *fakeContacts) add(org uuid.UUID, e164 string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.contacts[contactKey{org, e164}] = &contact{id: uuid.New(), optedIn: true, textable: true}
+}
+
+// RecordInbound marks the sender's contact textable; an unknown sender gets no contact.
+func (f *fakeContacts) RecordInbound(ctx context.Context, req *contactsv1.RecordInboundRequest) (*contactsv1.RecordInboundResponse, error) {
+	org, p, err := writeTo(ctx, req.GetPhone())
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.contacts[contactKey{org, p}]
+	if !ok {
+		return &contactsv1.RecordInboundResponse{}, nil
+	}
+	c.textable = true
+	return &contactsv1.RecordInboundResponse{Found: true, ContactId: c.id.String()}, nil
+}
+
+// SetConsent records an opt-out or opt-in. An opt-out of an unknown phone creates an
+// opted-out contact, its lookup pending; an opt-in of one changes nothing.
+func (f *fakeContacts) SetConsent(ctx context.Context, req *contactsv1.SetConsentRequest) (*contactsv1.SetConsentResponse, error) {
+	org, p, err := writeTo(ctx, req.GetPhone())
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.contacts[contactKey{org, p}]
+	switch {
+	case !ok && req.GetOptedIn():
+		return &contactsv1.SetConsentResponse{}, nil
+	case !ok:
+		c = &contact{id: uuid.New(), optedIn: true}
+		f.contacts[contactKey{org, p}] = c
+	}
+	changed := c.optedIn != req.GetOptedIn()
+	c.optedIn = req.GetOptedIn()
+	return &contactsv1.SetConsentResponse{Found: true, ContactId: c.id.String(), IsOptedIn: c.optedIn, Changed: changed}, nil
+}
+
+// CheckSendable answers each phone in request order, ranking the reasons as contacts does:
+// consent before textability.
+func (f *fakeContacts) CheckSendable(ctx context.Context, req *contactsv1.CheckSendableRequest) (*contactsv1.CheckSendableResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	results := make([]*contactsv1.Sendability, len(req.GetPhones()))
+	for i, in := range req.GetPhones() {
+		p, err := phone.Normalize(in)
+		if err != nil {
+			results[i] = &contactsv1.Sendability{Phone: in, Reason: contactsv1.SendableReason_SENDABLE_REASON_INVALID_PHONE}
+			continue
+		}
+		r := &contactsv1.Sendability{Phone: p, Reason: contactsv1.SendableReason_SENDABLE_REASON_NO_CONTACT}
+		if c, ok := f.contacts[contactKey{org, p}]; ok {
+			r.ContactId = c.id.String()
+			switch {
+			case !c.optedIn:
+				r.Reason = contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT
+			case !c.textable:
+				r.Reason = contactsv1.SendableReason_SENDABLE_REASON_LOOKUP_PENDING
+			default:
+				r.Reason, r.Sendable = contactsv1.SendableReason_SENDABLE_REASON_OK, true
+			}
+		}
+		results[i] = r
+	}
+	return &contactsv1.CheckSendableResponse{Results: results}, nil
+}
+
+// writeTo is the organization a write names and its phone in E.164.
+func writeTo(ctx context.Context, p string) (uuid.UUID, string, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return uuid.Nil, "", err
+	}
+	e164, err := phone.Normalize(p)
+	if err != nil {
+		return uuid.Nil, "", apierr.Field("phone", "must be a phone number")
+	}
+	return org, e164, nil
+}
+
+// consent says whether org's contact with e164 is opted in, and whether it has one.
+func (f *fakeContacts) consent(org uuid.UUID, e164 string) (optedIn, found bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.contacts[contactKey{org, e164}]
+	return ok && c.optedIn, ok
+}
