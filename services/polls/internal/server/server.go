@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
+	"github.com/chorus-sms/chorus/pkg/resource"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/engine"
@@ -42,6 +44,9 @@ type Config struct {
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 }
+
+// poll is the kind of record the server answers for.
+var poll = resource.Kind{Name: "poll", Reason: apierr.ReasonPollNotFound, Missing: store.ErrNotFound}
 
 // Server answers the PollsService RPCs.
 type Server struct {
@@ -68,34 +73,18 @@ const (
 
 // ListPolls lists the organization's polls, newest first.
 func (s *Server) ListPolls(ctx context.Context, _ *pollsv1.ListPollsRequest) (*pollsv1.ListPollsResponse, error) {
-	org, err := tenant.Org(ctx)
+	out, err := resource.List(ctx, s.cfg.Store.List, toPoll)
 	if err != nil {
 		return nil, err
-	}
-	list, err := s.cfg.Store.List(ctx, org)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*pollsv1.Poll, len(list))
-	for i := range list {
-		out[i] = toPoll(&list[i])
 	}
 	return &pollsv1.ListPollsResponse{Polls: out}, nil
 }
 
 // GetPoll returns one poll with its questions and status.
 func (s *Server) GetPoll(ctx context.Context, req *pollsv1.GetPollRequest) (*pollsv1.GetPollResponse, error) {
-	org, err := tenant.Org(ctx)
+	p, err := resource.Get(ctx, poll, req.GetId(), s.cfg.Store.Get)
 	if err != nil {
 		return nil, err
-	}
-	id, err := pathID(req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.cfg.Store.Get(ctx, org, id)
-	if err != nil {
-		return nil, storeError(err)
 	}
 	return &pollsv1.GetPollResponse{Poll: toPoll(&p)}, nil
 }
@@ -123,7 +112,7 @@ func (s *Server) CreatePoll(ctx context.Context, req *pollsv1.CreatePollRequest)
 // UpdatePoll replaces every field of a draft or paused poll (same validation as create); a
 // paused poll's participants continue with the new questions, matched by questionNumber.
 func (s *Server) UpdatePoll(ctx context.Context, req *pollsv1.UpdatePollRequest) (*pollsv1.UpdatePollResponse, error) {
-	org, id, err := s.target(ctx, req.GetId())
+	org, id, err := poll.Target(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -138,13 +127,13 @@ func (s *Server) UpdatePoll(ctx context.Context, req *pollsv1.UpdatePollRequest)
 			return err
 		}
 		if p.Status != store.StatusDraft && p.Status != store.StatusPaused {
-			return invalidMove("be updated", p.Status)
+			return poll.InvalidMove("be updated", p.Status)
 		}
 		apply(&p, req.GetPoll(), apierr.Fields{})
 		return s.cfg.Store.Save(ctx, tx, &p)
 	})
 	if err != nil {
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	return &pollsv1.UpdatePollResponse{Poll: toPoll(&p)}, nil
 }
@@ -155,13 +144,13 @@ func (s *Server) UpdatePoll(ctx context.Context, req *pollsv1.UpdatePollRequest)
 // the poll's messages carry its zone (else the organization's) and each recipient's, and
 // messaging holds them until both windows are open, as it holds campaigns' queued messages.
 func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (*pollsv1.StartPollResponse, error) {
-	org, id, err := s.target(ctx, req.GetId())
+	org, id, err := poll.Target(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
 	cur, err := s.cfg.Store.Get(ctx, org, id)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	in, err := startInput(req, cur.Timezone)
 	if err != nil {
@@ -190,7 +179,7 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 			return err
 		}
 		if p.Status != store.StatusDraft {
-			return invalidMove("start", p.Status)
+			return poll.InvalidMove("start", p.Status)
 		}
 		p.SegmentID, p.ContactFilter, p.Timezone, p.FromPhoneNumberID = in.segment, in.filter, in.zone, &from
 		p.ScheduledFor, p.Run = in.at, p.Run+1
@@ -206,7 +195,7 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 		return s.cfg.Jobs.StartTx(ctx, tx, &p, at)
 	})
 	if err != nil {
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	if !immediate {
 		body, err := structOf(toPoll(&p))
@@ -277,7 +266,7 @@ func (s *Server) ClosePoll(ctx context.Context, req *pollsv1.ClosePollRequest) (
 // pause or close answers). A move that fails after messaging was told puts messaging back to
 // the committed status's state.
 func (s *Server) move(ctx context.Context, rawID, verb string, from []string, state string, apply func(pgx.Tx, *store.Poll) error) (*pollsv1.Poll, error) {
-	org, id, err := s.target(ctx, rawID)
+	org, id, err := poll.Target(ctx, rawID)
 	if err != nil {
 		return nil, err
 	}
@@ -287,8 +276,8 @@ func (s *Server) move(ctx context.Context, rawID, verb string, from []string, st
 		if p, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
 			return err
 		}
-		if !contains(from, p.Status) {
-			return invalidMove(verb, p.Status)
+		if !slices.Contains(from, p.Status) {
+			return poll.InvalidMove(verb, p.Status)
 		}
 		told = true
 		if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
@@ -302,7 +291,7 @@ func (s *Server) move(ctx context.Context, rawID, verb string, from []string, st
 				err = errors.Join(err, serr)
 			}
 		}
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	return toPoll(&p), nil
 }
@@ -335,7 +324,7 @@ func (s *Server) ListParticipants(ctx context.Context, req *pollsv1.ListParticip
 	if err != nil {
 		return nil, err
 	}
-	id, err := pathID(req.GetId())
+	id, err := poll.ID(req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +347,7 @@ func (s *Server) ListParticipants(ctx context.Context, req *pollsv1.ListParticip
 	}
 	p, err := s.cfg.Store.Get(ctx, org, id)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	ps, responses, err := s.cfg.Store.Participants(ctx, org, id, filter)
 	if err != nil {
@@ -372,46 +361,6 @@ func (s *Server) ListParticipants(ctx context.Context, req *pollsv1.ListParticip
 		out.Participants[i] = toParticipant(&ps[i], responses[ps[i].ID])
 	}
 	return out, nil
-}
-
-// target is the organization (write access required) and the poll id of a write.
-func (s *Server) target(ctx context.Context, rawID string) (uuid.UUID, uuid.UUID, error) {
-	org, err := tenant.RequireWrite(ctx)
-	if err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	id, err := pathID(rawID)
-	return org, id, err
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func invalidMove(verb, status string) error {
-	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "a "+status+" poll cannot "+verb)
-}
-
-// pathID parses the poll id of a path; a malformed one is a missing poll.
-func pathID(s string) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	if err != nil {
-		return uuid.Nil, apierr.New(codes.NotFound, apierr.ReasonPollNotFound, "poll not found")
-	}
-	return id, nil
-}
-
-// storeError maps the store's sentinels to API errors; others pass through to be masked.
-func storeError(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.New(codes.NotFound, apierr.ReasonPollNotFound, "poll not found")
-	}
-	return err
 }
 
 // setHTTPCode tells the gateway which success status to answer.
