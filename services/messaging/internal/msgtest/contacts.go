@@ -41,40 +41,33 @@ func (f *fakeContacts) add(org uuid.UUID, e164 string) {
 
 // RecordInbound marks the sender's contact textable; an unknown sender gets no contact.
 func (f *fakeContacts) RecordInbound(ctx context.Context, req *contactsv1.RecordInboundRequest) (*contactsv1.RecordInboundResponse, error) {
-	org, p, err := writeTo(ctx, req.GetPhone())
-	if err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c, ok := f.contacts[contactKey{org, p}]
-	if !ok {
-		return &contactsv1.RecordInboundResponse{}, nil
-	}
-	c.textable = true
-	return &contactsv1.RecordInboundResponse{Found: true, ContactId: c.id.String()}, nil
+	res := &contactsv1.RecordInboundResponse{}
+	err := f.write(ctx, req.GetPhone(), func(_ contactKey, c *contact) {
+		if c != nil {
+			c.textable = true
+			res.Found, res.ContactId = true, c.id.String()
+		}
+	})
+	return res, err
 }
 
 // SetConsent records an opt-out or opt-in. An opt-out of an unknown phone creates an
 // opted-out contact, its lookup pending; an opt-in of one changes nothing.
 func (f *fakeContacts) SetConsent(ctx context.Context, req *contactsv1.SetConsentRequest) (*contactsv1.SetConsentResponse, error) {
-	org, p, err := writeTo(ctx, req.GetPhone())
-	if err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c, ok := f.contacts[contactKey{org, p}]
-	switch {
-	case !ok && req.GetOptedIn():
-		return &contactsv1.SetConsentResponse{}, nil
-	case !ok:
-		c = &contact{id: uuid.New(), optedIn: true}
-		f.contacts[contactKey{org, p}] = c
-	}
-	changed := c.optedIn != req.GetOptedIn()
-	c.optedIn = req.GetOptedIn()
-	return &contactsv1.SetConsentResponse{Found: true, ContactId: c.id.String(), IsOptedIn: c.optedIn, Changed: changed}, nil
+	res := &contactsv1.SetConsentResponse{}
+	err := f.write(ctx, req.GetPhone(), func(key contactKey, c *contact) {
+		switch {
+		case c == nil && req.GetOptedIn():
+			return
+		case c == nil:
+			c = &contact{id: uuid.New(), optedIn: true}
+			f.contacts[key] = c
+		}
+		res.Found, res.ContactId, res.Changed = true, c.id.String(), c.optedIn != req.GetOptedIn()
+		c.optedIn = req.GetOptedIn()
+		res.IsOptedIn = c.optedIn
+	})
+	return res, err
 }
 
 // CheckSendable answers each phone in request order, ranking the reasons as contacts does:
@@ -110,17 +103,22 @@ func (f *fakeContacts) CheckSendable(ctx context.Context, req *contactsv1.CheckS
 	return &contactsv1.CheckSendableResponse{Results: results}, nil
 }
 
-// writeTo is the organization a write names and its phone in E.164.
-func writeTo(ctx context.Context, p string) (uuid.UUID, string, error) {
+// write runs fn under the fake's lock on the caller's contact with p (nil when there is none),
+// as contacts does a write: write access required, the phone normalized.
+func (f *fakeContacts) write(ctx context.Context, p string, fn func(key contactKey, c *contact)) error {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
-		return uuid.Nil, "", err
+		return err
 	}
 	e164, err := phone.Normalize(p)
 	if err != nil {
-		return uuid.Nil, "", apierr.Field("phone", "must be a phone number")
+		return apierr.Field("phone", "must be a phone number")
 	}
-	return org, e164, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := contactKey{org, e164}
+	fn(key, f.contacts[key])
+	return nil
 }
 
 // consent says whether org's contact with e164 is opted in, and whether it has one.
