@@ -55,7 +55,8 @@ var campaign = resource.Kind{Name: "campaign", Reason: apierr.ReasonNotFound, Mi
 // Server answers the CampaignsService RPCs.
 type Server struct {
 	campaignsv1.UnimplementedCampaignsServiceServer
-	cfg Config
+	cfg   Config
+	moves resource.Moves[store.Campaign]
 }
 
 // New returns a Server.
@@ -63,7 +64,9 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Server{cfg: cfg}
+	s := &Server{cfg: cfg}
+	s.moves = resource.Moves[store.Campaign]{Kind: campaign, InTx: cfg.Store.InTx, Lock: cfg.Store.Lock, State: sourceState, Tell: s.tellMessaging}
+	return s
 }
 
 // ListCampaigns lists the organization's campaigns, newest first, with their counters as kept.
@@ -447,61 +450,22 @@ type stateMove struct {
 	apply func(pgx.Tx, *store.Campaign) error
 }
 
-// move applies mv under the campaign's row lock, and tells messaging the state of the
-// campaign's queued messages that the moved status implies (sourceState) while it still holds
-// the lock, before the commit: so messaging is told in the order the moves commit, the last
-// word is the committed status's, and nothing more is sent once a pause or cancel answers. A
-// move that fails after messaging was told puts messaging back to the status committed.
+// move applies mv and saves the campaign as s.moves does: messaging is told the state of the
+// campaign's queued messages that the moved status implies (sourceState).
 func (s *Server) move(ctx context.Context, rawID string, mv stateMove) (*campaignsv1.Campaign, error) {
-	org, id, err := campaign.Target(ctx, rawID)
+	c, err := s.moves.Move(ctx, rawID, func(tx pgx.Tx, c *store.Campaign) error {
+		if err := mv.check(c); err != nil {
+			return err
+		}
+		if err := mv.apply(tx, c); err != nil {
+			return err
+		}
+		return s.cfg.Store.Save(ctx, tx, c)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var c store.Campaign
-	told := false
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		if c, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
-			return err
-		}
-		if err := mv.check(&c); err != nil {
-			return err
-		}
-		before := sourceState(&c)
-		if err := mv.apply(tx, &c); err != nil {
-			return err
-		}
-		if after := sourceState(&c); after != before {
-			told = true
-			if err := s.tellMessaging(ctx, org, id, after); err != nil {
-				return err
-			}
-		}
-		return s.cfg.Store.Save(ctx, tx, &c)
-	})
-	if err != nil {
-		if told {
-			if serr := s.syncSource(context.WithoutCancel(ctx), org, id); serr != nil {
-				err = errors.Join(err, serr)
-			}
-		}
-		return nil, campaign.StoreError(err)
-	}
 	return toCampaign(&c), nil
-}
-
-// syncSource tells messaging the source state of the campaign's committed status, under its
-// row lock so that no move commits in between.
-func (s *Server) syncSource(ctx context.Context, org, id uuid.UUID) error {
-	return s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		c, err := s.cfg.Store.Lock(ctx, tx, org, id)
-		if err != nil {
-			return err
-		}
-		if err := s.tellMessaging(ctx, org, id, sourceState(&c)); err != nil {
-			return fmt.Errorf("resync: %w", err)
-		}
-		return nil
-	})
 }
 
 // tellMessaging sets the state of the campaign's queued messages in messaging, and the same

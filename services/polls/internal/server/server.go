@@ -51,7 +51,8 @@ var poll = resource.Kind{Name: "poll", Reason: apierr.ReasonPollNotFound, Missin
 // Server answers the PollsService RPCs.
 type Server struct {
 	pollsv1.UnimplementedPollsServiceServer
-	cfg Config
+	cfg   Config
+	moves resource.Moves[store.Poll]
 }
 
 // New returns a Server.
@@ -59,7 +60,9 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Server{cfg: cfg}
+	s := &Server{cfg: cfg}
+	s.moves = resource.Moves[store.Poll]{Kind: poll, InTx: cfg.Store.InTx, Lock: cfg.Store.Lock, State: sourceState, Tell: s.tellMessaging}
+	return s
 }
 
 // immediateWindow: a scheduledFor at most this far ahead starts at once (spec section 8).
@@ -215,7 +218,7 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 // PausePoll: active → paused. Messaging holds the poll's queued messages before the answer;
 // replies are still recorded and participants keep their progress.
 func (s *Server) PausePoll(ctx context.Context, req *pollsv1.PausePollRequest) (*pollsv1.PausePollResponse, error) {
-	p, err := s.move(ctx, req.GetId(), "pause", []string{store.StatusActive}, messaging.SourcePaused,
+	p, err := s.move(ctx, req.GetId(), "pause", []string{store.StatusActive},
 		func(tx pgx.Tx, p *store.Poll) error {
 			p.Status = store.StatusPaused
 			return s.cfg.Store.Save(ctx, tx, p)
@@ -229,7 +232,7 @@ func (s *Server) PausePoll(ctx context.Context, req *pollsv1.PausePollRequest) (
 // ResumePoll: paused → active; messaging releases the held messages and each participant who
 // answered meanwhile gets the next question (the start's catch-up job).
 func (s *Server) ResumePoll(ctx context.Context, req *pollsv1.ResumePollRequest) (*pollsv1.ResumePollResponse, error) {
-	p, err := s.move(ctx, req.GetId(), "resume", []string{store.StatusPaused}, messaging.SourceActive,
+	p, err := s.move(ctx, req.GetId(), "resume", []string{store.StatusPaused},
 		func(tx pgx.Tx, p *store.Poll) error {
 			p.Status = store.StatusActive
 			if err := s.cfg.Store.Save(ctx, tx, p); err != nil {
@@ -246,7 +249,7 @@ func (s *Server) ResumePoll(ctx context.Context, req *pollsv1.ResumePollRequest)
 // ClosePoll: active, paused or scheduled → completed. The poll's queued messages are withdrawn
 // before the answer, participants in progress are terminated, the hold's rest is released.
 func (s *Server) ClosePoll(ctx context.Context, req *pollsv1.ClosePollRequest) (*pollsv1.ClosePollResponse, error) {
-	p, err := s.move(ctx, req.GetId(), "close", []string{store.StatusActive, store.StatusPaused, store.StatusScheduled}, messaging.SourceCanceled,
+	p, err := s.move(ctx, req.GetId(), "close", []string{store.StatusActive, store.StatusPaused, store.StatusScheduled},
 		func(tx pgx.Tx, p *store.Poll) error {
 			if err := s.cfg.Jobs.CloseTx(ctx, tx, p.OrgID, p.ID, true); err != nil {
 				return err
@@ -261,60 +264,39 @@ func (s *Server) ClosePoll(ctx context.Context, req *pollsv1.ClosePollRequest) (
 	return &pollsv1.ClosePollResponse{Poll: p}, nil
 }
 
-// move applies a state move under the poll's row lock when its status is one of from, telling
-// messaging the poll's source state first (before the commit, so nothing more is sent once a
-// pause or close answers). A move that fails after messaging was told puts messaging back to
-// the committed status's state.
-func (s *Server) move(ctx context.Context, rawID, verb string, from []string, state string, apply func(pgx.Tx, *store.Poll) error) (*pollsv1.Poll, error) {
-	org, id, err := poll.Target(ctx, rawID)
-	if err != nil {
-		return nil, err
-	}
-	var p store.Poll
-	told := false
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		if p, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
-			return err
-		}
+// move applies a state move (apply saves the poll) when the poll's status is one of from, as
+// s.moves does: messaging is told the poll's new source state (sourceState).
+func (s *Server) move(ctx context.Context, rawID, verb string, from []string, apply func(pgx.Tx, *store.Poll) error) (*pollsv1.Poll, error) {
+	p, err := s.moves.Move(ctx, rawID, func(tx pgx.Tx, p *store.Poll) error {
 		if !slices.Contains(from, p.Status) {
 			return poll.InvalidMove(verb, p.Status)
 		}
-		told = true
-		if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
-			return fmt.Errorf("messaging source state: %w", err)
-		}
-		return apply(tx, &p)
+		return apply(tx, p)
 	})
 	if err != nil {
-		if told {
-			if serr := s.syncSource(context.WithoutCancel(ctx), org, id); serr != nil {
-				err = errors.Join(err, serr)
-			}
-		}
-		return nil, poll.StoreError(err)
+		return nil, err
 	}
 	return toPoll(&p), nil
 }
 
-// syncSource tells messaging the source state of the poll's committed status.
-func (s *Server) syncSource(ctx context.Context, org, id uuid.UUID) error {
-	return s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		p, err := s.cfg.Store.Lock(ctx, tx, org, id)
-		if err != nil {
-			return err
-		}
-		state := messaging.SourceActive
-		switch p.Status {
-		case store.StatusPaused:
-			state = messaging.SourcePaused
-		case store.StatusCompleted:
-			state = messaging.SourceCanceled
-		}
-		if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
-			return fmt.Errorf("resync messaging source state: %w", err)
-		}
-		return nil
-	})
+// tellMessaging sets the state of the poll's queued messages in messaging.
+func (s *Server) tellMessaging(ctx context.Context, org, id uuid.UUID, state string) error {
+	if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
+		return fmt.Errorf("messaging source state: %w", err)
+	}
+	return nil
+}
+
+// sourceState is the state messaging keeps the queued messages of a poll in p's status: held
+// while paused, withdrawn for good once completed, sent otherwise.
+func sourceState(p *store.Poll) string {
+	switch p.Status {
+	case store.StatusPaused:
+		return messaging.SourcePaused
+	case store.StatusCompleted:
+		return messaging.SourceCanceled
+	}
+	return messaging.SourceActive
 }
 
 // ListParticipants lists a poll's participants (status filter, search on first name, last
