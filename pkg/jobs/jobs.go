@@ -5,6 +5,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -74,6 +75,29 @@ func resumable(ctx context.Context, budget time.Duration, work func(context.Cont
 		return river.JobSnooze(0)
 	}
 	return err
+}
+
+// GiveUpTimeout bounds a job's giving up after its last attempt failed: the run's budget and
+// the give-up together stay below RescueAfter, so the job is never run again beside itself.
+const GiveUpTimeout = 10 * time.Second
+
+// ResumableOrGiveUp runs work as Resumable does, for a job whose end must be recorded even when
+// it keeps failing: when the job's last attempt fails (a run the budget ended did not fail; it
+// uses no attempt), giveUp records it with the cause, under a context of its own bounded by
+// GiveUpTimeout (the job's own deadline may be what failed the run), and answers for the job.
+func ResumableOrGiveUp(ctx context.Context, lastAttempt bool, work func(context.Context) error, giveUp func(ctx context.Context, cause error) error) error {
+	return resumableOrGiveUp(ctx, RunBudget, lastAttempt, work, giveUp)
+}
+
+func resumableOrGiveUp(ctx context.Context, budget time.Duration, lastAttempt bool, work func(context.Context) error, giveUp func(context.Context, error) error) error {
+	err := resumable(ctx, budget, work)
+	var snoozed *river.JobSnoozeError
+	if err == nil || !lastAttempt || errors.As(err, &snoozed) {
+		return err
+	}
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), GiveUpTimeout)
+	defer cancel()
+	return giveUp(gctx, err)
 }
 
 // At are the insert options of a job that is to run at `at`: scheduled when at lies ahead,

@@ -5,15 +5,11 @@ go 1.26.0
 replace (
 	github.com/chorus-sms/chorus/pkg => ../../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../../proto/gen/go
-	github.com/chorus-sms/chorus/services/contacts => ../contacts
-	github.com/chorus-sms/chorus/services/orgs => ../orgs
 )
 
 require (
 	github.com/chorus-sms/chorus/pkg v0.0.0
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
-	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000
-	github.com/chorus-sms/chorus/services/orgs v0.0.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jonreiter/govader v0.0.0-20250429093935-f6505c8d03cc

@@ -7,6 +7,10 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 )
 
+// Schema is the schema these migrations build: polls.Schema, named here too for the tests
+// inside the service, which cannot import the service.
+const Schema = "polls"
+
 // FS holds the numbered goose migrations.
 //
 //go:embed *.sql

@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/outbox"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
@@ -36,13 +35,9 @@ type autoReplyFixture struct {
 
 func newAutoReplyFixture(t *testing.T) *autoReplyFixture {
 	t.Helper()
-	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "campaigns")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "campaigns", migrations.FS, migrations.With...))
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	st := store.New(pool)
-	r, err := New(Config{Pool: pool, Schema: "campaigns", Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := New(Config{Pool: pool, Schema: migrations.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	return &autoReplyFixture{t: t, pool: pool, st: st, handle: EventHandler(st, r), org: uuid.New()}
 }
@@ -122,7 +117,7 @@ func TestAutoReplyNeedsNoSecondConnection(t *testing.T) {
 	c, yes := f.campaign(true), uuid.New()
 	one := pgtest.OneConnection(t, f.pool)
 	f.st = store.New(one)
-	r, err := New(Config{Pool: one, Schema: "campaigns", Store: f.st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := New(Config{Pool: one, Schema: migrations.Schema, Store: f.st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	f.handle = EventHandler(f.st, r)
 	f.receive(yes, SourceKind, c, uuid.NewString(), "affirmative", "Yes!")

@@ -18,7 +18,6 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/outbox"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
@@ -30,10 +29,7 @@ import (
 func TestLinkClicksCountForTheirCampaignOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, err := pgdb.Open(ctx, pgtest.NewDatabase(t), "campaigns")
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	require.NoError(t, pgdb.Migrate(ctx, pool, "campaigns", migrations.FS, migrations.With...))
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	st := store.New(pool)
 	org, now := uuid.New(), time.Now()
 	c := store.Campaign{ID: uuid.New(), OrgID: org, Name: "c", Status: store.StatusSending, Channel: "text", ForceRoute: "AUTO", CreatedAt: now, UpdatedAt: now}

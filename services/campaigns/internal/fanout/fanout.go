@@ -18,7 +18,6 @@ package fanout
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -142,17 +141,9 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
 // stored, so that a killed process's send is rescued within a minute; the last attempt's
 // failure fails the campaign (giveUp).
 func (r *Runner) work(ctx context.Context, a sendArgs, lastAttempt bool) error {
-	err := jobs.Resumable(ctx, func(ctx context.Context) error { return r.send(ctx, a) })
-	var more *river.JobSnoozeError
-	if errors.As(err, &more) {
-		return err // the budget ended the run: the next one continues
-	}
-	if err != nil && lastAttempt {
-		// The run's own deadline may be what failed it.
-		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		err = r.giveUp(gctx, a, err)
-		cancel()
-	}
+	err := jobs.ResumableOrGiveUp(ctx, lastAttempt,
+		func(ctx context.Context) error { return r.send(ctx, a) },
+		func(ctx context.Context, cause error) error { return r.giveUp(ctx, a, cause) })
 	if err != nil {
 		return fmt.Errorf("campaign %s: %w", a.CampaignID, err)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
+	"github.com/chorus-sms/chorus/services/campaigns/migrations"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -29,9 +29,9 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // step that calls them).
 func newRunner(t *testing.T) (*Runner, *store.Store, *pgxpool.Pool) {
 	t.Helper()
-	pool := testdb.Pool(t)
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	st := store.New(pool)
-	r, err := New(Config{Pool: pool, Schema: testdb.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := New(Config{Pool: pool, Schema: migrations.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	return r, st, pool
 }

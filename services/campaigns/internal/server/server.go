@@ -22,6 +22,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/nullable"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
+	"github.com/chorus-sms/chorus/pkg/resource"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/fanout"
@@ -48,10 +49,14 @@ type Config struct {
 	Now func() time.Time
 }
 
+// campaign is the kind of record the server answers for.
+var campaign = resource.Kind{Name: "campaign", Reason: apierr.ReasonNotFound, Missing: store.ErrNotFound}
+
 // Server answers the CampaignsService RPCs.
 type Server struct {
 	campaignsv1.UnimplementedCampaignsServiceServer
-	cfg Config
+	cfg   Config
+	moves resource.Moves[store.Campaign]
 }
 
 // New returns a Server.
@@ -59,44 +64,30 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Server{cfg: cfg}
+	s := &Server{cfg: cfg}
+	s.moves = resource.Moves[store.Campaign]{Kind: campaign, InTx: cfg.Store.InTx, Lock: cfg.Store.Lock, State: sourceState, Tell: s.tellMessaging}
+	return s
 }
 
 // ListCampaigns lists the organization's campaigns, newest first, with their counters as kept.
 func (s *Server) ListCampaigns(ctx context.Context, _ *campaignsv1.ListCampaignsRequest) (*campaignsv1.ListCampaignsResponse, error) {
-	org, err := tenant.Org(ctx)
+	out, err := resource.List(ctx, s.cfg.Store.List, toListItem)
 	if err != nil {
 		return nil, err
-	}
-	list, err := s.cfg.Store.List(ctx, org)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*campaignsv1.CampaignListItem, len(list))
-	for i := range list {
-		out[i] = toListItem(&list[i])
 	}
 	return &campaignsv1.ListCampaignsResponse{Campaigns: out}, nil
 }
 
 // GetCampaign returns one campaign with its sending number and display metrics.
 func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRequest) (*campaignsv1.GetCampaignResponse, error) {
-	org, err := tenant.Org(ctx)
+	c, err := resource.Get(ctx, campaign, req.GetId(), s.cfg.Store.Get)
 	if err != nil {
 		return nil, err
-	}
-	id, err := pathID(req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.cfg.Store.Get(ctx, org, id)
-	if err != nil {
-		return nil, storeError(err)
 	}
 	out := toCampaign(&c)
 	from := s.cfg.Now()
 	if c.IsAbTest {
-		t, _, err := s.cfg.Store.GetAbTest(ctx, org, id)
+		t, _, err := s.cfg.Store.GetAbTest(ctx, c.OrgID, c.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -216,11 +207,7 @@ func (s *Server) CreateDraft(ctx context.Context, req *campaignsv1.CreateDraftRe
 // UpdateDraft changes the sent fields of a draft and answers 200 with the whole draft. A
 // campaign that is not a draft is 400 INVALID_STATE (the spec's 400), changing nothing.
 func (s *Server) UpdateDraft(ctx context.Context, req *campaignsv1.UpdateDraftRequest) (*campaignsv1.UpdateDraftResponse, error) {
-	org, err := tenant.RequireWrite(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathID(req.GetId())
+	org, id, err := campaign.Target(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +243,7 @@ func (s *Server) UpdateDraft(ctx context.Context, req *campaignsv1.UpdateDraftRe
 		return s.cfg.Store.Save(ctx, tx, &c)
 	})
 	if err != nil {
-		return nil, storeError(err)
+		return nil, campaign.StoreError(err)
 	}
 	return &campaignsv1.UpdateDraftResponse{Campaign: toCampaign(&c)}, nil
 }
@@ -337,7 +324,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 		return s.cfg.Jobs.StartTx(ctx, tx, &c, start)
 	})
 	if err != nil {
-		return nil, storeError(err)
+		return nil, campaign.StoreError(err)
 	}
 	setHTTPCode(ctx, "201")
 	return &campaignsv1.CreateCampaignResponse{Campaign: toCampaign(&c)}, nil
@@ -393,7 +380,7 @@ func (s *Server) PauseCampaign(ctx context.Context, req *campaignsv1.PauseCampai
 			case store.StatusPending, store.StatusQueued, store.StatusSending:
 				return nil
 			}
-			return invalidMove("pause", c.Status)
+			return campaign.InvalidMove("pause", c.Status)
 		},
 		apply: func(_ pgx.Tx, c *store.Campaign) error {
 			from := c.Status
@@ -413,7 +400,7 @@ func (s *Server) ResumeCampaign(ctx context.Context, req *campaignsv1.ResumeCamp
 	c, err := s.move(ctx, req.GetId(), stateMove{
 		check: func(c *store.Campaign) error {
 			if c.Status != store.StatusPaused || c.PausedFrom == nil {
-				return invalidMove("resume", c.Status)
+				return campaign.InvalidMove("resume", c.Status)
 			}
 			return nil
 		},
@@ -438,7 +425,7 @@ func (s *Server) CancelCampaign(ctx context.Context, req *campaignsv1.CancelCamp
 			case store.StatusScheduled, store.StatusPending, store.StatusQueued, store.StatusSending, store.StatusPaused:
 				return nil
 			}
-			return invalidMove("cancel", c.Status)
+			return campaign.InvalidMove("cancel", c.Status)
 		},
 		apply: func(tx pgx.Tx, c *store.Campaign) error {
 			if c.Status == store.StatusScheduled {
@@ -463,61 +450,22 @@ type stateMove struct {
 	apply func(pgx.Tx, *store.Campaign) error
 }
 
-// move applies mv under the campaign's row lock, and tells messaging the state of the
-// campaign's queued messages that the moved status implies (sourceState) while it still holds
-// the lock, before the commit: so messaging is told in the order the moves commit, the last
-// word is the committed status's, and nothing more is sent once a pause or cancel answers. A
-// move that fails after messaging was told puts messaging back to the status committed.
+// move applies mv and saves the campaign as s.moves does: messaging is told the state of the
+// campaign's queued messages that the moved status implies (sourceState).
 func (s *Server) move(ctx context.Context, rawID string, mv stateMove) (*campaignsv1.Campaign, error) {
-	org, id, err := s.target(ctx, rawID)
+	c, err := s.moves.Move(ctx, rawID, func(tx pgx.Tx, c *store.Campaign) error {
+		if err := mv.check(c); err != nil {
+			return err
+		}
+		if err := mv.apply(tx, c); err != nil {
+			return err
+		}
+		return s.cfg.Store.Save(ctx, tx, c)
+	})
 	if err != nil {
 		return nil, err
 	}
-	var c store.Campaign
-	told := false
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		if c, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
-			return err
-		}
-		if err := mv.check(&c); err != nil {
-			return err
-		}
-		before := sourceState(&c)
-		if err := mv.apply(tx, &c); err != nil {
-			return err
-		}
-		if after := sourceState(&c); after != before {
-			told = true
-			if err := s.tellMessaging(ctx, org, id, after); err != nil {
-				return err
-			}
-		}
-		return s.cfg.Store.Save(ctx, tx, &c)
-	})
-	if err != nil {
-		if told {
-			if serr := s.syncSource(context.WithoutCancel(ctx), org, id); serr != nil {
-				err = errors.Join(err, serr)
-			}
-		}
-		return nil, storeError(err)
-	}
 	return toCampaign(&c), nil
-}
-
-// syncSource tells messaging the source state of the campaign's committed status, under its
-// row lock so that no move commits in between.
-func (s *Server) syncSource(ctx context.Context, org, id uuid.UUID) error {
-	return s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		c, err := s.cfg.Store.Lock(ctx, tx, org, id)
-		if err != nil {
-			return err
-		}
-		if err := s.tellMessaging(ctx, org, id, sourceState(&c)); err != nil {
-			return fmt.Errorf("resync: %w", err)
-		}
-		return nil
-	})
 }
 
 // tellMessaging sets the state of the campaign's queued messages in messaging, and the same
@@ -546,20 +494,6 @@ func sourceState(c *store.Campaign) string {
 	return messaging.SourceActive
 }
 
-// target is the organization (write access required) and the campaign id of a state move.
-func (s *Server) target(ctx context.Context, rawID string) (uuid.UUID, uuid.UUID, error) {
-	org, err := tenant.RequireWrite(ctx)
-	if err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	id, err := pathID(rawID)
-	return org, id, err
-}
-
-func invalidMove(verb, status string) error {
-	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "a "+status+" campaign cannot "+verb)
-}
-
 // submittedNotDraft is a draftId whose campaign is no longer a draft: 409, as docs/api-notes.md and
 // the overlay declare for POST /api/campaigns, whether seen before or under the lock.
 func submittedNotDraft(status string) error {
@@ -568,23 +502,6 @@ func submittedNotDraft(status string) error {
 
 func notDraft(status string) error {
 	return apierr.New(codes.InvalidArgument, apierr.ReasonInvalidState, "the campaign is "+status+"; only a draft can be edited")
-}
-
-// pathID parses the campaign id of a path; a malformed one is a missing campaign.
-func pathID(s string) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	if err != nil {
-		return uuid.Nil, apierr.NotFound("campaign not found")
-	}
-	return id, nil
-}
-
-// storeError maps the store's sentinels to API errors; others pass through to be masked.
-func storeError(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.NotFound("campaign not found")
-	}
-	return err
 }
 
 // setHTTPCode tells the gateway which success status to answer.

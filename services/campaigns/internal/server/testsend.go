@@ -44,13 +44,13 @@ const (
 // keeps a real message's limits (text, one media URL) and each organization has
 // testSendsPerDay copies per UTC day (429 TEST_SEND_LIMIT_REACHED past them).
 func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest) (*campaignsv1.TestSendResponse, error) {
-	org, id, err := s.target(ctx, req.GetId())
+	org, id, err := campaign.Target(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
 	c, err := s.cfg.Store.Get(ctx, org, id)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, campaign.StoreError(err)
 	}
 	f := apierr.Fields{}
 	recipients := testRecipients(f, req.GetRecipients())

@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
+	"github.com/chorus-sms/chorus/services/campaigns/migrations"
 )
 
 // 5% each, rounded down: fewer than 20 recipients give empty samples.
@@ -49,7 +50,7 @@ func TestLeaderTieGoesToA(t *testing.T) {
 
 func newStore(t *testing.T) (*store.Store, *pgxpool.Pool) {
 	t.Helper()
-	pool := testdb.Pool(t)
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	return store.New(pool), pool
 }
 

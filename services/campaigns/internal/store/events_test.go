@@ -11,9 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
+	"github.com/chorus-sms/chorus/services/campaigns/migrations"
 )
 
 // Every change analytics follows publishes the campaign's snapshot in its own transaction,
@@ -22,7 +23,7 @@ import (
 func TestCampaignChangesAreAnnouncedWithRisingVersions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	st := store.New(pool)
 	org, now := uuid.New(), time.Now()
 	c := store.Campaign{ID: uuid.New(), OrgID: org, Name: "Spring", Status: store.StatusPending, Channel: "text", ForceRoute: "AUTO", CreatedAt: now, UpdatedAt: now}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/chorus-sms/chorus/pkg/audience"
+	"github.com/chorus-sms/chorus/pkg/orgtable"
 )
 
 // Campaign statuses (spec section 3).
@@ -138,58 +139,16 @@ func scanCampaign(row pgx.Row) (Campaign, error) {
 	return c, nil
 }
 
-// Store reads and writes the campaigns schema.
-type Store struct{ pool *pgxpool.Pool }
+// Store reads and writes the campaigns schema; the campaigns table's reads (Get, GetTx,
+// Lock, List) and InTx are its Table's.
+type Store struct {
+	*orgtable.Table[Campaign]
+	pool *pgxpool.Pool
+}
 
 // New returns a Store over pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
-
-// InTx runs fn in a transaction, committed when fn returns nil.
-func (s *Store) InTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
-}
-
-// Get returns org's campaign id.
-func (s *Store) Get(ctx context.Context, org, id uuid.UUID) (Campaign, error) {
-	return getCampaign(ctx, s.pool, org, id)
-}
-
-// GetTx returns org's campaign id, read inside tx without locking it: a transaction that holds
-// its connection must not wait for a second one (consumers doing so at once drain the pool).
-func (s *Store) GetTx(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Campaign, error) {
-	return getCampaign(ctx, tx, org, id)
-}
-
-func getCampaign(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, org, id uuid.UUID) (Campaign, error) {
-	return scanCampaign(q.QueryRow(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 AND id = $2`, org, id))
-}
-
-// Lock returns org's campaign id locked for the rest of tx.
-func (s *Store) Lock(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Campaign, error) {
-	return scanCampaign(tx.QueryRow(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 AND id = $2 FOR UPDATE`, org, id))
-}
-
-// List returns org's campaigns, newest first.
-func (s *Store) List(ctx context.Context, org uuid.UUID) ([]Campaign, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+columns+` FROM campaigns WHERE organization_id = $1 ORDER BY created_at DESC, id DESC`, org)
-	if err != nil {
-		return nil, fmt.Errorf("list campaigns: %w", err)
-	}
-	defer rows.Close()
-	var out []Campaign
-	for rows.Next() {
-		c, err := scanCampaign(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list campaigns: %w", err)
-	}
-	return out, nil
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{Table: orgtable.New(pool, "campaigns", columns, scanCampaign), pool: pool}
 }
 
 // Insert stores a new campaign inside tx and announces it (campaign.changed).

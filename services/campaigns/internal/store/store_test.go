@@ -12,7 +12,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
+	"github.com/chorus-sms/chorus/services/campaigns/migrations"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestApplyStatusCountsEachMoveOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	st := store.New(pool)
 	org, now := uuid.New(), time.Now()
 	c := store.Campaign{ID: uuid.New(), OrgID: org, Name: "c", Status: store.StatusSending, Channel: "text", ForceRoute: "AUTO", CreatedAt: now, UpdatedAt: now}

@@ -11,14 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
-	"github.com/chorus-sms/chorus/services/campaigns/internal/testdb"
+	"github.com/chorus-sms/chorus/services/campaigns/migrations"
 )
 
 // Concurrent takes never exceed the allowance; a day is a UTC day; a give-back frees copies.
 func TestTestSendAllowanceIsTakenAtomically(t *testing.T) {
 	ctx := context.Background()
-	st := store.New(testdb.Pool(t))
+	st := store.New(pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...))
 	org := uuid.New()
 	day := time.Date(2026, 5, 1, 23, 30, 0, 0, time.UTC)
 	var taken atomic.Int32

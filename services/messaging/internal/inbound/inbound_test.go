@@ -34,8 +34,8 @@ const (
 	sender    = "+12025550143"
 )
 
-// env is an inbound processor over real orgs and contacts, with a sandbox organization that
-// owns ourNumber. Its dispatcher is not started: keyword answers stay queued until start.
+// env is an inbound processor over fakes of orgs and contacts, with a sandbox organization
+// that owns ourNumber. Its dispatcher is not started: keyword answers stay queued until start.
 type env struct {
 	peers *msgtest.Peers
 	db    *pgxpool.Pool

@@ -1,12 +1,14 @@
-// Package msgtest starts what messaging's package tests talk to: the real orgs and contacts
-// services on loopback ports, each test on its own database, and messaging itself when a test
-// goes through its gRPC API. Only tests import it.
+// Package msgtest starts what messaging's package tests talk to: in-process fakes of the orgs
+// and contacts services (gRPC servers on loopback ports, holding what messaging asks of them
+// in memory), a database and a Redis of the test's own, and messaging itself when a test goes
+// through its gRPC API. Only tests import it.
 package msgtest
 
 import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -17,59 +19,67 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
-	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/phone"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
-	"github.com/chorus-sms/chorus/services/contacts"
 	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/migrations"
-	"github.com/chorus-sms/chorus/services/orgs"
 )
 
-// Peers are running orgs and contacts services on one fresh database.
+// Peers are fakes of orgs and contacts, and a fresh database and Redis for messaging.
 type Peers struct {
 	DSN string
 	// RedisURL is a Redis database of the test's own (pkg/redistest): callers of StartPeers
 	// need a TestMain that calls redistest.Close.
 	RedisURL               string
 	OrgsAddr, ContactsAddr string
-	Orgs                   orgsv1.OrgsServiceClient
-	Contacts               contactsv1.ContactsServiceClient
+
+	orgs     *fakeOrgs
+	contacts *fakeContacts
 }
 
-// StartPeers runs orgs and contacts for the rest of the test.
+// StartPeers runs the fakes of orgs and contacts for the rest of the test.
 func StartPeers(t *testing.T) *Peers {
 	t.Helper()
-	ctx := context.Background()
-	p := &Peers{DSN: pgtest.NewDatabase(t)}
+	p := &Peers{
+		DSN:      pgtest.NewDatabase(t),
+		orgs:     &fakeOrgs{orgs: map[string]*orgsv1.Organization{}},
+		contacts: &fakeContacts{contacts: map[contactKey]*contact{}},
+	}
 	p.RedisURL, _ = redistest.New(t)
-	o, err := orgs.New(ctx, orgs.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, Logger: Quiet()})
-	require.NoError(t, err)
-	p.OrgsAddr, p.Orgs = serve(t, o, orgsv1.NewOrgsServiceClient)
-	c, err := contacts.New(ctx, contacts.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, CursorSecret: "test-secret", LookupProvider: "sandbox", Logger: Quiet()})
-	require.NoError(t, err)
-	p.ContactsAddr, p.Contacts = serve(t, c, contactsv1.NewContactsServiceClient)
+	p.OrgsAddr = serve(t, func(s *grpc.Server) { orgsv1.RegisterOrgsServiceServer(s, p.orgs) })
+	p.ContactsAddr = serve(t, func(s *grpc.Server) { contactsv1.RegisterContactsServiceServer(s, p.contacts) })
 	return p
 }
 
-// serve runs srv on a loopback port and returns its address and a client of it.
-func serve[C any](t *testing.T, srv process.Server, client func(cc grpc.ClientConnInterface) C) (string, C) {
+// serve runs a gRPC server with the interceptors every service has (tenancy, errors) and what
+// register adds on a loopback port, and returns its address.
+func serve(t *testing.T, register func(*grpc.Server)) string {
 	t.Helper()
-	conn := servetest.Serve(t, srv)
-	return conn.Target(), client(conn)
+	srv := rpcserver.New(Quiet())
+	register(srv)
+	return servetest.Serve(t, fakeServer{srv}).Target()
 }
+
+// fakeServer serves a server of fakes as a service's is served.
+type fakeServer struct{ srv *grpc.Server }
+
+func (f fakeServer) Serve(ctx context.Context, lis net.Listener) error {
+	return rpcserver.Serve(ctx, f.srv, lis)
+}
+
+func (f fakeServer) Close() { f.srv.Stop() }
 
 // Org creates an organization (sandbox or not) and returns its id.
 func (p *Peers) Org(t *testing.T, name string, sandbox bool) uuid.UUID {
 	t.Helper()
-	res, err := p.Orgs.CreateOrganization(context.Background(), &orgsv1.CreateOrganizationRequest{Name: name, Sandbox: sandbox})
-	require.NoError(t, err)
-	return uuid.MustParse(res.GetOrganization().GetId())
+	return p.orgs.add(name, sandbox)
 }
 
 // As returns ctx calling as a writer of org.
@@ -77,21 +87,21 @@ func As(ctx context.Context, org uuid.UUID) context.Context {
 	return tenant.AppendToOutgoing(ctx, tenant.Principal{OrgID: org, User: "test-user", Access: tenant.AccessWrite})
 }
 
-// Contact gives org an opted-in contact with phone.
-func (p *Peers) Contact(t *testing.T, org uuid.UUID, phone string) {
+// Contact gives org an opted-in, textable contact with number.
+func (p *Peers) Contact(t *testing.T, org uuid.UUID, number string) {
 	t.Helper()
-	_, err := p.Contacts.CreateContact(As(context.Background(), org), &contactsv1.CreateContactRequest{Phone: &phone})
+	e164, err := phone.Normalize(number)
 	require.NoError(t, err)
+	p.contacts.add(org, e164)
 }
 
-// Consent returns whether org's contact with phone is opted in; found is false when org has
+// Consent returns whether org's contact with number is opted in; found is false when org has
 // no contact with it.
-func (p *Peers) Consent(t *testing.T, org uuid.UUID, phone string) (optedIn, found bool) {
+func (p *Peers) Consent(t *testing.T, org uuid.UUID, number string) (optedIn, found bool) {
 	t.Helper()
-	res, err := p.Contacts.CheckSendable(As(context.Background(), org), &contactsv1.CheckSendableRequest{Phones: []string{phone}})
+	e164, err := phone.Normalize(number)
 	require.NoError(t, err)
-	r := res.GetResults()[0]
-	return r.GetReason() != contactsv1.SendableReason_SENDABLE_REASON_OPTED_OUT, r.GetContactId() != ""
+	return p.contacts.consent(org, e164)
 }
 
 // MessagingDB opens the messaging schema of the peers' database, migrated, for reading what

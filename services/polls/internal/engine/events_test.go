@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -19,7 +20,7 @@ import (
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
-	"github.com/chorus-sms/chorus/services/polls/internal/testdb"
+	"github.com/chorus-sms/chorus/services/polls/migrations"
 )
 
 // A reply is handled on the consumer's own connection, the whole way: the answer stored, the
@@ -29,33 +30,15 @@ import (
 func TestReplyNeedsNoSecondConnection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
-	st := store.New(pool)
-	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
-	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
-		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
-	require.NoError(t, st.AddParticipants(ctx, org, p.ID, []store.NewParticipant{{ContactID: contact, Phone: "+12025550100", Member: []byte(`{}`)}}))
-	require.NoError(t, st.StartSending(ctx, org, p.ID, "UTC"))
+	f := handedQuestion(t)
+	pool, st, org, contact, p := f.pool, f.st, f.p.OrgID, f.contact, f.p
 	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
-		b, err := st.BeginBatch(ctx, tx, org, p.ID, 1, now)
-		if err != nil {
-			return err
-		}
-		require.Len(t, b, 1)
-		asked, err := st.LockParticipant(ctx, tx, org, b[0].Participant)
-		if err != nil {
-			return err
-		}
-		if err := st.MarkSent(ctx, tx, &asked, false, now); err != nil {
-			return err
-		}
-		_, err = st.MarkAsked(ctx, tx, org, p.ID, contact, asked.Step, now) // its "sent" status event
+		_, err := st.MarkAsked(ctx, tx, org, p.ID, contact, 1, time.Now().UTC()) // its "sent" status event
 		return err
 	}))
 
 	one := pgtest.OneConnection(t, pool)
-	r, err := New(Config{Pool: one, Schema: testdb.Schema, Store: store.New(one), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := New(Config{Pool: one, Schema: migrations.Schema, Store: store.New(one), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	payload, err := proto.Marshal(&eventsv1.MessageReceived{OrganizationId: org.String(), MessageId: uuid.NewString(),
 		From: "+12025550100", ContactId: contact.String(), Body: "fine", ReceivedAt: timestamppb.Now()})
@@ -84,26 +67,9 @@ func TestReplyNeedsNoSecondConnection(t *testing.T) {
 func TestReplyAnswersOnlyTheQuestionThatReachedTheCarrier(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
-	st := store.New(pool)
-	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
-	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
-		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
-	require.NoError(t, st.AddParticipants(ctx, org, p.ID, []store.NewParticipant{{ContactID: contact, Phone: "+12025550100", Member: []byte(`{}`)}}))
-	require.NoError(t, st.StartSending(ctx, org, p.ID, "UTC"))
-	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
-		b, err := st.BeginBatch(ctx, tx, org, p.ID, 1, now)
-		if err != nil {
-			return err
-		}
-		handed, err := st.LockParticipant(ctx, tx, org, b[0].Participant)
-		if err != nil {
-			return err
-		}
-		return st.MarkSent(ctx, tx, &handed, false, now) // handed to messaging, not yet sent
-	}))
-	r, err := New(Config{Pool: pool, Schema: testdb.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	f := handedQuestion(t)
+	pool, st, org, contact, p := f.pool, f.st, f.p.OrgID, f.contact, f.p
+	r, err := New(Config{Pool: pool, Schema: migrations.Schema, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	handle := func(typ string, ev proto.Message) {
 		t.Helper()
@@ -147,4 +113,39 @@ func TestReplyAnswersOnlyTheQuestionThatReachedTheCarrier(t *testing.T) {
 	got = participant()
 	assert.Equal(t, store.Completed, got.Status)
 	assert.EqualValues(t, 1, got.ResponseCount)
+}
+
+// questionFixture is an active poll of one open-ended question whose one participant's
+// question 1 was handed to messaging, its "sent" status event not yet handled.
+type questionFixture struct {
+	pool    *pgxpool.Pool
+	st      *store.Store
+	p       store.Poll
+	contact uuid.UUID
+}
+
+func handedQuestion(t *testing.T) questionFixture {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
+	st := store.New(pool)
+	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
+	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
+		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { return st.Insert(ctx, tx, &p) }))
+	require.NoError(t, st.AddParticipants(ctx, org, p.ID, []store.NewParticipant{{ContactID: contact, Phone: "+12025550100", Member: []byte(`{}`)}}))
+	require.NoError(t, st.StartSending(ctx, org, p.ID, "UTC"))
+	require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error {
+		b, err := st.BeginBatch(ctx, tx, org, p.ID, 1, now)
+		if err != nil {
+			return err
+		}
+		require.Len(t, b, 1)
+		handed, err := st.LockParticipant(ctx, tx, org, b[0].Participant)
+		if err != nil {
+			return err
+		}
+		return st.MarkSent(ctx, tx, &handed, false, now)
+	}))
+	return questionFixture{pool: pool, st: st, p: p, contact: contact}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -55,16 +54,17 @@ type startWorker struct {
 
 func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error {
 	// A large audience takes longer than one run: the start resumes from what it stored.
-	err := jobs.Resumable(ctx, func(ctx context.Context) error { return w.r.start(ctx, job.Args) })
-	if errors.Is(err, errSkip) {
-		return nil
-	}
-	if err != nil && job.Attempt >= job.MaxAttempts {
-		w.r.log.ErrorContext(ctx, "poll start gave up", "poll", job.Args.PollID, "error", err)
-		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		return w.r.fail(gctx, job.Args.OrgID, job.Args.PollID, apierr.ReasonUnavailable)
-	}
+	err := jobs.ResumableOrGiveUp(ctx, job.Attempt >= job.MaxAttempts,
+		func(ctx context.Context) error {
+			if err := w.r.start(ctx, job.Args); !errors.Is(err, errSkip) {
+				return err
+			}
+			return nil
+		},
+		func(ctx context.Context, cause error) error {
+			w.r.log.ErrorContext(ctx, "poll start gave up", "poll", job.Args.PollID, "error", cause)
+			return w.r.fail(ctx, job.Args.OrgID, job.Args.PollID, apierr.ReasonUnavailable)
+		})
 	if err != nil {
 		return fmt.Errorf("poll %s start: %w", job.Args.PollID, err)
 	}

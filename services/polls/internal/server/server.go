@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
+	"github.com/chorus-sms/chorus/pkg/resource"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/engine"
@@ -43,10 +45,14 @@ type Config struct {
 	Now func() time.Time
 }
 
+// poll is the kind of record the server answers for.
+var poll = resource.Kind{Name: "poll", Reason: apierr.ReasonPollNotFound, Missing: store.ErrNotFound}
+
 // Server answers the PollsService RPCs.
 type Server struct {
 	pollsv1.UnimplementedPollsServiceServer
-	cfg Config
+	cfg   Config
+	moves resource.Moves[store.Poll]
 }
 
 // New returns a Server.
@@ -54,7 +60,9 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Server{cfg: cfg}
+	s := &Server{cfg: cfg}
+	s.moves = resource.Moves[store.Poll]{Kind: poll, InTx: cfg.Store.InTx, Lock: cfg.Store.Lock, State: sourceState, Tell: s.tellMessaging}
+	return s
 }
 
 // immediateWindow: a scheduledFor at most this far ahead starts at once (spec section 8).
@@ -68,34 +76,18 @@ const (
 
 // ListPolls lists the organization's polls, newest first.
 func (s *Server) ListPolls(ctx context.Context, _ *pollsv1.ListPollsRequest) (*pollsv1.ListPollsResponse, error) {
-	org, err := tenant.Org(ctx)
+	out, err := resource.List(ctx, s.cfg.Store.List, toPoll)
 	if err != nil {
 		return nil, err
-	}
-	list, err := s.cfg.Store.List(ctx, org)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*pollsv1.Poll, len(list))
-	for i := range list {
-		out[i] = toPoll(&list[i])
 	}
 	return &pollsv1.ListPollsResponse{Polls: out}, nil
 }
 
 // GetPoll returns one poll with its questions and status.
 func (s *Server) GetPoll(ctx context.Context, req *pollsv1.GetPollRequest) (*pollsv1.GetPollResponse, error) {
-	org, err := tenant.Org(ctx)
+	p, err := resource.Get(ctx, poll, req.GetId(), s.cfg.Store.Get)
 	if err != nil {
 		return nil, err
-	}
-	id, err := pathID(req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.cfg.Store.Get(ctx, org, id)
-	if err != nil {
-		return nil, storeError(err)
 	}
 	return &pollsv1.GetPollResponse{Poll: toPoll(&p)}, nil
 }
@@ -123,7 +115,7 @@ func (s *Server) CreatePoll(ctx context.Context, req *pollsv1.CreatePollRequest)
 // UpdatePoll replaces every field of a draft or paused poll (same validation as create); a
 // paused poll's participants continue with the new questions, matched by questionNumber.
 func (s *Server) UpdatePoll(ctx context.Context, req *pollsv1.UpdatePollRequest) (*pollsv1.UpdatePollResponse, error) {
-	org, id, err := s.target(ctx, req.GetId())
+	org, id, err := poll.Target(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -138,13 +130,13 @@ func (s *Server) UpdatePoll(ctx context.Context, req *pollsv1.UpdatePollRequest)
 			return err
 		}
 		if p.Status != store.StatusDraft && p.Status != store.StatusPaused {
-			return invalidMove("be updated", p.Status)
+			return poll.InvalidMove("be updated", p.Status)
 		}
 		apply(&p, req.GetPoll(), apierr.Fields{})
 		return s.cfg.Store.Save(ctx, tx, &p)
 	})
 	if err != nil {
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	return &pollsv1.UpdatePollResponse{Poll: toPoll(&p)}, nil
 }
@@ -155,13 +147,13 @@ func (s *Server) UpdatePoll(ctx context.Context, req *pollsv1.UpdatePollRequest)
 // the poll's messages carry its zone (else the organization's) and each recipient's, and
 // messaging holds them until both windows are open, as it holds campaigns' queued messages.
 func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (*pollsv1.StartPollResponse, error) {
-	org, id, err := s.target(ctx, req.GetId())
+	org, id, err := poll.Target(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}
 	cur, err := s.cfg.Store.Get(ctx, org, id)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	in, err := startInput(req, cur.Timezone)
 	if err != nil {
@@ -190,7 +182,7 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 			return err
 		}
 		if p.Status != store.StatusDraft {
-			return invalidMove("start", p.Status)
+			return poll.InvalidMove("start", p.Status)
 		}
 		p.SegmentID, p.ContactFilter, p.Timezone, p.FromPhoneNumberID = in.segment, in.filter, in.zone, &from
 		p.ScheduledFor, p.Run = in.at, p.Run+1
@@ -206,7 +198,7 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 		return s.cfg.Jobs.StartTx(ctx, tx, &p, at)
 	})
 	if err != nil {
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	if !immediate {
 		body, err := structOf(toPoll(&p))
@@ -226,7 +218,7 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 // PausePoll: active → paused. Messaging holds the poll's queued messages before the answer;
 // replies are still recorded and participants keep their progress.
 func (s *Server) PausePoll(ctx context.Context, req *pollsv1.PausePollRequest) (*pollsv1.PausePollResponse, error) {
-	p, err := s.move(ctx, req.GetId(), "pause", []string{store.StatusActive}, messaging.SourcePaused,
+	p, err := s.move(ctx, req.GetId(), "pause", []string{store.StatusActive},
 		func(tx pgx.Tx, p *store.Poll) error {
 			p.Status = store.StatusPaused
 			return s.cfg.Store.Save(ctx, tx, p)
@@ -240,7 +232,7 @@ func (s *Server) PausePoll(ctx context.Context, req *pollsv1.PausePollRequest) (
 // ResumePoll: paused → active; messaging releases the held messages and each participant who
 // answered meanwhile gets the next question (the start's catch-up job).
 func (s *Server) ResumePoll(ctx context.Context, req *pollsv1.ResumePollRequest) (*pollsv1.ResumePollResponse, error) {
-	p, err := s.move(ctx, req.GetId(), "resume", []string{store.StatusPaused}, messaging.SourceActive,
+	p, err := s.move(ctx, req.GetId(), "resume", []string{store.StatusPaused},
 		func(tx pgx.Tx, p *store.Poll) error {
 			p.Status = store.StatusActive
 			if err := s.cfg.Store.Save(ctx, tx, p); err != nil {
@@ -257,7 +249,7 @@ func (s *Server) ResumePoll(ctx context.Context, req *pollsv1.ResumePollRequest)
 // ClosePoll: active, paused or scheduled → completed. The poll's queued messages are withdrawn
 // before the answer, participants in progress are terminated, the hold's rest is released.
 func (s *Server) ClosePoll(ctx context.Context, req *pollsv1.ClosePollRequest) (*pollsv1.ClosePollResponse, error) {
-	p, err := s.move(ctx, req.GetId(), "close", []string{store.StatusActive, store.StatusPaused, store.StatusScheduled}, messaging.SourceCanceled,
+	p, err := s.move(ctx, req.GetId(), "close", []string{store.StatusActive, store.StatusPaused, store.StatusScheduled},
 		func(tx pgx.Tx, p *store.Poll) error {
 			if err := s.cfg.Jobs.CloseTx(ctx, tx, p.OrgID, p.ID, true); err != nil {
 				return err
@@ -272,60 +264,39 @@ func (s *Server) ClosePoll(ctx context.Context, req *pollsv1.ClosePollRequest) (
 	return &pollsv1.ClosePollResponse{Poll: p}, nil
 }
 
-// move applies a state move under the poll's row lock when its status is one of from, telling
-// messaging the poll's source state first (before the commit, so nothing more is sent once a
-// pause or close answers). A move that fails after messaging was told puts messaging back to
-// the committed status's state.
-func (s *Server) move(ctx context.Context, rawID, verb string, from []string, state string, apply func(pgx.Tx, *store.Poll) error) (*pollsv1.Poll, error) {
-	org, id, err := s.target(ctx, rawID)
-	if err != nil {
-		return nil, err
-	}
-	var p store.Poll
-	told := false
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		if p, err = s.cfg.Store.Lock(ctx, tx, org, id); err != nil {
-			return err
+// move applies a state move (apply saves the poll) when the poll's status is one of from, as
+// s.moves does: messaging is told the poll's new source state (sourceState).
+func (s *Server) move(ctx context.Context, rawID, verb string, from []string, apply func(pgx.Tx, *store.Poll) error) (*pollsv1.Poll, error) {
+	p, err := s.moves.Move(ctx, rawID, func(tx pgx.Tx, p *store.Poll) error {
+		if !slices.Contains(from, p.Status) {
+			return poll.InvalidMove(verb, p.Status)
 		}
-		if !contains(from, p.Status) {
-			return invalidMove(verb, p.Status)
-		}
-		told = true
-		if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
-			return fmt.Errorf("messaging source state: %w", err)
-		}
-		return apply(tx, &p)
+		return apply(tx, p)
 	})
 	if err != nil {
-		if told {
-			if serr := s.syncSource(context.WithoutCancel(ctx), org, id); serr != nil {
-				err = errors.Join(err, serr)
-			}
-		}
-		return nil, storeError(err)
+		return nil, err
 	}
 	return toPoll(&p), nil
 }
 
-// syncSource tells messaging the source state of the poll's committed status.
-func (s *Server) syncSource(ctx context.Context, org, id uuid.UUID) error {
-	return s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		p, err := s.cfg.Store.Lock(ctx, tx, org, id)
-		if err != nil {
-			return err
-		}
-		state := messaging.SourceActive
-		switch p.Status {
-		case store.StatusPaused:
-			state = messaging.SourcePaused
-		case store.StatusCompleted:
-			state = messaging.SourceCanceled
-		}
-		if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
-			return fmt.Errorf("resync messaging source state: %w", err)
-		}
-		return nil
-	})
+// tellMessaging sets the state of the poll's queued messages in messaging.
+func (s *Server) tellMessaging(ctx context.Context, org, id uuid.UUID, state string) error {
+	if err := s.cfg.Messaging.SetSourceState(ctx, org, engine.SourceKind, id.String(), state); err != nil {
+		return fmt.Errorf("messaging source state: %w", err)
+	}
+	return nil
+}
+
+// sourceState is the state messaging keeps the queued messages of a poll in p's status: held
+// while paused, withdrawn for good once completed, sent otherwise.
+func sourceState(p *store.Poll) string {
+	switch p.Status {
+	case store.StatusPaused:
+		return messaging.SourcePaused
+	case store.StatusCompleted:
+		return messaging.SourceCanceled
+	}
+	return messaging.SourceActive
 }
 
 // ListParticipants lists a poll's participants (status filter, search on first name, last
@@ -335,7 +306,7 @@ func (s *Server) ListParticipants(ctx context.Context, req *pollsv1.ListParticip
 	if err != nil {
 		return nil, err
 	}
-	id, err := pathID(req.GetId())
+	id, err := poll.ID(req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +329,7 @@ func (s *Server) ListParticipants(ctx context.Context, req *pollsv1.ListParticip
 	}
 	p, err := s.cfg.Store.Get(ctx, org, id)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, poll.StoreError(err)
 	}
 	ps, responses, err := s.cfg.Store.Participants(ctx, org, id, filter)
 	if err != nil {
@@ -372,46 +343,6 @@ func (s *Server) ListParticipants(ctx context.Context, req *pollsv1.ListParticip
 		out.Participants[i] = toParticipant(&ps[i], responses[ps[i].ID])
 	}
 	return out, nil
-}
-
-// target is the organization (write access required) and the poll id of a write.
-func (s *Server) target(ctx context.Context, rawID string) (uuid.UUID, uuid.UUID, error) {
-	org, err := tenant.RequireWrite(ctx)
-	if err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	id, err := pathID(rawID)
-	return org, id, err
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func invalidMove(verb, status string) error {
-	return apierr.New(codes.Aborted, apierr.ReasonInvalidState, "a "+status+" poll cannot "+verb)
-}
-
-// pathID parses the poll id of a path; a malformed one is a missing poll.
-func pathID(s string) (uuid.UUID, error) {
-	id, err := uuid.Parse(s)
-	if err != nil {
-		return uuid.Nil, apierr.New(codes.NotFound, apierr.ReasonPollNotFound, "poll not found")
-	}
-	return id, nil
-}
-
-// storeError maps the store's sentinels to API errors; others pass through to be masked.
-func storeError(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return apierr.New(codes.NotFound, apierr.ReasonPollNotFound, "poll not found")
-	}
-	return err
 }
 
 // setHTTPCode tells the gateway which success status to answer.

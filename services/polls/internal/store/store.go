@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/chorus-sms/chorus/pkg/audience"
+	"github.com/chorus-sms/chorus/pkg/orgtable"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 )
 
@@ -64,15 +65,16 @@ type Poll struct {
 	QuietZone               string
 }
 
-// Store reads and writes the polls schema.
-type Store struct{ pool *pgxpool.Pool }
+// Store reads and writes the polls schema; the polls table's reads (Get, GetTx, Lock, List)
+// and InTx are its Table's.
+type Store struct {
+	*orgtable.Table[Poll]
+	pool *pgxpool.Pool
+}
 
 // New returns a Store on pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
-
-// InTx runs f in a transaction, committed when f returns nil.
-func (s *Store) InTx(ctx context.Context, f func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, f)
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{Table: orgtable.New(pool, "polls", pollColumns, scanPoll), pool: pool}
 }
 
 // insertColumns are the columns a new poll is written with; pollColumns adds the start's
@@ -108,49 +110,6 @@ func scanPoll(row pgx.Row) (Poll, error) {
 		}
 	}
 	return p, nil
-}
-
-// Get reads one poll of org.
-func (s *Store) Get(ctx context.Context, org, id uuid.UUID) (Poll, error) {
-	return getPoll(ctx, s.pool, org, id)
-}
-
-// GetTx reads one poll of org inside tx, without a lock: a transaction that holds its
-// connection must not wait for a second one (many such at once would drain the pool).
-func (s *Store) GetTx(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Poll, error) {
-	return getPoll(ctx, tx, org, id)
-}
-
-func getPoll(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, org, id uuid.UUID) (Poll, error) {
-	return scanPoll(q.QueryRow(ctx, `SELECT `+pollColumns+` FROM polls WHERE organization_id = $1 AND id = $2`, org, id))
-}
-
-// Lock reads one poll of org under its row lock, inside tx.
-func (s *Store) Lock(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (Poll, error) {
-	return scanPoll(tx.QueryRow(ctx, `SELECT `+pollColumns+` FROM polls WHERE organization_id = $1 AND id = $2 FOR UPDATE`, org, id))
-}
-
-// List reads org's polls, newest first.
-func (s *Store) List(ctx context.Context, org uuid.UUID) ([]Poll, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+pollColumns+` FROM polls WHERE organization_id = $1 ORDER BY created_at DESC, id DESC`, org)
-	if err != nil {
-		return nil, fmt.Errorf("list polls: %w", err)
-	}
-	defer rows.Close()
-	var out []Poll
-	for rows.Next() {
-		p, err := scanPoll(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list polls: %w", err)
-	}
-	return out, nil
 }
 
 func (p *Poll) jsonColumns() (qs, cf []byte, err error) {

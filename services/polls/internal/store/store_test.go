@@ -12,7 +12,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
-	"github.com/chorus-sms/chorus/services/polls/internal/testdb"
+	"github.com/chorus-sms/chorus/services/polls/migrations"
 )
 
 // A participant silent for longer than its poll's participantTimeoutHours is terminated; one
@@ -20,7 +20,7 @@ import (
 func TestTerminateSilent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := store.New(testdb.Pool(t))
+	st := store.New(pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...))
 	org, now := uuid.New(), time.Now().UTC()
 	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
 		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
@@ -55,7 +55,7 @@ func TestTerminateSilent(t *testing.T) {
 func TestBeginFree(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := store.New(testdb.Pool(t))
+	st := store.New(pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...))
 	org, contact, now := uuid.New(), uuid.New(), time.Now().UTC()
 	var polls []uuid.UUID
 	for i := range 3 {
@@ -98,7 +98,7 @@ func ptr[T any](v T) *T { return &v }
 func TestGetTxNeedsNoSecondConnection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := store.New(pgtest.OneConnection(t, testdb.Pool(t)))
+	st := store.New(pgtest.OneConnection(t, pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)))
 	org, now := uuid.New(), time.Now().UTC()
 	p := store.Poll{ID: uuid.New(), OrgID: org, Name: "p", Status: store.StatusActive, MaxReasks: 1, TimeoutHours: 1,
 		Questions: []questions.Question{{Number: 1, Text: "q", Type: questions.OpenEnded, ResponseCode: "r"}}, CreatedAt: now, UpdatedAt: now}
@@ -118,7 +118,7 @@ func TestGetTxNeedsNoSecondConnection(t *testing.T) {
 func TestPruneHandled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.Pool(t)
+	pool := pgtest.SchemaPool(t, migrations.Schema, migrations.FS, migrations.With...)
 	st := store.New(pool)
 	org := uuid.New()
 	old, recent := uuid.New(), uuid.New()
