@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 )
 
@@ -18,7 +19,7 @@ func Twilio(t testing.TB, h http.HandlerFunc) (*httptest.Server, carrier.Provide
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	p, err := carrier.NewTwilio(carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: "token", BaseURL: srv.URL, MaxAttempts: 1})
+	p, err := carrier.NewTwilio(twilio.Config{AccountSID: "ACtest", AuthToken: "token", BaseURL: srv.URL, MaxAttempts: 1})
 	require.NoError(t, err)
 	return srv, p
 }

@@ -1,4 +1,4 @@
-package carrier
+package twilio
 
 import (
 	"bytes"
@@ -60,13 +60,12 @@ const (
 	unavailableBody  = `{"code": 20503, "message": "Service Unavailable", "more_info": "https://www.twilio.com/docs/errors/20503", "status": 503}`
 )
 
-var testMessage = Outgoing{
-	MessageID:         "0b9f3c1e-7d2a-4c8e-9a51-3f6d2b8e4a10",
-	From:              "+14155550100",
-	To:                "+14155550123",
-	Body:              "Your table is ready",
-	MediaURLs:         []string{"https://cdn.example.com/a.jpg", "https://cdn.example.com/b.png"},
-	StatusCallbackURL: "https://hooks.example.com/twilio/status/0b9f3c1e-7d2a-4c8e-9a51-3f6d2b8e4a10",
+var testMessage = SendRequest{
+	From:           "+14155550100",
+	To:             "+14155550123",
+	Body:           "Your table is ready",
+	MediaURLs:      []string{"https://cdn.example.com/a.jpg", "https://cdn.example.com/b.png"},
+	StatusCallback: "https://hooks.example.com/twilio/status/0b9f3c1e-7d2a-4c8e-9a51-3f6d2b8e4a10",
 }
 
 // fakeTwilio is a local server speaking the Messages endpoint of Twilio's REST API. respond
@@ -118,9 +117,9 @@ func reply(w http.ResponseWriter, status int, body string) {
 	_, _ = w.Write([]byte(body))
 }
 
-func newTestTwilio(t *testing.T, baseURL string, client *http.Client) *Twilio {
+func newTestTwilio(t *testing.T, baseURL string, client *http.Client) *Client {
 	t.Helper()
-	tw, err := NewTwilio(TwilioConfig{
+	tw, err := New(Config{
 		AccountSID: testAccountSID,
 		AuthToken:  testAuthToken,
 		BaseURL:    baseURL,
@@ -131,31 +130,31 @@ func newTestTwilio(t *testing.T, baseURL string, client *http.Client) *Twilio {
 	return tw
 }
 
-func TestTwilioSendPostsTheMessage(t *testing.T) {
+func TestSendPostsTheMessage(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusCreated, createdBody)
 	})
 
-	acc, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
+	sid, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
 
 	require.NoError(t, err)
-	assert.Equal(t, Accepted{ProviderMessageID: testSID}, acc)
+	assert.Equal(t, testSID, sid)
 	require.Equal(t, 1, f.requests())
 	assert.Equal(t, url.Values{
 		"To":             {testMessage.To},
 		"From":           {testMessage.From},
 		"Body":           {testMessage.Body},
 		"MediaUrl":       testMessage.MediaURLs,
-		"StatusCallback": {testMessage.StatusCallbackURL},
+		"StatusCallback": {testMessage.StatusCallback},
 	}, f.forms[0])
 }
 
-func TestTwilioSendOmitsEmptyOptionalFields(t *testing.T) {
+func TestSendOmitsEmptyOptionalFields(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusCreated, createdBody)
 	})
 
-	_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), Outgoing{From: "+14155550100", To: "+14155550123", Body: "hi"})
+	_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), SendRequest{From: "+14155550100", To: "+14155550123", Body: "hi"})
 
 	require.NoError(t, err)
 	assert.Equal(t, url.Values{"To": {"+14155550123"}, "From": {"+14155550100"}, "Body": {"hi"}}, f.forms[0])
@@ -163,14 +162,14 @@ func TestTwilioSendOmitsEmptyOptionalFields(t *testing.T) {
 
 // An MMS without media asks Twilio for SendAsMms (else Twilio would send the text as SMS);
 // one with media is an MMS anyway, and an SMS never carries the parameter.
-func TestTwilioSendAsMmsWithoutMedia(t *testing.T) {
+func TestSendAsMmsWithoutMedia(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusCreated, createdBody)
 	})
 	tw := newTestTwilio(t, f.URL, nil)
-	for _, m := range []Outgoing{
-		{From: "+14155550100", To: "+14155550123", Body: "hi", MMS: true},
-		{From: "+14155550100", To: "+14155550123", Body: "hi", MMS: true, MediaURLs: []string{"https://example.com/a.png"}},
+	for _, m := range []SendRequest{
+		{From: "+14155550100", To: "+14155550123", Body: "hi", SendAsMMS: true},
+		{From: "+14155550100", To: "+14155550123", Body: "hi", SendAsMMS: true, MediaURLs: []string{"https://example.com/a.png"}},
 		{From: "+14155550100", To: "+14155550123", Body: "hi"},
 	} {
 		_, err := tw.Send(t.Context(), m)
@@ -184,13 +183,13 @@ func TestTwilioSendAsMmsWithoutMedia(t *testing.T) {
 
 // A bulk message's validity period ends when the quiet-hours window closes: Twilio gets it
 // in whole seconds, rounded down, and not at all when it is no shorter than Twilio's default.
-func TestTwilioSendValidityPeriod(t *testing.T) {
+func TestSendValidityPeriod(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusCreated, createdBody)
 	})
 	tw := newTestTwilio(t, f.URL, nil)
 	for _, d := range []time.Duration{90*time.Minute + 999*time.Millisecond, 300 * time.Millisecond, 13 * time.Hour} {
-		_, err := tw.Send(t.Context(), Outgoing{From: "+14155550100", To: "+14155550123", Body: "hi", ValidityPeriod: d})
+		_, err := tw.Send(t.Context(), SendRequest{From: "+14155550100", To: "+14155550123", Body: "hi", ValidityPeriod: d})
 		require.NoError(t, err)
 	}
 	require.Len(t, f.forms, 3)
@@ -199,7 +198,7 @@ func TestTwilioSendValidityPeriod(t *testing.T) {
 	assert.NotContains(t, f.forms[2], "ValidityPeriod", "longer than Twilio's 10-hour default")
 }
 
-func TestTwilioSendRejections(t *testing.T) {
+func TestSendRejections(t *testing.T) {
 	tests := []struct {
 		name   string
 		body   string
@@ -207,7 +206,7 @@ func TestTwilioSendRejections(t *testing.T) {
 		status int
 	}{
 		{"unsubscribed recipient", unsubscribedBody,
-			RejectedError{Code: "21610", Message: "Attempt to send to unsubscribed recipient", OptOut: true}, 400},
+			RejectedError{Code: "21610", Message: "Attempt to send to unsubscribed recipient"}, 400},
 		{"invalid To", invalidToBody,
 			RejectedError{Code: "21211", Message: "Invalid 'To' Phone Number: +1415555XXXX"}, 400},
 		{"not a mobile number", notMobileBody,
@@ -233,7 +232,7 @@ func TestTwilioSendRejections(t *testing.T) {
 	}
 }
 
-func TestTwilioSendHonoursRetryAfter(t *testing.T) {
+func TestSendHonoursRetryAfter(t *testing.T) {
 	f := newFakeTwilio(t, func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			w.Header().Set("Retry-After", "1")
@@ -243,15 +242,15 @@ func TestTwilioSendHonoursRetryAfter(t *testing.T) {
 		reply(w, http.StatusCreated, createdBody)
 	})
 
-	acc, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
+	sid, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
 
 	require.NoError(t, err)
-	assert.Equal(t, testSID, acc.ProviderMessageID)
+	assert.Equal(t, testSID, sid)
 	require.Equal(t, 2, f.requests())
 	assert.GreaterOrEqual(t, f.arrivals[1].Sub(f.arrivals[0]), time.Second)
 }
 
-func TestTwilioSendGivesUpWhenToldToWaitTooLong(t *testing.T) {
+func TestSendGivesUpWhenToldToWaitTooLong(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Retry-After", "3600")
 		reply(w, http.StatusTooManyRequests, tooManyBody)
@@ -265,7 +264,7 @@ func TestTwilioSendGivesUpWhenToldToWaitTooLong(t *testing.T) {
 	assert.Equal(t, 1, f.requests())
 }
 
-func TestTwilioSendRetriesServerErrors(t *testing.T) {
+func TestSendRetriesServerErrors(t *testing.T) {
 	f := newFakeTwilio(t, func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n <= 2 {
 			reply(w, http.StatusInternalServerError, serverErrorBody)
@@ -274,14 +273,14 @@ func TestTwilioSendRetriesServerErrors(t *testing.T) {
 		reply(w, http.StatusCreated, createdBody)
 	})
 
-	acc, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
+	sid, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
 
 	require.NoError(t, err)
-	assert.Equal(t, testSID, acc.ProviderMessageID)
+	assert.Equal(t, testSID, sid)
 	assert.Equal(t, 3, f.requests())
 }
 
-func TestTwilioSendUnavailableAfterMaxAttempts(t *testing.T) {
+func TestSendUnavailableAfterMaxAttempts(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusServiceUnavailable, unavailableBody)
 	})
@@ -296,7 +295,7 @@ func TestTwilioSendUnavailableAfterMaxAttempts(t *testing.T) {
 	assert.Equal(t, defaultMaxAttempts, f.requests())
 }
 
-func TestTwilioSendStopsRetryingWhenContextEnds(t *testing.T) {
+func TestSendStopsRetryingWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusServiceUnavailable, unavailableBody)
@@ -312,7 +311,7 @@ func TestTwilioSendStopsRetryingWhenContextEnds(t *testing.T) {
 		}
 		return resp, err
 	})}
-	tw, err := NewTwilio(TwilioConfig{
+	tw, err := New(Config{
 		AccountSID: testAccountSID, AuthToken: testAuthToken, BaseURL: f.URL, HTTPClient: client, Backoff: time.Hour,
 	})
 	require.NoError(t, err)
@@ -328,7 +327,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func TestTwilioSendOutcomeUnknownWhenAnswerNeverComes(t *testing.T) {
+func TestSendOutcomeUnknownWhenAnswerNeverComes(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // the form is read; hang until the client gives up
 	})
@@ -341,7 +340,7 @@ func TestTwilioSendOutcomeUnknownWhenAnswerNeverComes(t *testing.T) {
 	assert.Equal(t, 1, f.requests(), "a request that may have been sent is never repeated")
 }
 
-func TestTwilioSendOutcomeUnknownWhenConnectionDropsAfterSending(t *testing.T) {
+func TestSendOutcomeUnknownWhenConnectionDropsAfterSending(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
@@ -355,7 +354,7 @@ func TestTwilioSendOutcomeUnknownWhenConnectionDropsAfterSending(t *testing.T) {
 	assert.Equal(t, 1, f.requests())
 }
 
-func TestTwilioSendOutcomeUnknownOnGatewayTimeout(t *testing.T) {
+func TestSendOutcomeUnknownOnGatewayTimeout(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusGatewayTimeout, "")
 	})
@@ -366,7 +365,7 @@ func TestTwilioSendOutcomeUnknownOnGatewayTimeout(t *testing.T) {
 	assert.Equal(t, 1, f.requests())
 }
 
-func TestTwilioSendOutcomeUnknownWhenAcceptedWithoutSID(t *testing.T) {
+func TestSendOutcomeUnknownWhenAcceptedWithoutSID(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusCreated, `{"status": "queued"}`)
 	})
@@ -377,7 +376,7 @@ func TestTwilioSendOutcomeUnknownWhenAcceptedWithoutSID(t *testing.T) {
 	assert.Equal(t, 1, f.requests())
 }
 
-func TestTwilioSendRetriesRefusedConnections(t *testing.T) {
+func TestSendRetriesRefusedConnections(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
@@ -400,7 +399,7 @@ func TestTwilioSendRetriesRefusedConnections(t *testing.T) {
 	assert.Equal(t, int32(defaultMaxAttempts), dials.Load())
 }
 
-func TestTwilioSendBadCredentialsNotRetried(t *testing.T) {
+func TestSendBadCredentialsNotRetried(t *testing.T) {
 	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusUnauthorized, authBody)
 	})
@@ -415,8 +414,8 @@ func TestTwilioSendBadCredentialsNotRetried(t *testing.T) {
 	assert.Equal(t, 1, f.requests())
 }
 
-func TestNewTwilioValidatesConfig(t *testing.T) {
-	for name, cfg := range map[string]TwilioConfig{
+func TestNewValidatesConfig(t *testing.T) {
+	for name, cfg := range map[string]Config{
 		"no account":       {AuthToken: "t"},
 		"no token":         {AccountSID: testAccountSID},
 		"relative URL":     {AccountSID: testAccountSID, AuthToken: "t", BaseURL: "api.example.com"},
@@ -424,14 +423,13 @@ func TestNewTwilioValidatesConfig(t *testing.T) {
 		"negative attempt": {AccountSID: testAccountSID, AuthToken: "t", MaxAttempts: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := NewTwilio(cfg)
+			_, err := New(cfg)
 			assert.Error(t, err)
 		})
 	}
 
-	tw, err := NewTwilio(TwilioConfig{AccountSID: testAccountSID, AuthToken: "t"})
+	tw, err := New(Config{AccountSID: testAccountSID, AuthToken: "t"})
 	require.NoError(t, err)
-	assert.Equal(t, "twilio", tw.Name())
 	assert.Equal(t, "https://api.twilio.com/2010-04-01/Accounts/"+testAccountSID+"/Messages.json", tw.endpoint)
 	assert.Equal(t, defaultMaxAttempts, tw.cfg.MaxAttempts)
 }
@@ -447,7 +445,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestBackoffDoublesWithJitter(t *testing.T) {
-	tw := &Twilio{cfg: TwilioConfig{Backoff: 200 * time.Millisecond}}
+	tw := &Client{cfg: Config{Backoff: 200 * time.Millisecond}}
 	for n, full := range map[int]time.Duration{1: 200 * time.Millisecond, 2: 400 * time.Millisecond, 3: 800 * time.Millisecond} {
 		for range 100 {
 			d := tw.backoff(n)
