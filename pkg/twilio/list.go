@@ -53,12 +53,12 @@ type SentQuery struct {
 type SentMessage struct {
 	SID       string
 	Body      string
-	Status    string // one of the Status* constants
+	Status    string // Twilio's message status
 	CreatedAt time.Time
 }
 
 // Sent reads the Messages list filtered by To and From, newest first, until the messages are
-// older than q.Since, and answers those q asks for. The list's DateSent filter is not used:
+// older than q.Since, and answers those q asks for, newest first. The list's DateSent filter is not used:
 // Twilio sets date_sent only once it sent the message, so a message it still holds in its
 // queue would be missed. It fails with ErrUnavailable or ErrMisconfigured when Twilio cannot
 // say, never with an empty answer.
@@ -83,11 +83,7 @@ func (c *Client) Sent(ctx context.Context, q SentQuery) ([]SentMessage, error) {
 			if created.After(q.Until) || m.Direction != "outbound-api" || m.From != q.From || m.To != q.To {
 				continue
 			}
-			status, err := NormalizeStatus(m.Status)
-			if err != nil {
-				return nil, fmt.Errorf("status %q %w", m.Status, err)
-			}
-			out = append(out, SentMessage{SID: m.SID, Body: m.Body, Status: status, CreatedAt: created.UTC()})
+			out = append(out, SentMessage{SID: m.SID, Body: m.Body, Status: m.Status, CreatedAt: created.UTC()})
 		}
 		if page.NextPageURI == "" || older == len(page.Messages) {
 			return out, nil

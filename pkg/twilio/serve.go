@@ -2,11 +2,12 @@ package twilio
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 )
 
-// ServeList and Accept answer as Twilio's Messages API does, for the fake Twilio servers of
+// ServeList, Accept and Refuse answer as Twilio's Messages API does, for the fake Twilio servers of
 // the tests.
 
 // DefaultPageSize is the page size of a list request that names none.
@@ -49,4 +50,14 @@ func Accept(w http.ResponseWriter, sid string) {
 		SID    string `json:"sid"`
 		Status string `json:"status"`
 	}{sid, "queued"})
+}
+
+// Refuse answers a request as Twilio does when it refuses it: status, with Twilio's error body
+// carrying code and message.
+func Refuse(w http.ResponseWriter, status, code int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(apiError{
+		Code: code, Message: message, MoreInfo: fmt.Sprintf("https://www.twilio.com/docs/errors/%d", code), Status: status,
+	})
 }

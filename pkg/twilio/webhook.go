@@ -84,24 +84,23 @@ func ParseInbound(form url.Values) (Inbound, error) {
 // StatusCallback is Twilio's message status callback for a message we sent.
 type StatusCallback struct {
 	MessageSID string
-	Status     string // one of the Status* constants
+	Status     string // Twilio's message status, as sent
 	ErrorCode  string // Twilio's error code, empty when none
 }
 
-// ParseStatusCallback reads the form of Twilio's message status callback and normalizes the
-// status (NormalizeStatus). Call it only after the request's signature has been checked.
+// ParseStatusCallback reads the form of Twilio's message status callback. Call it only after
+// the request's signature has been checked.
 func ParseStatusCallback(form url.Values) (StatusCallback, error) {
 	st := StatusCallback{
 		MessageSID: firstOf(form, "MessageSid", "SmsSid"),
+		Status:     firstOf(form, "MessageStatus", "SmsStatus"),
 		ErrorCode:  form.Get("ErrorCode"),
 	}
 	if err := checkSID(st.MessageSID); err != nil {
 		return StatusCallback{}, err
 	}
-	raw := firstOf(form, "MessageStatus", "SmsStatus")
-	var err error
-	if st.Status, err = NormalizeStatus(raw); err != nil {
-		return StatusCallback{}, &FieldError{"MessageStatus", err.Error()}
+	if st.Status == "" {
+		return StatusCallback{}, &FieldError{"MessageStatus", "is required"}
 	}
 	if strings.Trim(st.ErrorCode, "0123456789") != "" || len(st.ErrorCode) > maxErrorCodeLen {
 		return StatusCallback{}, &FieldError{"ErrorCode", "must be a number"}

@@ -113,41 +113,22 @@ func TestParseInboundRejects(t *testing.T) {
 func TestParseStatusCallback(t *testing.T) {
 	st, err := ParseStatusCallback(form(t, deliveredBody))
 	require.NoError(t, err)
-	assert.Equal(t, StatusCallback{MessageSID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: StatusDelivered}, st)
+	assert.Equal(t, StatusCallback{MessageSID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: "delivered"}, st)
 
 	st, err = ParseStatusCallback(form(t, undeliveredBody))
 	require.NoError(t, err)
-	assert.Equal(t, StatusCallback{MessageSID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: StatusUndelivered, ErrorCode: "30003"}, st)
+	assert.Equal(t, StatusCallback{MessageSID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: "undelivered", ErrorCode: "30003"}, st)
 }
 
 func TestParseStatusCallbackLegacyFields(t *testing.T) {
 	st, err := ParseStatusCallback(url.Values{"SmsSid": {"SM1"}, "SmsStatus": {"sent"}})
 
 	require.NoError(t, err)
-	assert.Equal(t, StatusCallback{MessageSID: "SM1", Status: StatusSent}, st)
-}
-
-func TestParseStatusCallbackNormalizes(t *testing.T) {
-	for twilio, want := range map[string]string{
-		"accepted": StatusQueued, "scheduled": StatusQueued, "queued": StatusQueued, "sending": StatusQueued,
-		"sent":      StatusSent,
-		"delivered": StatusDelivered, "read": StatusDelivered,
-		"undelivered": StatusUndelivered,
-		"failed":      StatusFailed, "canceled": StatusFailed,
-	} {
-		t.Run(twilio, func(t *testing.T) {
-			st, err := ParseStatusCallback(url.Values{"MessageSid": {"SM1"}, "MessageStatus": {twilio}})
-			require.NoError(t, err)
-			assert.Equal(t, want, st.Status)
-		})
-	}
+	assert.Equal(t, StatusCallback{MessageSID: "SM1", Status: "sent"}, st)
 }
 
 func TestParseStatusCallbackRejects(t *testing.T) {
 	for name, f := range map[string]url.Values{
-		"receiving":          {"MessageSid": {"SM1"}, "MessageStatus": {"receiving"}},
-		"received":           {"MessageSid": {"SM1"}, "MessageStatus": {"received"}},
-		"unknown status":     {"MessageSid": {"SM1"}, "MessageStatus": {"exploded"}},
 		"no status":          {"MessageSid": {"SM1"}},
 		"no sid":             {"MessageStatus": {"delivered"}},
 		"garbage error code": {"MessageSid": {"SM1"}, "MessageStatus": {"failed"}, "ErrorCode": {"30003; DROP"}},
@@ -192,14 +173,13 @@ func FuzzParseStatusCallback(f *testing.F) {
 	for _, seed := range []string{deliveredBody, undeliveredBody, "", "SmsSid=x&SmsStatus=read", "MessageSid=x&MessageStatus=received"} {
 		f.Add(seed)
 	}
-	statuses := []string{StatusQueued, StatusSent, StatusDelivered, StatusUndelivered, StatusFailed}
 	f.Fuzz(func(t *testing.T, body string) {
 		v, _ := url.ParseQuery(body)
 		st, err := ParseStatusCallback(v)
 		if err != nil {
 			return
 		}
-		if st.MessageSID == "" || !slices.Contains(statuses, st.Status) ||
+		if st.MessageSID == "" || st.Status == "" ||
 			strings.Trim(st.ErrorCode, "0123456789") != "" {
 			t.Fatalf("accepted a bad status: %+v", st)
 		}

@@ -49,7 +49,11 @@ func (t *Twilio) Find(ctx context.Context, l Lookup) ([]Candidate, error) {
 	}
 	out := make([]Candidate, 0, len(sent))
 	for _, m := range sent {
-		out = append(out, Candidate{ProviderMessageID: m.SID, Body: m.Body, Status: m.Status, CreatedAt: m.CreatedAt})
+		status, err := twilioStatus(m.Status)
+		if err != nil {
+			return nil, fmt.Errorf("twilio: look up message %s: status %q %w", l.MessageID, m.Status, err)
+		}
+		out = append(out, Candidate{ProviderMessageID: m.SID, Body: m.Body, Status: status, CreatedAt: m.CreatedAt})
 	}
 	return out, nil
 }
@@ -63,17 +67,40 @@ func ParseTwilioInbound(form url.Values) (Inbound, error) {
 	return Inbound{ProviderMessageID: in.MessageSID, From: in.From, To: in.To, Body: in.Body, MediaURLs: in.MediaURLs}, nil
 }
 
-// ParseTwilioStatus reads Twilio's status callback (twilio.ParseStatusCallback); Twilio's
-// five stages are the Status* constants.
+// ParseTwilioStatus reads Twilio's status callback (twilio.ParseStatusCallback), its status
+// as one of the Status* constants.
 func ParseTwilioStatus(form url.Values) (Status, error) {
 	st, err := twilio.ParseStatusCallback(form)
 	if err != nil {
 		return Status{}, err
 	}
+	status, err := twilioStatus(st.Status)
+	if err != nil {
+		return Status{}, &twilio.FieldError{Field: "MessageStatus", Reason: err.Error()}
+	}
 	return Status{
-		ProviderMessageID: st.MessageSID, Status: st.Status, ErrorCode: st.ErrorCode,
+		ProviderMessageID: st.MessageSID, Status: status, ErrorCode: st.ErrorCode,
 		OptOut: st.ErrorCode == twilio.CodeUnsubscribed,
 	}, nil
+}
+
+// twilioStatus maps Twilio's message statuses onto ours. Statuses of inbound messages
+// (receiving, received) have no place in the status of a message we sent.
+func twilioStatus(s string) (string, error) {
+	switch s {
+	case "accepted", "scheduled", "queued", "sending":
+		return StatusQueued, nil
+	case "sent":
+		return StatusSent, nil
+	case "delivered", "read":
+		return StatusDelivered, nil
+	case "undelivered":
+		return StatusUndelivered, nil
+	case "failed", "canceled":
+		return StatusFailed, nil
+	default:
+		return "", errors.New("is not a known message status")
+	}
 }
 
 // fromTwilio classifies an error of pkg/twilio as the carrier errors the dispatcher acts on,
