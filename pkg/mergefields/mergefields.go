@@ -1,7 +1,7 @@
 // Package mergefields turns a campaign or poll text into one recipient's text: merge fields
 // ({{firstName}}, {{lastName}}, {{email}}, {{phone}}, {{address}}, {{city}}, {{state}},
 // {{zip}} and any custom field, spaces inside the braces allowed) replaced by the contact's
-// values, a missing value by nothing; then, unless turned off, smstext normalization.
+// values, a missing value by nothing; then, unless turned off, smsrules.Normalize.
 package mergefields
 
 import (
@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/smstext"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 )
 
@@ -66,7 +66,7 @@ func (t *Template) render(lookup func(name string) string, normalize bool) strin
 	}
 	out := b.String()
 	if normalize {
-		out = smstext.Normalize(out)
+		out = smsrules.Normalize(out)
 	}
 	return out
 }
@@ -116,21 +116,21 @@ func Preview(msg string, data map[string]string, normalize bool) string {
 	return Compile(msg).render(func(name string) string { return data[name] }, normalize)
 }
 
-// Fits is whether a rendered text can go as one message (at most smstext.MaxLength
+// Fits is whether a rendered text can go as one message (at most smsrules.MaxTextLength
 // characters); a recipient's text that does not is not sent at all.
-func Fits(text string) bool { return utf8.RuneCountInString(text) <= smstext.MaxLength }
+func Fits(text string) bool { return utf8.RuneCountInString(text) <= smsrules.MaxTextLength }
 
 // CheckFits adds a problem to f under field when msg fits no recipient: over
-// smstext.MaxLength characters even with every merge field empty (normalized as it will be
+// smsrules.MaxTextLength characters even with every merge field empty (normalized as it will be
 // sent). what says which text it is when that is more than the field ("sent with question 1
 // as one message").
 func CheckFits(f apierr.Fields, field, msg string, normalize bool, what string) {
 	n := utf8.RuneCountInString(Preview(msg, nil, normalize))
-	if n <= smstext.MaxLength {
+	if n <= smsrules.MaxTextLength {
 		return
 	}
 	if what != "" {
 		what += ", "
 	}
-	f.Add(field, fmt.Sprintf("%sis %d characters with every merge field empty; one message carries at most %d", what, n, smstext.MaxLength))
+	f.Add(field, fmt.Sprintf("%sis %d characters with every merge field empty; one message carries at most %d", what, n, smsrules.MaxTextLength))
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
-	"github.com/chorus-sms/chorus/pkg/smstext"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 )
 
@@ -49,16 +49,16 @@ func TestTemplateRendersEachMember(t *testing.T) {
 }
 
 // A template fits no one when its text without merge fields is over one message; a rendered
-// text fits up to smstext.MaxLength characters.
+// text fits up to smsrules.MaxTextLength characters.
 func TestCheckFits(t *testing.T) {
 	f := apierr.Fields{}
-	mergefields.CheckFits(f, "ok", "{{bio}}"+strings.Repeat("x", smstext.MaxLength), false, "")
-	mergefields.CheckFits(f, "over", "{{bio}}"+strings.Repeat("x", smstext.MaxLength+1), false, "")
-	mergefields.CheckFits(f, "intro", strings.Repeat("é", smstext.MaxLength+1), true, "sent with question 1")
+	mergefields.CheckFits(f, "ok", "{{bio}}"+strings.Repeat("x", smsrules.MaxTextLength), false, "")
+	mergefields.CheckFits(f, "over", "{{bio}}"+strings.Repeat("x", smsrules.MaxTextLength+1), false, "")
+	mergefields.CheckFits(f, "intro", strings.Repeat("é", smsrules.MaxTextLength+1), true, "sent with question 1")
 	if _, ok := f["ok"]; ok || f["over"] == "" || !strings.HasPrefix(f["intro"], "sent with question 1, is 1601") {
 		t.Errorf("CheckFits: %v", f)
 	}
-	if !mergefields.Fits(strings.Repeat("x", smstext.MaxLength)) || mergefields.Fits(strings.Repeat("x", smstext.MaxLength+1)) {
+	if !mergefields.Fits(strings.Repeat("x", smsrules.MaxTextLength)) || mergefields.Fits(strings.Repeat("x", smsrules.MaxTextLength+1)) {
 		t.Error("Fits")
 	}
 }

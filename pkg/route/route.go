@@ -9,7 +9,7 @@
 //   - forceRoute AUTO (the default): MMS when the text needs it, else SMS.
 //
 // The text needs MMS when, sent as SMS, it would cost more than an MMS: more than
-// credits.MMSCredits segments of credits.SegmentLength characters, that is more than 960
+// smsrules.MMSCredits segments of smsrules.SegmentLength characters, that is more than 960
 // characters of final text (after merge fields, normalization and link shortening). Such a
 // text would reach the handset as a chain of seven or more carrier segments; one MMS carries
 // it whole for 2 credits. So under AUTO a message never costs more than 2 credits unless a
@@ -19,7 +19,7 @@ package route
 import (
 	"strings"
 
-	"github.com/chorus-sms/chorus/pkg/credits"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 )
 
 // The values of forceRoute.
@@ -30,7 +30,7 @@ const (
 )
 
 // AutoMMSLength is the longest text, in characters, that AUTO sends as SMS (960).
-const AutoMMSLength = credits.SegmentLength * credits.MMSCredits
+const AutoMMSLength = smsrules.SegmentLength * smsrules.MMSCredits
 
 // Invalid is the message of a forceRoute that is none of the three.
 const Invalid = "must be AUTO, SMS or MMS"
@@ -56,11 +56,11 @@ func IsMMS(route string, media bool, text string) bool {
 	case route == SMS:
 		return false
 	}
-	return credits.SMSCredits(text) > credits.MMSCredits
+	return smsrules.SMSCredits(text) > smsrules.MMSCredits
 }
 
-// Price is the message's route and credits under the rule: (IsMMS, credits.Credits).
+// Price is the message's route and credits under the rule: (IsMMS, smsrules.Credits).
 func Price(route string, media bool, text string) (mms bool, price int32) {
 	mms = IsMMS(route, media, text)
-	return mms, credits.Credits(text, mms)
+	return mms, smsrules.Credits(text, mms)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	"github.com/chorus-sms/chorus/pkg/service"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts/internal/lookup"
 	"github.com/chorus-sms/chorus/services/contacts/internal/server"
@@ -65,7 +66,7 @@ type Config struct {
 	LookupProvider string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
 	// with the twilio provider) and CHORUS_TWILIO_LOOKUP_URL (default the Twilio Lookup host).
-	Twilio     lookup.TwilioConfig
+	Twilio     twilio.LookupConfig
 	DBMaxConns int // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
 	Logger     *slog.Logger
 }
@@ -77,7 +78,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
-		Twilio:         lookup.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", lookup.TwilioDefaultBaseURL)},
+		Twilio:         twilio.LookupConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", twilio.DefaultLookupURL)},
 		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, minDBMaxConns),
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {

@@ -24,6 +24,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	"github.com/chorus-sms/chorus/pkg/service"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
@@ -85,7 +86,7 @@ type Config struct {
 	Provider string
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID and CHORUS_TWILIO_AUTH_TOKEN (required with
 	// the twilio provider) and CHORUS_TWILIO_API_URL.
-	Twilio carrier.TwilioConfig
+	Twilio twilio.Config
 	// SandboxToken signs the sandbox carrier's webhooks (CHORUS_SANDBOX_AUTH_TOKEN).
 	SandboxToken string
 	// NumberRate is how many messages one sending number may dispatch per second
@@ -123,7 +124,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		PublicURL:      r.URL("CHORUS_PUBLIC_URL", "http://"+registry.Gateway.Addr),
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		Provider:       r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
-		Twilio:         carrier.TwilioConfig{BaseURL: r.URL("CHORUS_TWILIO_API_URL", "https://api.twilio.com")},
+		Twilio:         twilio.Config{BaseURL: r.URL("CHORUS_TWILIO_API_URL", "https://api.twilio.com")},
 		SandboxToken:   r.Secret("CHORUS_SANDBOX_AUTH_TOKEN", DevSandboxToken),
 		NumberRate:     r.Int("CHORUS_NUMBER_RATE", 10, 1),
 		Workers:        r.Int("CHORUS_DISPATCH_WORKERS", DefaultWorkers, 1),

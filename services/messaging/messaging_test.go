@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	"github.com/chorus-sms/chorus/services/messaging"
-	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 )
 
 // A process that speaks for real numbers refuses the secrets everyone can read in this repo,
@@ -17,7 +17,7 @@ import (
 func TestTwilioRefusesDefaultSecrets(t *testing.T) {
 	base := messaging.Config{
 		DatabaseURL: "postgres://unused", RedisURL: "redis://127.0.0.1:6379/0", PublicURL: "https://chorus.test",
-		Provider: messaging.ProviderTwilio, Twilio: carrier.TwilioConfig{AccountSID: "AC1", AuthToken: "t", BaseURL: "https://api.twilio.com"},
+		Provider: messaging.ProviderTwilio, Twilio: twilio.Config{AccountSID: "AC1", AuthToken: "t", BaseURL: "https://api.twilio.com"},
 		CursorSecret: "own-cursor-secret", SandboxToken: "own-sandbox-token", SendingTimeout: time.Hour,
 	}
 	for name, edit := range map[string]func(*messaging.Config){

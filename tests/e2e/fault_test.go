@@ -28,7 +28,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
-	"github.com/chorus-sms/chorus/pkg/twilioapi"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -125,7 +125,7 @@ func TestKilledBetweenCarrierAcceptanceAndCommit(t *testing.T) {
 		sends.Add(1)
 		callback.Store(r.PostForm.Get("StatusCallback"))
 		proc.kill() // the carrier has the message; its sender dies before hearing so
-		twilioapi.Accept(w, "SMfault00000000000000000000000001")
+		twilio.Accept(w, "SMfault00000000000000000000000001")
 	}))
 	defer carrier.Close()
 

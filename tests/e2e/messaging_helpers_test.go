@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/pkg/registry"
-	"github.com/chorus-sms/chorus/pkg/twiliosig"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -129,7 +129,7 @@ func (e *msgEnv) webhook(path, token, signature string, form url.Values) respons
 	t := e.t
 	t.Helper()
 	if signature == "" && token != "" {
-		signature = twiliosig.Sign(token, e.st.HTTPURL+path, form)
+		signature = twilio.Sign(token, e.st.HTTPURL+path, form)
 	}
 	req, err := http.NewRequest("POST", e.st.HTTPURL+path, strings.NewReader(form.Encode()))
 	require.NoError(t, err)

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/pkg/redistest"
-	"github.com/chorus-sms/chorus/pkg/twilioapi"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
 
@@ -42,7 +42,7 @@ func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
 			}
 			return
 		}
-		twilioapi.Accept(w, "SMreconcile0000000000000000000001")
+		twilio.Accept(w, "SMreconcile0000000000000000000001")
 	}))
 	defer carrier.Close()
 	dsn := stackDB.NewDatabase(t)
@@ -137,13 +137,13 @@ func TestReconcileAsksTheCarrierAboutLostReplies(t *testing.T) {
 	t.Parallel()
 	const token = "twilio-e2e-token"
 	var mu sync.Mutex
-	var taken []twilioapi.Message
+	var taken []twilio.Message
 	dropped := false
 	carrier := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		if r.Method == http.MethodGet {
-			twilioapi.ServeList(w, r, slices.Clone(taken))
+			twilio.ServeList(w, r, slices.Clone(taken))
 			return
 		}
 		_ = r.ParseForm()
@@ -152,9 +152,9 @@ func TestReconcileAsksTheCarrierAboutLostReplies(t *testing.T) {
 		if body == "dropped" && !dropped {
 			dropped = true // read, then lost before the carrier made anything of it
 		} else {
-			taken = append(taken, twilioapi.Message{SID: fmt.Sprintf("SMreconcile%023d", len(taken)), From: r.PostForm.Get("From"),
+			taken = append(taken, twilio.Message{SID: fmt.Sprintf("SMreconcile%023d", len(taken)), From: r.PostForm.Get("From"),
 				To: r.PostForm.Get("To"), Body: body, Status: "sent", Direction: "outbound-api",
-				DateCreated: time.Now().UTC().Format(twilioapi.DateLayout)})
+				DateCreated: time.Now().UTC().Format(twilio.DateLayout)})
 		}
 		if lose { // the connection drops before any answer: the sender cannot know
 			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -162,7 +162,7 @@ func TestReconcileAsksTheCarrierAboutLostReplies(t *testing.T) {
 			}
 			return
 		}
-		twilioapi.Accept(w, taken[len(taken)-1].SID)
+		twilio.Accept(w, taken[len(taken)-1].SID)
 	}))
 	defer carrier.Close()
 	e := newMsgEnv(t, twilioStack(carrier.URL, token, map[string]string{"CHORUS_CARRIER_CALL_TIMEOUT": "1s"}))

@@ -13,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chorus-sms/chorus/pkg/twilioapi"
-	"github.com/chorus-sms/chorus/pkg/twiliosig"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 )
 
 // carrierMessage is one message the carrier accepted, and when its request arrived: its
@@ -85,7 +84,7 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 		c.reports <- url.Values{"url": {cb}, "MessageSid": {sid}, "MessageStatus": {"delivered"}, "AccountSid": {"ACe2e"},
 			"To": {r.PostForm.Get("To")}, "From": {r.PostForm.Get("From")}}
 	}
-	twilioapi.Accept(w, sid)
+	twilio.Accept(w, sid)
 }
 
 // report posts one delivery report until it is answered 200 (its receiver may be down).
@@ -115,7 +114,7 @@ func postSigned(ctx context.Context, client *http.Client, token, fullURL string,
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-Twilio-Signature", twiliosig.Sign(token, fullURL, form))
+	req.Header.Set("X-Twilio-Signature", twilio.Sign(token, fullURL, form))
 	res, err := client.Do(req)
 	if err != nil {
 		return 0, err
@@ -128,12 +127,12 @@ func postSigned(ctx context.Context, client *http.Client, token, fullURL string,
 // list answers Twilio's Messages list from the accepted messages, each reported delivered as
 // the carrier's callbacks do.
 func (c *twilioCarrier) list(w http.ResponseWriter, r *http.Request) {
-	var all []twilioapi.Message
+	var all []twilio.Message
 	for _, m := range c.messages() {
-		all = append(all, twilioapi.Message{SID: m.SID, From: m.From, To: m.To, Body: m.Body, Status: "delivered",
-			Direction: "outbound-api", DateCreated: m.At.UTC().Format(twilioapi.DateLayout)})
+		all = append(all, twilio.Message{SID: m.SID, From: m.From, To: m.To, Body: m.Body, Status: "delivered",
+			Direction: "outbound-api", DateCreated: m.At.UTC().Format(twilio.DateLayout)})
 	}
-	twilioapi.ServeList(w, r, all)
+	twilio.ServeList(w, r, all)
 }
 
 // messages is a copy of every message accepted so far, in arrival order.

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/chorus-sms/chorus/pkg/twiliosig"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 )
 
 // InboundPath is the gateway route of the sandbox carrier's inbound texts.
@@ -54,7 +54,7 @@ func Post(ctx context.Context, client *http.Client, publicURL, token string, for
 		return nil, fmt.Errorf("sandbox inbound: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-Twilio-Signature", twiliosig.Sign(token, full, form))
+	req.Header.Set("X-Twilio-Signature", twilio.Sign(token, full, form))
 	res, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox inbound: %w", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
-	"github.com/chorus-sms/chorus/pkg/twiliosig"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 )
 
 func TestPostSendsASignedCarrierForm(t *testing.T) {
@@ -40,8 +40,8 @@ func TestPostSendsASignedCarrierForm(t *testing.T) {
 	r := <-got
 	assert.Equal(t, srv.URL+"/webhooks/sandbox/inbound", r.url, "a trailing slash on the base URL is not doubled")
 	assert.Equal(t, "application/x-www-form-urlencoded", r.ct)
-	assert.True(t, twiliosig.Valid("tok", r.url, r.form, r.sig), "signed over the URL and the form as received")
-	assert.False(t, twiliosig.Valid("other", r.url, r.form, r.sig))
+	assert.True(t, twilio.ValidSignature("tok", r.url, r.form, r.sig), "signed over the URL and the form as received")
+	assert.False(t, twilio.ValidSignature("other", r.url, r.form, r.sig))
 	assert.Regexp(t, regexp.MustCompile(`^SM[0-9a-f]{32}$`), r.form.Get("MessageSid"))
 	assert.Equal(t, "ACsandbox", r.form.Get("AccountSid"))
 	assert.Equal(t, "Hi & bye", r.form.Get("Body"))

@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/chorus-sms/chorus/pkg/redistest"
-	"github.com/chorus-sms/chorus/pkg/twiliosig"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -197,7 +197,7 @@ func benchPolls(ctx context.Context, participants, questions, conc int) error {
 			"From": {from}, "To": {number}, "Body": {"an answer"}, "NumMedia": {"0"}}
 		req, _ := http.NewRequestWithContext(ctx, "POST", hook, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Twilio-Signature", twiliosig.Sign("bench-token", hook, form))
+		req.Header.Set("X-Twilio-Signature", twilio.Sign("bench-token", hook, form))
 		at := time.Now()
 		err := expect(hc.Do(req))(http.StatusOK)
 		return at, time.Since(at), err

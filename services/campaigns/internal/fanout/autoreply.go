@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/smstext"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -56,7 +56,7 @@ func (r *Runner) autoReplyTx(ctx context.Context, tx pgx.Tx, org, campaign uuid.
 	}
 	body := answer.Body
 	if c.NormalizeText {
-		body = smstext.Normalize(body)
+		body = smsrules.Normalize(body)
 	}
 	added, err := r.store.AddAutoReply(ctx, tx, store.AutoReply{
 		InboundID: inbound, OrgID: org, CampaignID: campaign, Phone: ev.GetFrom(), AnswerKey: answer.Key, Body: body,

@@ -11,11 +11,10 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
-	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/route"
-	"github.com/chorus-sms/chorus/pkg/smstext"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
@@ -113,7 +112,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 	if in.MediaUrl != nil {
 		c.MediaURL = nil
 		if u := in.GetMediaUrl(); u != "" {
-			if !mediaurl.Public(u) {
+			if !smsrules.PublicMediaURL(u) {
 				f.Add("mediaUrl", "must be a public http(s) URL")
 			}
 			c.MediaURL = &u
@@ -167,7 +166,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 }
 
 // checkLengths refuses a text of the campaign that fits no recipient in one message
-// (smstext.MaxLength with every merge field empty), checked after every field is applied so
+// (smsrules.MaxTextLength with every merge field empty), checked after every field is applied so
 // normalizeText is the one the send will use. A recipient whose own rendering is too long is
 // the send's matter: it gets nothing and is counted (see fanout).
 func checkLengths(c *store.Campaign, f apierr.Fields) {
@@ -231,8 +230,8 @@ func optionalText(s string) *string {
 // checkLength refuses a text longer than one message carries as it is sent (a test copy's
 // body once its preview data is merged).
 func checkLength(f apierr.Fields, field, s string) {
-	if n := utf8.RuneCountInString(s); n > smstext.MaxLength {
-		f.Add(field, fmt.Sprintf("is %d characters once merged; one message carries at most %d", n, smstext.MaxLength))
+	if n := utf8.RuneCountInString(s); n > smsrules.MaxTextLength {
+		f.Add(field, fmt.Sprintf("is %d characters once merged; one message carries at most %d", n, smsrules.MaxTextLength))
 	}
 }
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
-	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -58,7 +58,7 @@ func (s *Server) TestSend(ctx context.Context, req *campaignsv1.TestSendRequest)
 		f.Add("mediaUrls", fmt.Sprintf("at most %d media URL, as a campaign's message", maxTestMedia))
 	}
 	for i, u := range req.GetMediaUrls() {
-		if !mediaurl.Public(u) {
+		if !smsrules.PublicMediaURL(u) {
 			f.Add(fmt.Sprintf("mediaUrls[%d]", i), "must be a public http(s) URL")
 		}
 	}

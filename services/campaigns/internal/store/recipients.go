@@ -30,7 +30,7 @@ type Recipient struct {
 }
 
 // Why a recipient gets no message (Recipient.Unsendable): its text merged to nothing, or to
-// more than one message carries (smstext.MaxLength).
+// more than one message carries (smsrules.MaxTextLength).
 const (
 	UnsentEmptyText = "EMPTY_TEXT"
 	UnsentTooLong   = "TEXT_TOO_LONG"

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/chorus-sms/chorus/pkg/twilio"
 )
 
 // Provider tells whether a phone number can receive SMS. An error wrapping ErrUndetermined
@@ -25,12 +27,16 @@ const (
 )
 
 // NewProvider returns the named provider; twilio needs cfg's credentials.
-func NewProvider(name string, cfg TwilioConfig) (Provider, error) {
+func NewProvider(name string, cfg twilio.LookupConfig) (Provider, error) {
 	switch name {
 	case ProviderSandbox, "":
 		return Sandbox{}, nil
 	case ProviderTwilio:
-		return NewTwilio(cfg)
+		l, err := twilio.NewLookup(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return twilioLookup{l}, nil
 	}
 	return nil, fmt.Errorf("lookup: unknown provider %q (want %s or %s)", name, ProviderSandbox, ProviderTwilio)
 }

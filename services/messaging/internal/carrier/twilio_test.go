@@ -1,458 +1,161 @@
-package carrier
+package carrier_test
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"io"
-	"net"
+	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/pkg/twilio"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
+	"github.com/chorus-sms/chorus/services/messaging/internal/carrier/carriertest"
 )
 
-const (
-	testAccountSID = "ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	testAuthToken  = "secret-token"
-	testSID        = "SM1f0e8ae6ade43cb3c0ce4525424e404f"
-)
-
-// createdBody is Twilio's answer to a message create, in the shape of the Message resource
-// examples in Twilio's API reference.
-const createdBody = `{
-  "account_sid": "ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-  "api_version": "2010-04-01",
-  "body": "Your table is ready",
-  "date_created": "Thu, 24 Aug 2023 05:01:45 +0000",
-  "date_sent": null,
-  "date_updated": "Thu, 24 Aug 2023 05:01:45 +0000",
-  "direction": "outbound-api",
-  "error_code": null,
-  "error_message": null,
-  "from": "+14155550100",
-  "messaging_service_sid": null,
-  "num_media": "2",
-  "num_segments": "1",
-  "price": null,
-  "price_unit": "USD",
-  "sid": "SM1f0e8ae6ade43cb3c0ce4525424e404f",
-  "status": "queued",
-  "subresource_uris": {"media": "/2010-04-01/Accounts/ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/Messages/SM1f0e8ae6ade43cb3c0ce4525424e404f/Media.json"},
-  "to": "+14155550123",
-  "uri": "/2010-04-01/Accounts/ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/Messages/SM1f0e8ae6ade43cb3c0ce4525424e404f.json"
-}`
-
-// Error bodies as Twilio's REST API returns them.
-const (
-	unsubscribedBody = `{"code": 21610, "message": "Attempt to send to unsubscribed recipient", "more_info": "https://www.twilio.com/docs/errors/21610", "status": 400}`
-	invalidToBody    = `{"code": 21211, "message": "Invalid 'To' Phone Number: +1415555XXXX", "more_info": "https://www.twilio.com/docs/errors/21211", "status": 400}`
-	notMobileBody    = `{"code": 21614, "message": "'To' number is not a valid mobile number", "more_info": "https://www.twilio.com/docs/errors/21614", "status": 400}`
-	authBody         = `{"code": 20003, "detail": "Your AccountSid or AuthToken was incorrect.", "message": "Authentication Error - invalid username", "more_info": "https://www.twilio.com/docs/errors/20003", "status": 401}`
-	tooManyBody      = `{"code": 20429, "message": "Too Many Requests", "more_info": "https://www.twilio.com/docs/errors/20429", "status": 429}`
-	serverErrorBody  = `{"code": 20500, "message": "Internal Server Error", "more_info": "https://www.twilio.com/docs/errors/20500", "status": 500}`
-	unavailableBody  = `{"code": 20503, "message": "Service Unavailable", "more_info": "https://www.twilio.com/docs/errors/20503", "status": 503}`
-)
-
-var testMessage = Outgoing{
-	MessageID:         "0b9f3c1e-7d2a-4c8e-9a51-3f6d2b8e4a10",
-	From:              "+14155550100",
-	To:                "+14155550123",
-	Body:              "Your table is ready",
-	MediaURLs:         []string{"https://cdn.example.com/a.jpg", "https://cdn.example.com/b.png"},
-	StatusCallbackURL: "https://hooks.example.com/twilio/status/0b9f3c1e-7d2a-4c8e-9a51-3f6d2b8e4a10",
+// The Twilio adapter keeps the contract against a fake of Twilio's Messages API answering as
+// Twilio does (pkg/twilio's Accept, Refuse and ServeList), its reports being Twilio's signed
+// status callbacks.
+func TestTwilioKeepsTheCarrierContract(t *testing.T) {
+	carriertest.Run(t, carriertest.Harness{
+		New:     newTwilio,
+		To:      func(string) string { return "+14155550123" },
+		Reports: twilioReports,
+	})
 }
 
-// fakeTwilio is a local server speaking the Messages endpoint of Twilio's REST API. respond
-// answers the n-th request (from 1) after its form has been recorded.
-type fakeTwilio struct {
-	*httptest.Server
-	respond func(n int, w http.ResponseWriter, r *http.Request)
-
-	mu       sync.Mutex
-	forms    []url.Values
-	arrivals []time.Time
-}
-
-func newFakeTwilio(t *testing.T, respond func(n int, w http.ResponseWriter, r *http.Request)) *fakeTwilio {
-	t.Helper()
-	f := &fakeTwilio{respond: respond}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, pass, ok := r.BasicAuth()
-		if r.Method != http.MethodPost || r.URL.Path != "/2010-04-01/Accounts/"+testAccountSID+"/Messages.json" ||
-			!ok || user != testAccountSID || pass != testAuthToken ||
-			r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
-			t.Errorf("unexpected request %s %s (basic auth %q/%q)", r.Method, r.URL.Path, user, pass)
-			http.Error(w, "unexpected request", http.StatusTeapot)
+// newTwilio is the Twilio adapter in front of a fake Twilio answering as a.
+func newTwilio(t *testing.T, a carriertest.Answer) *carriertest.Carrier {
+	var (
+		mu       sync.Mutex
+		received []carrier.Outgoing
+		taken    []twilio.Message
+	)
+	_, p := carriertest.Twilio(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodGet {
+			if !refuse(w, a) {
+				twilio.ServeList(w, r, taken)
+			}
 			return
 		}
-		if err := r.ParseForm(); err != nil {
-			t.Errorf("parse form: %v", err)
-		}
-		f.mu.Lock()
-		f.forms = append(f.forms, r.PostForm)
-		f.arrivals = append(f.arrivals, time.Now())
-		n := len(f.forms)
-		f.mu.Unlock()
-		f.respond(n, w, r)
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fakeTwilio) requests() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.forms)
-}
-
-func reply(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(body))
-}
-
-func newTestTwilio(t *testing.T, baseURL string, client *http.Client) *Twilio {
-	t.Helper()
-	tw, err := NewTwilio(TwilioConfig{
-		AccountSID: testAccountSID,
-		AuthToken:  testAuthToken,
-		BaseURL:    baseURL,
-		HTTPClient: client,
-		Backoff:    time.Millisecond,
-	})
-	require.NoError(t, err)
-	return tw
-}
-
-func TestTwilioSendPostsTheMessage(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusCreated, createdBody)
-	})
-
-	acc, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-	require.NoError(t, err)
-	assert.Equal(t, Accepted{ProviderMessageID: testSID}, acc)
-	require.Equal(t, 1, f.requests())
-	assert.Equal(t, url.Values{
-		"To":             {testMessage.To},
-		"From":           {testMessage.From},
-		"Body":           {testMessage.Body},
-		"MediaUrl":       testMessage.MediaURLs,
-		"StatusCallback": {testMessage.StatusCallbackURL},
-	}, f.forms[0])
-}
-
-func TestTwilioSendOmitsEmptyOptionalFields(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusCreated, createdBody)
-	})
-
-	_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), Outgoing{From: "+14155550100", To: "+14155550123", Body: "hi"})
-
-	require.NoError(t, err)
-	assert.Equal(t, url.Values{"To": {"+14155550123"}, "From": {"+14155550100"}, "Body": {"hi"}}, f.forms[0])
-}
-
-// An MMS without media asks Twilio for SendAsMms (else Twilio would send the text as SMS);
-// one with media is an MMS anyway, and an SMS never carries the parameter.
-func TestTwilioSendAsMmsWithoutMedia(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusCreated, createdBody)
-	})
-	tw := newTestTwilio(t, f.URL, nil)
-	for _, m := range []Outgoing{
-		{From: "+14155550100", To: "+14155550123", Body: "hi", MMS: true},
-		{From: "+14155550100", To: "+14155550123", Body: "hi", MMS: true, MediaURLs: []string{"https://example.com/a.png"}},
-		{From: "+14155550100", To: "+14155550123", Body: "hi"},
-	} {
-		_, err := tw.Send(t.Context(), m)
-		require.NoError(t, err)
-	}
-	require.Len(t, f.forms, 3)
-	assert.Equal(t, "true", f.forms[0].Get("SendAsMms"))
-	assert.NotContains(t, f.forms[1], "SendAsMms", "media makes it an MMS")
-	assert.NotContains(t, f.forms[2], "SendAsMms")
-}
-
-// A bulk message's validity period ends when the quiet-hours window closes: Twilio gets it
-// in whole seconds, rounded down, and not at all when it is no shorter than Twilio's default.
-func TestTwilioSendValidityPeriod(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusCreated, createdBody)
-	})
-	tw := newTestTwilio(t, f.URL, nil)
-	for _, d := range []time.Duration{90*time.Minute + 999*time.Millisecond, 300 * time.Millisecond, 13 * time.Hour} {
-		_, err := tw.Send(t.Context(), Outgoing{From: "+14155550100", To: "+14155550123", Body: "hi", ValidityPeriod: d})
-		require.NoError(t, err)
-	}
-	require.Len(t, f.forms, 3)
-	assert.Equal(t, "5400", f.forms[0].Get("ValidityPeriod"))
-	assert.Equal(t, "1", f.forms[1].Get("ValidityPeriod"), "at least a second")
-	assert.NotContains(t, f.forms[2], "ValidityPeriod", "longer than Twilio's 10-hour default")
-}
-
-func TestTwilioSendRejections(t *testing.T) {
-	tests := []struct {
-		name   string
-		body   string
-		want   RejectedError
-		status int
-	}{
-		{"unsubscribed recipient", unsubscribedBody,
-			RejectedError{Code: "21610", Message: "Attempt to send to unsubscribed recipient", OptOut: true}, 400},
-		{"invalid To", invalidToBody,
-			RejectedError{Code: "21211", Message: "Invalid 'To' Phone Number: +1415555XXXX"}, 400},
-		{"not a mobile number", notMobileBody,
-			RejectedError{Code: "21614", Message: "'To' number is not a valid mobile number"}, 400},
-		{"400 without a Twilio body", "<html>bad request</html>",
-			RejectedError{Message: "400 Bad Request"}, 400},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-				reply(w, tt.status, tt.body)
-			})
-
-			_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-			var rej *RejectedError
-			require.ErrorAs(t, err, &rej)
-			assert.Equal(t, tt.want, *rej)
-			assert.NotErrorIs(t, err, ErrUnavailable)
-			assert.NotErrorIs(t, err, ErrOutcomeUnknown)
-			assert.Equal(t, 1, f.requests(), "a rejection is final")
-		})
-	}
-}
-
-func TestTwilioSendHonoursRetryAfter(t *testing.T) {
-	f := newFakeTwilio(t, func(n int, w http.ResponseWriter, _ *http.Request) {
-		if n == 1 {
-			w.Header().Set("Retry-After", "1")
-			reply(w, http.StatusTooManyRequests, tooManyBody)
-			return
-		}
-		reply(w, http.StatusCreated, createdBody)
-	})
-
-	acc, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-	require.NoError(t, err)
-	assert.Equal(t, testSID, acc.ProviderMessageID)
-	require.Equal(t, 2, f.requests())
-	assert.GreaterOrEqual(t, f.arrivals[1].Sub(f.arrivals[0]), time.Second)
-}
-
-func TestTwilioSendGivesUpWhenToldToWaitTooLong(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Retry-After", "3600")
-		reply(w, http.StatusTooManyRequests, tooManyBody)
-	})
-
-	start := time.Now()
-	_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-	require.ErrorIs(t, err, ErrUnavailable)
-	assert.Less(t, time.Since(start), time.Second)
-	assert.Equal(t, 1, f.requests())
-}
-
-func TestTwilioSendRetriesServerErrors(t *testing.T) {
-	f := newFakeTwilio(t, func(n int, w http.ResponseWriter, _ *http.Request) {
-		if n <= 2 {
-			reply(w, http.StatusInternalServerError, serverErrorBody)
-			return
-		}
-		reply(w, http.StatusCreated, createdBody)
-	})
-
-	acc, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-	require.NoError(t, err)
-	assert.Equal(t, testSID, acc.ProviderMessageID)
-	assert.Equal(t, 3, f.requests())
-}
-
-func TestTwilioSendUnavailableAfterMaxAttempts(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusServiceUnavailable, unavailableBody)
-	})
-
-	_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-	require.ErrorIs(t, err, ErrUnavailable)
-	assert.NotErrorIs(t, err, ErrOutcomeUnknown)
-	var rej *RejectedError
-	assert.False(t, errors.As(err, &rej))
-	assert.ErrorContains(t, err, "503 Service Unavailable")
-	assert.Equal(t, defaultMaxAttempts, f.requests())
-}
-
-func TestTwilioSendStopsRetryingWhenContextEnds(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusServiceUnavailable, unavailableBody)
-	})
-	// The caller gives up once the first answer is in, while Send waits to retry.
-	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		resp, err := http.DefaultTransport.RoundTrip(r)
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			_ = resp.Body.Close()
-			resp.Body = io.NopCloser(bytes.NewReader(body))
-			cancel()
-		}
-		return resp, err
-	})}
-	tw, err := NewTwilio(TwilioConfig{
-		AccountSID: testAccountSID, AuthToken: testAuthToken, BaseURL: f.URL, HTTPClient: client, Backoff: time.Hour,
-	})
-	require.NoError(t, err)
-
-	_, err = tw.Send(ctx, testMessage)
-
-	require.ErrorIs(t, err, ErrUnavailable)
-	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, 1, f.requests())
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-func TestTwilioSendOutcomeUnknownWhenAnswerNeverComes(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done() // the form is read; hang until the client gives up
-	})
-	client := &http.Client{Timeout: 200 * time.Millisecond, Transport: &http.Transport{}}
-
-	_, err := newTestTwilio(t, f.URL, client).Send(t.Context(), testMessage)
-
-	require.ErrorIs(t, err, ErrOutcomeUnknown)
-	assert.NotErrorIs(t, err, ErrUnavailable)
-	assert.Equal(t, 1, f.requests(), "a request that may have been sent is never repeated")
-}
-
-func TestTwilioSendOutcomeUnknownWhenConnectionDropsAfterSending(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err == nil {
-			_ = conn.Close()
+		_ = r.ParseForm()
+		received = append(received, sentAs(r.PostForm))
+		switch a {
+		case carriertest.Takes:
+			sid := fmt.Sprintf("SM%032d", len(taken))
+			taken = append(taken, twilio.Message{SID: sid, From: r.PostForm.Get("From"), To: r.PostForm.Get("To"),
+				Body: r.PostForm.Get("Body"), Status: "queued", Direction: "outbound-api", DateCreated: time.Now().Format(twilio.DateLayout)})
+			twilio.Accept(w, sid)
+		case carriertest.Refuses:
+			twilio.Refuse(w, http.StatusBadRequest, 21211, "Invalid 'To' Phone Number")
+		case carriertest.RefusesOptedOut:
+			twilio.Refuse(w, http.StatusBadRequest, 21610, "Attempt to send to unsubscribed recipient")
+		case carriertest.Silent:
+			// The request arrived; the connection drops before the answer.
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+		default:
+			refuse(w, a)
 		}
 	})
-
-	_, err := newTestTwilio(t, f.URL, &http.Client{Transport: &http.Transport{}}).Send(t.Context(), testMessage)
-
-	require.ErrorIs(t, err, ErrOutcomeUnknown)
-	assert.Equal(t, 1, f.requests())
-}
-
-func TestTwilioSendOutcomeUnknownOnGatewayTimeout(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusGatewayTimeout, "")
-	})
-
-	_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-	require.ErrorIs(t, err, ErrOutcomeUnknown)
-	assert.Equal(t, 1, f.requests())
-}
-
-func TestTwilioSendOutcomeUnknownWhenAcceptedWithoutSID(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusCreated, `{"status": "queued"}`)
-	})
-
-	_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-	require.ErrorIs(t, err, ErrOutcomeUnknown)
-	assert.Equal(t, 1, f.requests())
-}
-
-func TestTwilioSendRetriesRefusedConnections(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-
-	var dials atomic.Int32
-	dialer := &net.Dialer{}
-	client := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
-			dials.Add(1)
-			return dialer.DialContext(ctx, network, address)
+	return &carriertest.Carrier{
+		Provider: p,
+		Received: func() []carrier.Outgoing {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]carrier.Outgoing(nil), received...)
 		},
-	}}
-
-	_, err = newTestTwilio(t, "http://"+addr, client).Send(t.Context(), testMessage)
-
-	require.ErrorIs(t, err, ErrUnavailable)
-	assert.NotErrorIs(t, err, ErrOutcomeUnknown)
-	assert.ErrorContains(t, err, "connection refused")
-	assert.Equal(t, int32(defaultMaxAttempts), dials.Load())
-}
-
-func TestTwilioSendBadCredentialsNotRetried(t *testing.T) {
-	f := newFakeTwilio(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		reply(w, http.StatusUnauthorized, authBody)
-	})
-
-	_, err := newTestTwilio(t, f.URL, nil).Send(t.Context(), testMessage)
-
-	require.ErrorIs(t, err, ErrMisconfigured)
-	assert.ErrorContains(t, err, "20003")
-	var rej *RejectedError
-	assert.False(t, errors.As(err, &rej))
-	assert.NotErrorIs(t, err, ErrUnavailable)
-	assert.Equal(t, 1, f.requests())
-}
-
-func TestNewTwilioValidatesConfig(t *testing.T) {
-	for name, cfg := range map[string]TwilioConfig{
-		"no account":       {AuthToken: "t"},
-		"no token":         {AccountSID: testAccountSID},
-		"relative URL":     {AccountSID: testAccountSID, AuthToken: "t", BaseURL: "api.example.com"},
-		"other scheme":     {AccountSID: testAccountSID, AuthToken: "t", BaseURL: "ftp://api.example.com"},
-		"negative attempt": {AccountSID: testAccountSID, AuthToken: "t", MaxAttempts: -1},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := NewTwilio(cfg)
-			assert.Error(t, err)
-		})
+		Keeps: true,
 	}
-
-	tw, err := NewTwilio(TwilioConfig{AccountSID: testAccountSID, AuthToken: "t"})
-	require.NoError(t, err)
-	assert.Equal(t, "twilio", tw.Name())
-	assert.Equal(t, "https://api.twilio.com/2010-04-01/Accounts/"+testAccountSID+"/Messages.json", tw.endpoint)
-	assert.Equal(t, defaultMaxAttempts, tw.cfg.MaxAttempts)
 }
 
-func TestRetryAfter(t *testing.T) {
-	assert.Equal(t, 2*time.Second, retryAfter("2"))
-	assert.Equal(t, time.Duration(0), retryAfter(""))
-	assert.Equal(t, time.Duration(0), retryAfter("-5"))
-	assert.Equal(t, time.Duration(0), retryAfter("soon"))
-	assert.Equal(t, 24*time.Hour, retryAfter("99999999999999"))
-	at := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
-	assert.InDelta(t, 30*time.Second, retryAfter(at), float64(2*time.Second))
+// refuse answers as Twilio does when it is down or refuses the account, reporting whether a
+// is one of those.
+func refuse(w http.ResponseWriter, a carriertest.Answer) bool {
+	switch a {
+	case carriertest.Busy:
+		twilio.Refuse(w, http.StatusServiceUnavailable, 20503, "Service Unavailable")
+	case carriertest.RefusesAccount:
+		twilio.Refuse(w, http.StatusUnauthorized, 20003, "Authentication Error - invalid username")
+	default:
+		return false
+	}
+	return true
 }
 
-func TestBackoffDoublesWithJitter(t *testing.T) {
-	tw := &Twilio{cfg: TwilioConfig{Backoff: 200 * time.Millisecond}}
-	for n, full := range map[int]time.Duration{1: 200 * time.Millisecond, 2: 400 * time.Millisecond, 3: 800 * time.Millisecond} {
-		for range 100 {
-			d := tw.backoff(n)
-			require.GreaterOrEqual(t, d, full/2)
-			require.LessOrEqual(t, d, full)
+// sentAs reads a create request's form back as the message it asks for.
+func sentAs(f url.Values) carrier.Outgoing {
+	vp, _ := strconv.Atoi(f.Get("ValidityPeriod"))
+	return carrier.Outgoing{
+		From: f.Get("From"), To: f.Get("To"), Body: f.Get("Body"), MediaURLs: f["MediaUrl"],
+		MMS: f.Get("SendAsMms") == "true" || len(f["MediaUrl"]) > 0, StatusCallbackURL: f.Get("StatusCallback"),
+		ValidityPeriod: time.Duration(vp) * time.Second,
+	}
+}
+
+// twilioReports are the callbacks Twilio posts to m's status callback as the message moves
+// to sent then final, each signed, checked and read as the webhook does.
+func twilioReports(t *testing.T, m carrier.Outgoing, acc carrier.Accepted, final string) []carrier.Status {
+	var out []carrier.Status
+	for _, s := range []string{"sent", final} {
+		form := url.Values{"MessageSid": {acc.ProviderMessageID}, "MessageStatus": {s}, "From": {m.From}, "To": {m.To},
+			"AccountSid": {"ACtest"}, "ApiVersion": {"2010-04-01"}}
+		if s == carrier.StatusUndelivered || s == carrier.StatusFailed {
+			form.Set("ErrorCode", "30003")
 		}
+		sig := twilio.Sign(carriertest.TwilioAuthToken, m.StatusCallbackURL, form)
+		require.True(t, twilio.ValidSignature(carriertest.TwilioAuthToken, m.StatusCallbackURL, form, sig))
+		require.False(t, twilio.ValidSignature("another token", m.StatusCallbackURL, form, sig))
+		st, err := carrier.ParseTwilioStatus(form)
+		require.NoError(t, err)
+		out = append(out, st)
 	}
+	return out
+}
+
+// Twilio's statuses of a message we sent read as ours; those of inbound messages, or unknown
+// ones, are refused naming the field.
+func TestParseTwilioStatusNormalizes(t *testing.T) {
+	for twilioStatus, want := range map[string]string{
+		"accepted": carrier.StatusQueued, "scheduled": carrier.StatusQueued, "queued": carrier.StatusQueued,
+		"sending": carrier.StatusQueued, "sent": carrier.StatusSent, "delivered": carrier.StatusDelivered,
+		"read": carrier.StatusDelivered, "undelivered": carrier.StatusUndelivered, "failed": carrier.StatusFailed,
+		"canceled": carrier.StatusFailed, "receiving": "", "received": "", "exploded": "",
+	} {
+		st, err := carrier.ParseTwilioStatus(url.Values{"MessageSid": {"SM1"}, "MessageStatus": {twilioStatus}})
+		if want == "" {
+			var fe *twilio.FieldError
+			require.ErrorAs(t, err, &fe, twilioStatus)
+			assert.Equal(t, "MessageStatus", fe.Field)
+			continue
+		}
+		require.NoError(t, err, twilioStatus)
+		assert.Equal(t, want, st.Status, twilioStatus)
+	}
+}
+
+// A status callback for a recipient who unsubscribed is an opt-out, as a refusal is.
+func TestParseTwilioStatusOptOut(t *testing.T) {
+	st, err := carrier.ParseTwilioStatus(url.Values{"MessageSid": {"SM1"}, "MessageStatus": {"undelivered"}, "ErrorCode": {twilio.CodeUnsubscribed}})
+	require.NoError(t, err)
+	assert.Equal(t, carrier.Status{ProviderMessageID: "SM1", Status: carrier.StatusUndelivered, ErrorCode: "21610", OptOut: true}, st)
+}
+
+func TestParseTwilioInbound(t *testing.T) {
+	in, err := carrier.ParseTwilioInbound(url.Values{"MessageSid": {"SM1"}, "From": {"+14155550123"}, "To": {"+14155550100"},
+		"Body": {"STOP"}, "NumMedia": {"1"}, "MediaUrl0": {"https://api.twilio.com/m.jpg"}})
+	require.NoError(t, err)
+	assert.Equal(t, carrier.Inbound{ProviderMessageID: "SM1", From: "+14155550123", To: "+14155550100", Body: "STOP",
+		MediaURLs: []string{"https://api.twilio.com/m.jpg"}}, in)
+	_, err = carrier.ParseTwilioInbound(url.Values{"MessageSid": {"SM1"}, "From": {"nobody"}, "To": {"+14155550100"}})
+	var fe *twilio.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "From", fe.Field)
 }

@@ -28,7 +28,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
-	"github.com/chorus-sms/chorus/pkg/twilioapi"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier/carriertest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -228,8 +228,8 @@ func TestSandboxReportsOfABatchAreOneJobAStep(t *testing.T) {
 	}
 }
 
-// twilio is an httptest Twilio Messages API; fail makes it answer 503 (nothing taken).
-type twilio struct {
+// fakeTwilio is an httptest Twilio Messages API; fail makes it answer 503 (nothing taken).
+type fakeTwilio struct {
 	*httptest.Server
 	sends atomic.Int32
 	fail  atomic.Bool
@@ -238,8 +238,8 @@ type twilio struct {
 	mu    sync.Mutex
 }
 
-func newTwilio(t *testing.T) (*twilio, carrier.Provider) {
-	tw := &twilio{from: map[string][]time.Time{}}
+func newTwilio(t *testing.T) (*fakeTwilio, carrier.Provider) {
+	tw := &fakeTwilio{from: map[string][]time.Time{}}
 	var p carrier.Provider
 	tw.Server, p = carriertest.Twilio(t, func(w http.ResponseWriter, r *http.Request) {
 		if tw.fail.Load() {
@@ -253,7 +253,7 @@ func newTwilio(t *testing.T) (*twilio, carrier.Provider) {
 		tw.at = append(tw.at, now)
 		tw.from[r.PostForm.Get("From")] = append(tw.from[r.PostForm.Get("From")], now)
 		tw.mu.Unlock()
-		twilioapi.Accept(w, "SM"+uuid.NewString()[:8])
+		twilio.Accept(w, "SM"+uuid.NewString()[:8])
 	})
 	return tw, p
 }

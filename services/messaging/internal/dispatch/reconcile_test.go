@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/pkg/twilioapi"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier/carriertest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -26,7 +26,7 @@ import (
 type listingTwilio struct {
 	*httptest.Server
 	mu       sync.Mutex
-	taken    []twilioapi.Message
+	taken    []twilio.Message
 	failList atomic.Bool
 }
 
@@ -39,21 +39,21 @@ func newListingTwilio(t *testing.T) (*listingTwilio, carrier.Provider) {
 				w.WriteHeader(http.StatusInternalServerError)
 				return
 			}
-			twilioapi.ServeList(w, r, tw.messages())
+			twilio.ServeList(w, r, tw.messages())
 			return
 		}
 		_ = r.ParseForm()
 		tw.mu.Lock()
 		sid := fmt.Sprintf("SM%032d", len(tw.taken)+1)
-		tw.taken = append(tw.taken, twilioapi.Message{SID: sid, From: r.PostForm.Get("From"), To: r.PostForm.Get("To"),
-			Body: r.PostForm.Get("Body"), Status: "sent", Direction: "outbound-api", DateCreated: time.Now().UTC().Format(twilioapi.DateLayout)})
+		tw.taken = append(tw.taken, twilio.Message{SID: sid, From: r.PostForm.Get("From"), To: r.PostForm.Get("To"),
+			Body: r.PostForm.Get("Body"), Status: "sent", Direction: "outbound-api", DateCreated: time.Now().UTC().Format(twilio.DateLayout)})
 		tw.mu.Unlock()
-		twilioapi.Accept(w, sid)
+		twilio.Accept(w, sid)
 	})
 	return tw, p
 }
 
-func (tw *listingTwilio) messages() []twilioapi.Message {
+func (tw *listingTwilio) messages() []twilio.Message {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	return slices.Clone(tw.taken)

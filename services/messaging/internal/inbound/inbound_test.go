@@ -20,7 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
-	"github.com/chorus-sms/chorus/pkg/twilioapi"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier/carriertest"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
@@ -198,7 +198,7 @@ func newHeldCarrier(t *testing.T) (*heldCarrier, carrier.Provider) {
 		_ = r.ParseForm()
 		c.arrived <- r.PostForm.Get("Body")
 		<-c.release
-		twilioapi.Accept(w, "SM"+uuid.NewString()[:8])
+		twilio.Accept(w, "SM"+uuid.NewString()[:8])
 	})
 	return c, p
 }

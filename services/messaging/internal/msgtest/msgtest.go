@@ -24,11 +24,11 @@ import (
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/messaging"
-	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/migrations"
 )
 
@@ -135,7 +135,7 @@ func (p *Peers) Messaging(t *testing.T, twilioURL string) messagingv1.MessagingS
 		DatabaseURL: p.DSN, RedisURL: p.RedisURL, OrgsAddr: p.OrgsAddr, ContactsAddr: p.ContactsAddr,
 		BillingAddr: servetest.ClosedAddr(t), PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
 		Provider: messaging.ProviderTwilio, SandboxToken: SandboxToken,
-		Twilio:     carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: TwilioToken, BaseURL: twilioURL},
+		Twilio:     twilio.Config{AccountSID: "ACtest", AuthToken: TwilioToken, BaseURL: twilioURL},
 		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour, Logger: Quiet(),
 	})
 	require.NoError(t, err)

@@ -14,9 +14,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	"github.com/chorus-sms/chorus/pkg/route"
-	"github.com/chorus-sms/chorus/pkg/smstext"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -26,7 +25,7 @@ import (
 
 // MaxMessageLength bounds a message's text, in characters after normalization and link
 // shortening: 1,600 is the most a carrier takes in one request.
-const MaxMessageLength = smstext.MaxLength
+const MaxMessageLength = smsrules.MaxTextLength
 
 // Reply sends one message into a thread now, whatever the quiet hours.
 func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*messagingv1.ReplyResponse, error) {
@@ -56,7 +55,7 @@ func (s *Server) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*mes
 	}
 	text := req.GetMessage()
 	if req.NormalizeText == nil || req.GetNormalizeText() {
-		text = smstext.Normalize(text)
+		text = smsrules.Normalize(text)
 	}
 	id := uuid.Must(uuid.NewV7())
 	text, short, err := s.shorten(o, text)
@@ -146,7 +145,7 @@ func validateReply(req *messagingv1.ReplyRequest) (string, string, error) {
 		f.Add("forceRoute", route.Invalid)
 	}
 	// A mediaUrl with forceRoute SMS is no conflict: media means MMS (pkg/route).
-	if u := req.GetMediaUrl(); u != "" && !mediaurl.Public(u) {
+	if u := req.GetMediaUrl(); u != "" && !smsrules.PublicMediaURL(u) {
 		f.Add("mediaUrl", "must be a public http(s) URL")
 	}
 	if req.GetFromPhoneNumberId() != "" {

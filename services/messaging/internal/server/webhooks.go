@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/twiliosig"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
@@ -33,7 +33,7 @@ func (s *Server) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebho
 		form.Add(p.GetKey(), p.GetValue())
 	}
 	full := s.cfg.PublicURL + req.GetPathAndQuery()
-	if req.GetSignature() == "" || !twiliosig.Valid(token, full, form, req.GetSignature()) {
+	if req.GetSignature() == "" || !twilio.ValidSignature(token, full, form, req.GetSignature()) {
 		return nil, apierr.New(codes.PermissionDenied, apierr.ReasonInvalidSignature, "the request's signature does not match")
 	}
 	switch req.GetKind() {
@@ -67,7 +67,7 @@ func (s *Server) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebho
 
 // fieldError answers a carrier form that failed to parse with a 400 naming its field.
 func fieldError(err error) error {
-	var fe *carrier.FieldError
+	var fe *twilio.FieldError
 	if errors.As(err, &fe) {
 		return apierr.Field(fe.Field, fe.Reason)
 	}

@@ -20,8 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
-	"github.com/chorus-sms/chorus/pkg/twilioapi"
-	"github.com/chorus-sms/chorus/pkg/twiliosig"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/msgtest"
 )
@@ -56,7 +55,7 @@ func (f *fakeTwilio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.to = append(f.to, r.PostForm.Get("To"))
 	sid := "SM" + strings.Repeat("0", 31) + string(rune('a'+f.sid%26))
 	f.mu.Unlock()
-	twilioapi.Accept(w, sid)
+	twilio.Accept(w, sid)
 }
 
 func (f *fakeTwilio) sent() []string {
@@ -105,7 +104,7 @@ func (e *env) addNumber(t *testing.T, org uuid.UUID, number string) {
 func (e *env) post(provider, token, path string, kind messagingv1.WebhookKind, form url.Values) (*messagingv1.HandleWebhookResponse, error) {
 	req := &messagingv1.HandleWebhookRequest{
 		Provider: provider, Kind: kind, PathAndQuery: path,
-		Signature: twiliosig.Sign(token, msgtest.PublicURL+path, form),
+		Signature: twilio.Sign(token, msgtest.PublicURL+path, form),
 	}
 	for k, vs := range form {
 		for _, v := range vs {

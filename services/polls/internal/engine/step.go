@@ -178,7 +178,7 @@ func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMe
 }
 
 // longText is whether a text p's pending step would send is over what one message carries
-// once merged (smstext.MaxLength): such a text is never sent.
+// once merged (smsrules.MaxTextLength): such a text is never sent.
 func longText(poll *store.Poll, p *store.Participant) (bool, error) {
 	msgs, err := Messages(poll, p)
 	for _, m := range msgs {

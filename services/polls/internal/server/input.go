@@ -10,9 +10,9 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
-	"github.com/chorus-sms/chorus/pkg/mediaurl"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	"github.com/chorus-sms/chorus/services/polls/internal/engine"
 	"github.com/chorus-sms/chorus/services/polls/internal/questions"
@@ -108,7 +108,7 @@ func media(f apierr.Fields, field, u, text, textField string) *string {
 	if u = strings.TrimSpace(u); u == "" {
 		return nil
 	}
-	if !mediaurl.Public(u) {
+	if !smsrules.PublicMediaURL(u) {
 		f.Add(field, "must be a public http(s) URL")
 	}
 	if text == "" {

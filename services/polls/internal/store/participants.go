@@ -31,7 +31,7 @@ const (
 	ReasonPollClosed = "poll_closed"
 	ReasonTimedOut   = "timed_out"
 	// ReasonTextTooLong: the next text for the participant, merge fields filled in, was over
-	// what one message carries (smstext.MaxLength), so it could not be asked.
+	// what one message carries (smsrules.MaxTextLength), so it could not be asked.
 	ReasonTextTooLong = "text_too_long"
 )
 

@@ -1007,7 +1007,7 @@ type CampaignInput struct {
 	ScheduledFor *string `protobuf:"bytes,6,opt,name=scheduled_for,json=scheduledFor,proto3,oneof" json:"scheduled_for,omitempty"`
 	// IANA; quiet hours are enforced in it. Omitted: the organization's timezone.
 	Timezone *string `protobuf:"bytes,7,opt,name=timezone,proto3,oneof" json:"timezone,omitempty"`
-	// Public http(s) URL (pkg/mediaurl: no local, private or metadata host, no spaces): present =
+	// Public http(s) URL (pkg/smsrules: no local, private or metadata host, no spaces): present =
 	// sent as MMS regardless of forceRoute.
 	MediaUrl *string `protobuf:"bytes,8,opt,name=media_url,json=mediaUrl,proto3,oneof" json:"media_url,omitempty"`
 	// AUTO (default), SMS or MMS; anything else is 400 naming forceRoute. A mediaUrl means MMS

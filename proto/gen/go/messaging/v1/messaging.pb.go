@@ -605,7 +605,7 @@ type ReplyRequest struct {
 	Message     string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// Defaults to the organization's default number.
 	FromPhoneNumberId string `protobuf:"bytes,3,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3" json:"from_phone_number_id,omitempty"`
-	// Public http(s) URL (pkg/mediaurl: no local, private or metadata host, no spaces); the reply
+	// Public http(s) URL (pkg/smsrules: no local, private or metadata host, no spaces); the reply
 	// is sent as MMS, whatever forceRoute says.
 	MediaUrl string `protobuf:"bytes,4,opt,name=media_url,json=mediaUrl,proto3" json:"media_url,omitempty"`
 	// Default true: smart quotes, dashes and other non-ASCII characters become plain ASCII.

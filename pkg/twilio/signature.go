@@ -1,10 +1,4 @@
-// Package twiliosig computes and checks Twilio's webhook request signature (the
-// X-Twilio-Signature header), so a webhook can refuse requests that did not come from Twilio.
-//
-// The signature is base64(HMAC-SHA1(auth token, URL + name+value of every POST parameter,
-// ordered by name)). Repeated names contribute each distinct value in sorted order, as Twilio's
-// helper libraries do.
-package twiliosig
+package twilio
 
 import (
 	"crypto/hmac"
@@ -16,6 +10,11 @@ import (
 	"slices"
 	"strings"
 )
+
+// Twilio signs each webhook request (the X-Twilio-Signature header), so a webhook can refuse
+// requests that did not come from Twilio. The signature is base64(HMAC-SHA1(auth token, URL +
+// name+value of every POST parameter, ordered by name)). Repeated names contribute each
+// distinct value in sorted order, as Twilio's helper libraries do.
 
 // Sign returns the signature Twilio sends for a POST to fullURL carrying params. Params are the
 // form fields as received; repeated names are allowed.
@@ -31,10 +30,10 @@ func Sign(authToken, fullURL string, params url.Values) string {
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// Valid reports whether signature is the request's signature under authToken, comparing in
+// ValidSignature reports whether signature is the request's signature under authToken, comparing in
 // constant time. Twilio does not sign the standard port consistently, so the URL is also tried
 // without its port and, when it has none, with the scheme's default port.
-func Valid(authToken, fullURL string, params url.Values, signature string) bool {
+func ValidSignature(authToken, fullURL string, params url.Values, signature string) bool {
 	if signature == "" {
 		return false
 	}

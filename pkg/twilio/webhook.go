@@ -1,7 +1,6 @@
-package carrier
+package twilio
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -11,12 +10,12 @@ import (
 	"github.com/chorus-sms/chorus/pkg/phone"
 )
 
-// Limits of the fields a carrier's webhook carries. They are generous for real traffic and
+// Limits of the fields Twilio's webhooks carry. They are generous for real traffic and
 // keep what a signed but hostile form can put into a stored row, an index or a thread key.
 const (
-	// maxTwilioMedia is the most media Twilio attaches to one message.
-	maxTwilioMedia = 10
-	// maxSIDLen bounds a carrier message id (Twilio's are 34 characters).
+	// maxMedia is the most media Twilio attaches to one message.
+	maxMedia = 10
+	// maxSIDLen bounds a message sid (Twilio's are 34 characters).
 	maxSIDLen = 64
 	// maxAddressLen bounds From and To before they are read as phone numbers.
 	maxAddressLen = 32
@@ -36,17 +35,23 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
 
-// ParseTwilioInbound reads the form of Twilio's incoming-message webhook. Call it only after
-// the request's signature has been checked. From must be a phone number or a short code, To
-// a phone number; both are returned as sent.
-func ParseTwilioInbound(form url.Values) (Inbound, error) {
+// Inbound is a message Twilio received for one of our numbers.
+type Inbound struct {
+	MessageSID, From, To, Body string
+	MediaURLs                  []string
+}
+
+// ParseInbound reads the form of Twilio's incoming-message webhook. Call it only after the
+// request's signature has been checked (ValidSignature). From must be a phone number or a
+// short code, To a phone number; both are returned as sent.
+func ParseInbound(form url.Values) (Inbound, error) {
 	in := Inbound{
-		ProviderMessageID: firstOf(form, "MessageSid", "SmsSid"),
-		From:              form.Get("From"),
-		To:                form.Get("To"),
-		Body:              form.Get("Body"),
+		MessageSID: firstOf(form, "MessageSid", "SmsSid"),
+		From:       form.Get("From"),
+		To:         form.Get("To"),
+		Body:       form.Get("Body"),
 	}
-	if err := checkSID(in.ProviderMessageID); err != nil {
+	if err := checkSID(in.MessageSID); err != nil {
 		return Inbound{}, err
 	}
 	if !validAddress(in.From) || (!IsShortCode(in.From) && !isPhone(in.From)) {
@@ -61,8 +66,8 @@ func ParseTwilioInbound(form url.Values) (Inbound, error) {
 	n := 0
 	if s := form.Get("NumMedia"); s != "" {
 		var err error
-		if n, err = strconv.Atoi(s); err != nil || n < 0 || n > maxTwilioMedia {
-			return Inbound{}, &FieldError{"NumMedia", fmt.Sprintf("must be 0 to %d", maxTwilioMedia)}
+		if n, err = strconv.Atoi(s); err != nil || n < 0 || n > maxMedia {
+			return Inbound{}, &FieldError{"NumMedia", fmt.Sprintf("must be 0 to %d", maxMedia)}
 		}
 	}
 	for i := range n {
@@ -76,29 +81,34 @@ func ParseTwilioInbound(form url.Values) (Inbound, error) {
 	return in, nil
 }
 
-// ParseTwilioStatus reads the form of Twilio's message status callback and normalizes the
-// status to one of the Status* constants.
-func ParseTwilioStatus(form url.Values) (Status, error) {
-	st := Status{
-		ProviderMessageID: firstOf(form, "MessageSid", "SmsSid"),
-		ErrorCode:         form.Get("ErrorCode"),
+// StatusCallback is Twilio's message status callback for a message we sent.
+type StatusCallback struct {
+	MessageSID string
+	Status     string // Twilio's message status, as sent
+	ErrorCode  string // Twilio's error code, empty when none
+}
+
+// ParseStatusCallback reads the form of Twilio's message status callback. Call it only after
+// the request's signature has been checked.
+func ParseStatusCallback(form url.Values) (StatusCallback, error) {
+	st := StatusCallback{
+		MessageSID: firstOf(form, "MessageSid", "SmsSid"),
+		Status:     firstOf(form, "MessageStatus", "SmsStatus"),
+		ErrorCode:  form.Get("ErrorCode"),
 	}
-	if err := checkSID(st.ProviderMessageID); err != nil {
-		return Status{}, err
+	if err := checkSID(st.MessageSID); err != nil {
+		return StatusCallback{}, err
 	}
-	raw := firstOf(form, "MessageStatus", "SmsStatus")
-	var err error
-	if st.Status, err = normalizeTwilioStatus(raw); err != nil {
-		return Status{}, &FieldError{"MessageStatus", err.Error()}
+	if st.Status == "" {
+		return StatusCallback{}, &FieldError{"MessageStatus", "is required"}
 	}
 	if strings.Trim(st.ErrorCode, "0123456789") != "" || len(st.ErrorCode) > maxErrorCodeLen {
-		return Status{}, &FieldError{"ErrorCode", "must be a number"}
+		return StatusCallback{}, &FieldError{"ErrorCode", "must be a number"}
 	}
-	st.OptOut = st.ErrorCode == twilioCodeUnsubscribed
 	return st, nil
 }
 
-// checkSID accepts a carrier message id of letters and digits (Twilio's "SM" and 32 hex
+// checkSID accepts a message sid of letters and digits (Twilio's "SM" and 32 hex
 // digits), bounded so it fits the unique index it is stored under.
 func checkSID(sid string) error {
 	if sid == "" || len(sid) > maxSIDLen || strings.Trim(sid, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") != "" {
@@ -125,25 +135,6 @@ func validMediaURL(s string) bool {
 	}
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
-}
-
-// normalizeTwilioStatus maps Twilio's message statuses onto ours. Statuses of inbound messages
-// (receiving, received) have no place in a callback for a message we sent.
-func normalizeTwilioStatus(s string) (string, error) {
-	switch s {
-	case "accepted", "scheduled", "queued", "sending":
-		return StatusQueued, nil
-	case "sent":
-		return StatusSent, nil
-	case "delivered", "read":
-		return StatusDelivered, nil
-	case "undelivered":
-		return StatusUndelivered, nil
-	case "failed", "canceled":
-		return StatusFailed, nil
-	default:
-		return "", errors.New("is not a known message status")
-	}
 }
 
 // firstOf returns the first non-empty value among names; Twilio sends some fields under both

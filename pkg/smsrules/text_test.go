@@ -1,4 +1,4 @@
-package smstext
+package smsrules
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package mediaurl_test
+package smsrules_test
 
 import (
 	"strings"
@@ -6,26 +6,26 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/chorus-sms/chorus/pkg/mediaurl"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 )
 
-func TestPublic(t *testing.T) {
+func TestPublicMediaURL(t *testing.T) {
 	for raw, want := range map[string]bool{
-		"https://cdn.example.com/a.png":                                  true,
-		"http://example.com/a.gif?x=1":                                   true,
-		"HTTPS://CDN.Example.COM/a.png":                                  true,
-		"https://cdn.example.com./a.png":                                 true, // a trailing dot is the same name
-		"https://example.com:8443/a.png":                                 true,
-		"https://r3---sn-abc.googlevideo.com/v":                          true,
-		"https://my_bucket.example.com/a.png":                            true,
-		"https://пример.рф/a.png":                                        true,
-		"https://xn--e1afmkfd.xn--p1ai/a.png":                            true,
-		"https://example.com/a%20b.png":                                  true, // an escaped space is fine
-		"https://93.184.215.14/a.png":                                    true,
-		"https://1.1.1.1/a.png":                                          true,
-		"https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/":              true,
-		"https://[::ffff:93.184.215.14]/a.png":                           true, // IPv4-mapped: judged as the IPv4
-		"https://example.com/" + strings.Repeat("a", mediaurl.MaxLen-20): true,
+		"https://cdn.example.com/a.png":                                             true,
+		"http://example.com/a.gif?x=1":                                              true,
+		"HTTPS://CDN.Example.COM/a.png":                                             true,
+		"https://cdn.example.com./a.png":                                            true, // a trailing dot is the same name
+		"https://example.com:8443/a.png":                                            true,
+		"https://r3---sn-abc.googlevideo.com/v":                                     true,
+		"https://my_bucket.example.com/a.png":                                       true,
+		"https://пример.рф/a.png":                                                   true,
+		"https://xn--e1afmkfd.xn--p1ai/a.png":                                       true,
+		"https://example.com/a%20b.png":                                             true, // an escaped space is fine
+		"https://93.184.215.14/a.png":                                               true,
+		"https://1.1.1.1/a.png":                                                     true,
+		"https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/":                         true,
+		"https://[::ffff:93.184.215.14]/a.png":                                      true, // IPv4-mapped: judged as the IPv4
+		"https://example.com/" + strings.Repeat("a", smsrules.MaxMediaURLLength-20): true,
 
 		// Not an absolute http(s) URL, or not a well-formed one.
 		"":                                  false,
@@ -37,11 +37,11 @@ func TestPublic(t *testing.T) {
 		"https://user:pw@example.com/a.png": false,
 		"https://example.com:0/a.png":       false,
 		"https://example.com:65536/a.png":   false,
-		"https://example.com/" + strings.Repeat("a", mediaurl.MaxLen): false,
-		"https://exa..mple.com/a.png":                                 false,
-		"https://-.com/a.png":                                         false,
-		"https://exa$mple.com/a.png":                                  false,
-		"https://example.com/\xff.png":                                false,
+		"https://example.com/" + strings.Repeat("a", smsrules.MaxMediaURLLength): false,
+		"https://exa..mple.com/a.png":                                            false,
+		"https://-.com/a.png":                                                    false,
+		"https://exa$mple.com/a.png":                                             false,
+		"https://example.com/\xff.png":                                           false,
 
 		// Spaces, control and invisible characters anywhere; the backslash browsers read as "/".
 		"https://example.com/a b.png":       false,
@@ -145,19 +145,19 @@ func TestPublic(t *testing.T) {
 		"http://[fec0::1]/a":                false,
 		"http://[ff02::1]/a":                false,
 	} {
-		assert.Equal(t, want, mediaurl.Public(raw), "%q", raw)
+		assert.Equal(t, want, smsrules.PublicMediaURL(raw), "%q", raw)
 	}
 }
 
-func FuzzPublic(f *testing.F) {
+func FuzzPublicMediaURL(f *testing.F) {
 	f.Add("https://cdn.example.com/a.png")
 	f.Add("http://[::1]:80/")
 	f.Add("http://0x7f.1/")
 	f.Fuzz(func(t *testing.T, raw string) {
-		if !mediaurl.Public(raw) {
+		if !smsrules.PublicMediaURL(raw) {
 			return
 		}
-		if len(raw) > mediaurl.MaxLen {
+		if len(raw) > smsrules.MaxMediaURLLength {
 			t.Fatalf("accepted a URL of %d bytes", len(raw))
 		}
 		if strings.ContainsAny(raw, " \t\r\n\\") {

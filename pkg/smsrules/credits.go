@@ -1,12 +1,12 @@
-// Package credits is the spec's credit arithmetic for one message: 1 credit per started
-// segment of 480 characters of SMS text, 2 credits per MMS. Length is counted in characters
-// (Unicode code points) of the text as it is sent, that is after merge fields are filled in
-// and the text is normalized: the caller passes that final text. Messaging prices replies and
-// campaigns estimate holds with it.
-package credits
+package smsrules
 
 import "unicode/utf8"
 
+// The spec's credit arithmetic for one message: 1 credit per started segment of 480
+// characters of SMS text, 2 credits per MMS. Length is counted in characters (Unicode code
+// points) of the text as it is sent, that is after merge fields are filled in and the text is
+// normalized: the caller passes that final text. Messaging prices replies and campaigns
+// estimate holds with it.
 const (
 	// SegmentLength is how many characters of SMS text one credit pays for.
 	SegmentLength = 480

@@ -1,4 +1,4 @@
-package twilioapi
+package twilio
 
 import (
 	"encoding/json"

@@ -1,36 +1,14 @@
-// Package twilioapi is the shape of Twilio's Messages list (GET .../Messages.json): the
-// messaging service's Twilio adapter reads it to learn whether Twilio took a message whose
-// hand-off was lost, and the local carriers of the tests serve it (ServeList) the way Twilio
-// does, so both sides agree on one reading.
-package twilioapi
+package twilio
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 )
 
-// DateLayout is how Twilio writes a message's date_created.
-const DateLayout = time.RFC1123Z
-
-// Message is one message of the list, with the fields the adapter reads.
-type Message struct {
-	SID         string `json:"sid"`
-	From        string `json:"from"`
-	To          string `json:"to"`
-	Body        string `json:"body"`
-	Status      string `json:"status"`
-	Direction   string `json:"direction"` // "outbound-api" for a message created through the API
-	DateCreated string `json:"date_created"`
-}
-
-// Page is one page of the list; NextPageURI is the path (and query) of the next page, empty
-// on the last.
-type Page struct {
-	Messages    []Message `json:"messages"`
-	NextPageURI string    `json:"next_page_uri"`
-}
+// ServeList, Accept and Refuse answer as Twilio's Messages API does, for the fake Twilio servers of
+// the tests.
 
 // DefaultPageSize is the page size of a list request that names none.
 const DefaultPageSize = 50
@@ -72,4 +50,14 @@ func Accept(w http.ResponseWriter, sid string) {
 		SID    string `json:"sid"`
 		Status string `json:"status"`
 	}{sid, "queued"})
+}
+
+// Refuse answers a request as Twilio does when it refuses it: status, with Twilio's error body
+// carrying code and message.
+func Refuse(w http.ResponseWriter, status, code int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(apiError{
+		Code: code, Message: message, MoreInfo: fmt.Sprintf("https://www.twilio.com/docs/errors/%d", code), Status: status,
+	})
 }

@@ -1,4 +1,4 @@
-package lookup_test
+package twilio_test
 
 import (
 	"context"
@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/services/contacts/internal/lookup"
+	"github.com/chorus-sms/chorus/pkg/twilio"
 )
 
 const (
@@ -64,7 +63,7 @@ func twilioError(status, code int, msg string) string {
 	return fmt.Sprintf(`{"code": %d, "message": %q, "more_info": "https://www.twilio.com/docs/errors/%d", "status": %d}`, code, msg, code, status)
 }
 
-func TestTwilioLineTypes(t *testing.T) {
+func TestLookupLineTypes(t *testing.T) {
 	t.Parallel()
 	type reply struct {
 		status int
@@ -72,11 +71,11 @@ func TestTwilioLineTypes(t *testing.T) {
 	}
 	const number = "+12025550143"
 	for _, tc := range []struct {
-		name         string
-		reply        reply
-		want         bool
-		wantErr      bool
-		undetermined bool
+		name       string
+		reply      reply
+		want       bool
+		wantErr    bool
+		noLineType bool
 	}{
 		{"mobile", reply{200, lookupBody(number, "mobile")}, true, false, false},
 		{"landline", reply{200, lookupBody(number, "landline")}, false, false, false},
@@ -105,7 +104,7 @@ func TestTwilioLineTypes(t *testing.T) {
 				_, _ = w.Write([]byte(tc.reply.body))
 			}))
 			defer srv.Close()
-			tw, err := lookup.NewTwilio(lookup.TwilioConfig{AccountSID: testSID, AuthToken: testToken, BaseURL: srv.URL + "/"})
+			tw, err := twilio.NewLookup(twilio.LookupConfig{AccountSID: testSID, AuthToken: testToken, BaseURL: srv.URL + "/"})
 			require.NoError(t, err)
 
 			got, err := tw.Textable(context.Background(), number)
@@ -115,50 +114,31 @@ func TestTwilioLineTypes(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			assert.Equal(t, tc.undetermined, errors.Is(err, lookup.ErrUndetermined), "%v", err)
+			assert.Equal(t, tc.noLineType, errors.Is(err, twilio.ErrNoLineType), "%v", err)
 			assert.NotContains(t, err.Error(), testToken, "errors never carry the credentials")
 			assert.NotContains(t, err.Error(), testSID)
 		})
 	}
 }
 
-func TestTwilioNetworkErrorsAreRetryableAndQuiet(t *testing.T) {
+func TestLookupNetworkErrorsAreRetryableAndQuiet(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	base := srv.URL
 	srv.Close() // nothing listens there any more
-	tw, err := lookup.NewTwilio(lookup.TwilioConfig{AccountSID: testSID, AuthToken: testToken, BaseURL: base})
+	tw, err := twilio.NewLookup(twilio.LookupConfig{AccountSID: testSID, AuthToken: testToken, BaseURL: base})
 	require.NoError(t, err)
 	_, err = tw.Textable(context.Background(), "+12025550143")
 	require.Error(t, err)
-	assert.False(t, errors.Is(err, lookup.ErrUndetermined), "worth a retry")
+	assert.False(t, errors.Is(err, twilio.ErrNoLineType), "worth a retry")
 	assert.NotContains(t, err.Error(), "2025550143", "the number stays out of logs")
 	assert.NotContains(t, err.Error(), testToken)
 }
 
-func TestTwilioNeedsCredentialsAndAnAbsoluteURL(t *testing.T) {
+func TestLookupNeedsCredentialsAndAnAbsoluteURL(t *testing.T) {
 	t.Parallel()
-	_, err := lookup.NewTwilio(lookup.TwilioConfig{AccountSID: testSID})
+	_, err := twilio.NewLookup(twilio.LookupConfig{AccountSID: testSID})
 	assert.ErrorContains(t, err, "CHORUS_TWILIO_AUTH_TOKEN")
-	_, err = lookup.NewTwilio(lookup.TwilioConfig{AccountSID: testSID, AuthToken: testToken, BaseURL: "lookups.example"})
+	_, err = twilio.NewLookup(twilio.LookupConfig{AccountSID: testSID, AuthToken: testToken, BaseURL: "lookups.example"})
 	assert.ErrorContains(t, err, "CHORUS_TWILIO_LOOKUP_URL")
-	tw, err := lookup.NewProvider("twilio", lookup.TwilioConfig{AccountSID: testSID, AuthToken: testToken})
-	require.NoError(t, err)
-	assert.NotNil(t, tw)
-	_, err = lookup.NewProvider("carrier-pigeon", lookup.TwilioConfig{})
-	assert.Error(t, err)
-}
-
-func TestSandboxByLastFourDigits(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	for number, want := range map[string]bool{"+12025550143": true, "+12025550002": false, "+12025550020": true} {
-		got, err := lookup.Sandbox{}.Textable(ctx, number)
-		require.NoError(t, err)
-		assert.Equal(t, want, got, number)
-	}
-	_, err := lookup.Sandbox{}.Textable(ctx, "+12025550003")
-	require.Error(t, err)
-	assert.False(t, errors.Is(err, lookup.ErrUndetermined), "0003 fails in a way worth retrying")
-	assert.True(t, strings.Contains(err.Error(), "0003"))
 }

@@ -1,7 +1,4 @@
-// Package smstext rewrites message text into the plain characters every handset and carrier
-// renders. One curly quote or accented letter forces a whole SMS from GSM-7 into UCS-2, which
-// cuts a segment from 160 to 70 characters and can double a campaign's cost.
-package smstext
+package smsrules
 
 import (
 	"strings"
@@ -10,6 +7,12 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 )
+
+// MaxTextLength is the most characters one outgoing text may have once it is final (merge
+// fields filled in, normalized, links shortened). Replies were always capped at it; every
+// other text (campaigns, their auto-replies and test copies, polls) is held to the same limit,
+// so no recipient is sent a giant SMS billed by the dozen segments.
+const MaxTextLength = 1600
 
 // zeroWidthJoiner glues emoji into one picture (👨‍👩‍👧), so Normalize keeps it between two
 // non-ASCII characters and drops it elsewhere.
@@ -30,11 +33,13 @@ var replacements = map[rune]string{
 	'\u200B': "", '\u200C': "", '\u2060': "", '\uFEFF': "", '\u00AD': "", '\u180E': "",
 }
 
-// Normalize replaces smart quotes, dashes, the ellipsis, Unicode spaces and accented Latin
-// letters with their ASCII forms and removes zero-width characters. Characters with no ASCII
-// form (emoji, CJK, Cyrillic, ...) are kept as they are, so the message is never destroyed.
-// The result is valid UTF-8 (invalid bytes become U+FFFD), and Normalize(Normalize(s)) ==
-// Normalize(s).
+// Normalize rewrites message text into the plain characters every handset and carrier
+// renders: one curly quote or accented letter forces a whole SMS from GSM-7 into UCS-2, which
+// cuts a segment from 160 to 70 characters and can double a campaign's cost. It replaces
+// smart quotes, dashes, the ellipsis, Unicode spaces and accented Latin letters with their
+// ASCII forms and removes zero-width characters. Characters with no ASCII form (emoji, CJK,
+// Cyrillic, ...) are kept as they are, so the message is never destroyed. The result is
+// valid UTF-8 (invalid bytes become U+FFFD), and Normalize(Normalize(s)) == Normalize(s).
 func Normalize(s string) string {
 	if isASCII(s) {
 		return s // every step below leaves ASCII as it is; most texts are

@@ -1,4 +1,4 @@
-package twiliosig
+package twilio
 
 import (
 	"net/url"
@@ -38,7 +38,7 @@ var libParams = url.Values{
 func TestSignMatchesTwilioDocs(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, docsSignature, Sign(token, hookURL, docsParams))
-	assert.True(t, Valid(token, hookURL, docsParams, docsSignature))
+	assert.True(t, ValidSignature(token, hookURL, docsParams, docsSignature))
 }
 
 func TestValidAcceptsHelperLibraryVectors(t *testing.T) {
@@ -75,7 +75,7 @@ func TestValidAcceptsHelperLibraryVectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.True(t, Valid(token, tt.url, tt.params, tt.signature))
+			assert.True(t, ValidSignature(token, tt.url, tt.params, tt.signature))
 		})
 	}
 }
@@ -108,7 +108,7 @@ func TestValidRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.False(t, Valid(tt.token, tt.url, tt.params, tt.signature))
+			assert.False(t, ValidSignature(tt.token, tt.url, tt.params, tt.signature))
 		})
 	}
 }
@@ -152,17 +152,17 @@ func FuzzSignValid(f *testing.F) {
 		params.Add(k1, v1)
 		params.Add(k2, v2)
 		sig := Sign(tok, u, params)
-		if !Valid(tok, u, params, sig) {
+		if !ValidSignature(tok, u, params, sig) {
 			t.Fatalf("own signature %q does not validate", sig)
 		}
 		for i := range len(sig) {
 			b := []byte(sig)
 			b[i] ^= 0x01
-			if Valid(tok, u, params, string(b)) {
+			if ValidSignature(tok, u, params, string(b)) {
 				t.Fatalf("signature with byte %d flipped validates", i)
 			}
 		}
-		if Valid(tok, u, params, sig[:len(sig)-1]) || Valid(tok, u, params, sig+"=") {
+		if ValidSignature(tok, u, params, sig[:len(sig)-1]) || ValidSignature(tok, u, params, sig+"=") {
 			t.Fatal("truncated or extended signature validates")
 		}
 	})

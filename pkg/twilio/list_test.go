@@ -1,4 +1,4 @@
-package carrier
+package twilio
 
 import (
 	"errors"
@@ -21,10 +21,10 @@ func listed(sid, from, to, body, status, direction string, created time.Time) st
 		testAccountSID, sid, from, to, body, status, direction, created.UTC().Format(time.RFC1123Z))
 }
 
-// Find reads Twilio's Messages list filtered by To and From, page after page (the next page
-// named by next_page_uri), until the messages are older than the lookup's window, and answers
-// the outbound messages created inside it with their statuses in our terms.
-func TestTwilioFindListsTheMessagesOfTheWindow(t *testing.T) {
+// Sent reads Twilio's Messages list filtered by To and From, page after page (the next page
+// named by next_page_uri), until the messages are older than the query's window, and answers
+// the outbound messages created inside it.
+func TestSentListsTheMessagesOfTheWindow(t *testing.T) {
 	since := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
 	from, to := testMessage.From, testMessage.To
 	pages := [][]string{
@@ -37,7 +37,7 @@ func TestTwilioFindListsTheMessagesOfTheWindow(t *testing.T) {
 			listed("SMdelivered", from, to, "Your table is ready", "delivered", "outbound-api", since.Add(10*time.Second)),
 		},
 		{listed("SMolder", from, to, "yesterday's", "delivered", "outbound-api", since.Add(-time.Hour))},
-		{listed("SMnever", from, to, "a page Find must not need", "delivered", "outbound-api", since.Add(-2*time.Hour))},
+		{listed("SMnever", from, to, "a page Sent must not need", "delivered", "outbound-api", since.Add(-2*time.Hour))},
 	}
 	var asked []url.Values
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -64,13 +64,13 @@ func TestTwilioFindListsTheMessagesOfTheWindow(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	got, err := newTestTwilio(t, srv.URL, nil).Find(t.Context(), Lookup{
-		MessageID: testMessage.MessageID, From: from, To: to, Since: since, Until: since.Add(2 * time.Minute),
+	got, err := newTestTwilio(t, srv.URL, nil).Sent(t.Context(), SentQuery{
+		From: from, To: to, Since: since, Until: since.Add(2 * time.Minute),
 	})
 	require.NoError(t, err)
-	assert.Equal(t, []Candidate{
-		{ProviderMessageID: "SMqueued", Body: "still queued at Twilio", Status: StatusQueued, CreatedAt: since.Add(30 * time.Second)},
-		{ProviderMessageID: "SMdelivered", Body: "Your table is ready", Status: StatusDelivered, CreatedAt: since.Add(10 * time.Second)},
+	assert.Equal(t, []SentMessage{
+		{SID: "SMqueued", Body: "still queued at Twilio", Status: "queued", CreatedAt: since.Add(30 * time.Second)},
+		{SID: "SMdelivered", Body: "Your table is ready", Status: "delivered", CreatedAt: since.Add(10 * time.Second)},
 	}, got)
 	require.Len(t, asked, 3, "the third page holds only older messages: no fourth is read")
 	assert.Equal(t, to, asked[0].Get("To"))
@@ -78,9 +78,9 @@ func TestTwilioFindListsTheMessagesOfTheWindow(t *testing.T) {
 	assert.Empty(t, asked[0].Get("DateSent"), "a message Twilio still queues has no date_sent: the filter would hide it")
 }
 
-// A lookup Twilio does not answer is an error, never an empty answer: an empty one would send
-// the message again.
-func TestTwilioFindFailsWhenTwilioCannotSay(t *testing.T) {
+// A list Twilio does not answer is an error, never an empty answer: an empty one would have
+// the message sent again.
+func TestSentFailsWhenTwilioCannotSay(t *testing.T) {
 	for name, tc := range map[string]struct {
 		status int
 		body   string
@@ -95,7 +95,7 @@ func TestTwilioFindFailsWhenTwilioCannotSay(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { reply(w, tc.status, tc.body) }))
 			defer srv.Close()
-			got, err := newTestTwilio(t, srv.URL, nil).Find(t.Context(), Lookup{MessageID: "m", From: "+14155550100", To: "+14155550123", Since: time.Now()})
+			got, err := newTestTwilio(t, srv.URL, nil).Sent(t.Context(), SentQuery{From: "+14155550100", To: "+14155550123", Since: time.Now()})
 			assert.True(t, errors.Is(err, tc.want), "got %v", err)
 			assert.Nil(t, got)
 		})

@@ -1,4 +1,4 @@
-package carrier
+package twilio
 
 import (
 	"net/url"
@@ -47,23 +47,23 @@ func form(t *testing.T, body string) url.Values {
 	return v
 }
 
-func TestParseTwilioInboundSMS(t *testing.T) {
-	in, err := ParseTwilioInbound(form(t, inboundSMSBody))
+func TestParseInboundSMS(t *testing.T) {
+	in, err := ParseInbound(form(t, inboundSMSBody))
 
 	require.NoError(t, err)
 	assert.Equal(t, Inbound{
-		ProviderMessageID: "SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e",
-		From:              "+14155550123",
-		To:                "+14155550100",
-		Body:              "STOP",
+		MessageSID: "SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e",
+		From:       "+14155550123",
+		To:         "+14155550100",
+		Body:       "STOP",
 	}, in)
 }
 
-func TestParseTwilioInboundMMS(t *testing.T) {
-	in, err := ParseTwilioInbound(form(t, inboundMMSBody))
+func TestParseInboundMMS(t *testing.T) {
+	in, err := ParseInbound(form(t, inboundMMSBody))
 
 	require.NoError(t, err)
-	assert.Equal(t, "MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0", in.ProviderMessageID)
+	assert.Equal(t, "MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0", in.MessageSID)
 	assert.Equal(t, "Here is the receipt", in.Body)
 	assert.Equal(t, []string{
 		"https://api.twilio.com/2010-04-01/Accounts/ACaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/Messages/MM3f1e2d4c5b6a798897a6b5c4d3e2f1a0/Media/ME0a1b2c3d4e5f60718293a4b5c6d7e8f9",
@@ -71,17 +71,17 @@ func TestParseTwilioInboundMMS(t *testing.T) {
 	}, in.MediaURLs)
 }
 
-func TestParseTwilioInboundLegacySid(t *testing.T) {
+func TestParseInboundLegacySid(t *testing.T) {
 	f := form(t, inboundSMSBody)
 	f.Del("MessageSid")
 
-	in, err := ParseTwilioInbound(f)
+	in, err := ParseInbound(f)
 
 	require.NoError(t, err)
-	assert.Equal(t, "SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e", in.ProviderMessageID)
+	assert.Equal(t, "SM8c6e2b1f0d4a4e7b9c3d5f1a2b4c6d8e", in.MessageSID)
 }
 
-func TestParseTwilioInboundRejects(t *testing.T) {
+func TestParseInboundRejects(t *testing.T) {
 	tests := map[string]func(url.Values){
 		"no MessageSid":      func(f url.Values) { f.Del("MessageSid"); f.Del("SmsSid") },
 		"no From":            func(f url.Values) { f.Del("From") },
@@ -103,82 +103,63 @@ func TestParseTwilioInboundRejects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := form(t, inboundMMSBody)
 			mutate(f)
-			_, err := ParseTwilioInbound(f)
+			_, err := ParseInbound(f)
 			var fe *FieldError
 			assert.ErrorAs(t, err, &fe, "names the field")
 		})
 	}
 }
 
-func TestParseTwilioStatus(t *testing.T) {
-	st, err := ParseTwilioStatus(form(t, deliveredBody))
+func TestParseStatusCallback(t *testing.T) {
+	st, err := ParseStatusCallback(form(t, deliveredBody))
 	require.NoError(t, err)
-	assert.Equal(t, Status{ProviderMessageID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: StatusDelivered}, st)
+	assert.Equal(t, StatusCallback{MessageSID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: "delivered"}, st)
 
-	st, err = ParseTwilioStatus(form(t, undeliveredBody))
+	st, err = ParseStatusCallback(form(t, undeliveredBody))
 	require.NoError(t, err)
-	assert.Equal(t, Status{ProviderMessageID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: StatusUndelivered, ErrorCode: "30003"}, st)
+	assert.Equal(t, StatusCallback{MessageSID: "SM1f0e8ae6ade43cb3c0ce4525424e404f", Status: "undelivered", ErrorCode: "30003"}, st)
 }
 
-func TestParseTwilioStatusLegacyFields(t *testing.T) {
-	st, err := ParseTwilioStatus(url.Values{"SmsSid": {"SM1"}, "SmsStatus": {"sent"}})
+func TestParseStatusCallbackLegacyFields(t *testing.T) {
+	st, err := ParseStatusCallback(url.Values{"SmsSid": {"SM1"}, "SmsStatus": {"sent"}})
 
 	require.NoError(t, err)
-	assert.Equal(t, Status{ProviderMessageID: "SM1", Status: StatusSent}, st)
+	assert.Equal(t, StatusCallback{MessageSID: "SM1", Status: "sent"}, st)
 }
 
-func TestParseTwilioStatusNormalizes(t *testing.T) {
-	for twilio, want := range map[string]string{
-		"accepted": StatusQueued, "scheduled": StatusQueued, "queued": StatusQueued, "sending": StatusQueued,
-		"sent":      StatusSent,
-		"delivered": StatusDelivered, "read": StatusDelivered,
-		"undelivered": StatusUndelivered,
-		"failed":      StatusFailed, "canceled": StatusFailed,
-	} {
-		t.Run(twilio, func(t *testing.T) {
-			st, err := ParseTwilioStatus(url.Values{"MessageSid": {"SM1"}, "MessageStatus": {twilio}})
-			require.NoError(t, err)
-			assert.Equal(t, want, st.Status)
-		})
-	}
-}
-
-func TestParseTwilioStatusRejects(t *testing.T) {
+func TestParseStatusCallbackRejects(t *testing.T) {
 	for name, f := range map[string]url.Values{
-		"receiving":          {"MessageSid": {"SM1"}, "MessageStatus": {"receiving"}},
-		"received":           {"MessageSid": {"SM1"}, "MessageStatus": {"received"}},
-		"unknown status":     {"MessageSid": {"SM1"}, "MessageStatus": {"exploded"}},
 		"no status":          {"MessageSid": {"SM1"}},
 		"no sid":             {"MessageStatus": {"delivered"}},
 		"garbage error code": {"MessageSid": {"SM1"}, "MessageStatus": {"failed"}, "ErrorCode": {"30003; DROP"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ParseTwilioStatus(f)
+			_, err := ParseStatusCallback(f)
 			assert.Error(t, err)
 		})
 	}
 }
 
-func FuzzParseTwilioInbound(f *testing.F) {
+func FuzzParseInbound(f *testing.F) {
 	for _, seed := range []string{inboundSMSBody, inboundMMSBody, "", "NumMedia=3&MediaUrl0=x", "MessageSid=a&From=b&To=c&NumMedia=-0"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		v, _ := url.ParseQuery(body) // keeps what parsed, as a server's form parser would
-		in, err := ParseTwilioInbound(v)
+		in, err := ParseInbound(v)
 		if err != nil {
 			return
 		}
-		if in.ProviderMessageID == "" || in.From == "" || in.To == "" {
+		if in.MessageSID == "" || in.From == "" || in.To == "" {
 			t.Fatalf("accepted without id, From or To: %+v", in)
 		}
-		if len(in.MediaURLs) > maxTwilioMedia || slices.Contains(in.MediaURLs, "") {
+		if len(in.MediaURLs) > maxMedia || slices.Contains(in.MediaURLs, "") {
 			t.Fatalf("bad media list %q", in.MediaURLs)
 		}
 		// What is accepted fits the columns and keys it is stored under.
-		if len(in.ProviderMessageID) > maxSIDLen || len(in.From) > maxAddressLen || len(in.To) > maxAddressLen ||
+		if len(in.MessageSID) > maxSIDLen || len(in.From) > maxAddressLen || len(in.To) > maxAddressLen ||
 			utf8.RuneCountInString(in.Body) > MaxInboundBody {
-			t.Fatalf("accepted an oversized field: %q %q %q (%d body characters)", in.ProviderMessageID, in.From, in.To, len(in.Body))
+			t.Fatalf("accepted an oversized field: %q %q %q (%d body characters)", in.MessageSID, in.From, in.To, len(in.Body))
 		}
 		for _, u := range in.MediaURLs {
 			if len(u) > maxMediaURLLen || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
@@ -188,34 +169,26 @@ func FuzzParseTwilioInbound(f *testing.F) {
 	})
 }
 
-func FuzzParseTwilioStatus(f *testing.F) {
+func FuzzParseStatusCallback(f *testing.F) {
 	for _, seed := range []string{deliveredBody, undeliveredBody, "", "SmsSid=x&SmsStatus=read", "MessageSid=x&MessageStatus=received"} {
 		f.Add(seed)
 	}
-	statuses := []string{StatusQueued, StatusSent, StatusDelivered, StatusUndelivered, StatusFailed}
 	f.Fuzz(func(t *testing.T, body string) {
 		v, _ := url.ParseQuery(body)
-		st, err := ParseTwilioStatus(v)
+		st, err := ParseStatusCallback(v)
 		if err != nil {
 			return
 		}
-		if st.ProviderMessageID == "" || !slices.Contains(statuses, st.Status) ||
+		if st.MessageSID == "" || st.Status == "" ||
 			strings.Trim(st.ErrorCode, "0123456789") != "" {
 			t.Fatalf("accepted a bad status: %+v", st)
 		}
 	})
 }
 
-func TestParseTwilioInboundFromShortCode(t *testing.T) {
-	in, err := ParseTwilioInbound(url.Values{"MessageSid": {"SM1"}, "From": {"72345"}, "To": {"+14155550100"}, "Body": {"HELP"}})
+func TestParseInboundFromShortCode(t *testing.T) {
+	in, err := ParseInbound(url.Values{"MessageSid": {"SM1"}, "From": {"72345"}, "To": {"+14155550100"}, "Body": {"HELP"}})
 
 	require.NoError(t, err)
 	assert.Equal(t, "72345", in.From)
-}
-
-func TestParseTwilioStatusUnsubscribed(t *testing.T) {
-	st, err := ParseTwilioStatus(url.Values{"MessageSid": {"SM1"}, "MessageStatus": {"undelivered"}, "ErrorCode": {"21610"}})
-
-	require.NoError(t, err)
-	assert.True(t, st.OptOut)
 }

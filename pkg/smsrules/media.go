@@ -1,7 +1,4 @@
-// Package mediaurl decides which media URLs a customer may hand Chorus to send: the carrier
-// fetches them from the public internet, so one services accept, all accept. Campaigns'
-// mediaUrl, test sends' mediaUrls, polls' introMediaUrl and replies' mediaUrl all ask Public.
-package mediaurl
+package smsrules
 
 import (
 	"net/netip"
@@ -15,18 +12,20 @@ import (
 	"golang.org/x/net/idna"
 )
 
-// MaxLen is the longest media URL accepted (carriers refuse longer ones).
-const MaxLen = 2048
+// MaxMediaURLLength is the longest media URL accepted (carriers refuse longer ones).
+const MaxMediaURLLength = 2048
 
-// Public reports whether raw is an absolute http(s) URL, at most MaxLen long, without user
-// info, spaces, control or invisible characters, whose host is a public name or address. The
-// host is read as a resolver or browser would read it (case, a trailing dot, fullwidth forms,
-// IPv4 in short, decimal, octal or hex form, IPv4-mapped IPv6), because that is how the
-// carrier's fetcher reads it: a loopback, private, shared, link-local (cloud metadata) or
-// reserved address, or a name only a local network resolves, would never work for the
-// carrier, or worse, point it inside someone's network.
-func Public(raw string) bool {
-	if raw == "" || len(raw) > MaxLen || !utf8.ValidString(raw) || strings.ContainsFunc(raw, unsafeRune) {
+// PublicMediaURL decides which media URLs a customer may hand Chorus to send: the carrier fetches
+// them from the public internet, so one services accept, all accept. Campaigns' mediaUrl, test
+// sends' mediaUrls, polls' introMediaUrl and replies' mediaUrl all ask it. It reports whether raw
+// is an absolute http(s) URL, at most MaxMediaURLLength long, without user info, spaces, control
+// or invisible characters, whose host is a public name or address. The host is read as a resolver
+// or browser would read it (case, a trailing dot, fullwidth forms, IPv4 in short, decimal, octal
+// or hex form, IPv4-mapped IPv6), because that is how the carrier's fetcher reads it: a loopback,
+// private, shared, link-local (cloud metadata) or reserved address, or a name only a local network
+// resolves, would never work for the carrier, or worse, point it inside someone's network.
+func PublicMediaURL(raw string) bool {
+	if raw == "" || len(raw) > MaxMediaURLLength || !utf8.ValidString(raw) || strings.ContainsFunc(raw, unsafeRune) {
 		return false
 	}
 	u, err := url.Parse(raw)

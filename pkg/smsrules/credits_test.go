@@ -1,4 +1,4 @@
-package credits_test
+package smsrules_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/chorus-sms/chorus/pkg/credits"
+	"github.com/chorus-sms/chorus/pkg/smsrules"
 )
 
 func TestSMSCreditsPerStarted480Characters(t *testing.T) {
@@ -27,16 +27,16 @@ func TestSMSCreditsPerStarted480Characters(t *testing.T) {
 		{"ten segments", strings.Repeat("x", 4800), 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, credits.SMSCredits(tc.text))
-			assert.Equal(t, tc.want, credits.Credits(tc.text, false))
+			assert.Equal(t, tc.want, smsrules.SMSCredits(tc.text))
+			assert.Equal(t, tc.want, smsrules.Credits(tc.text, false))
 		})
 	}
 }
 
 func TestMMSCostsTwoWhateverTheText(t *testing.T) {
 	t.Parallel()
-	assert.Equal(t, int32(2), credits.Credits("", true))
-	assert.Equal(t, int32(2), credits.Credits(strings.Repeat("a", 5000), true))
+	assert.Equal(t, int32(2), smsrules.Credits("", true))
+	assert.Equal(t, int32(2), smsrules.Credits(strings.Repeat("a", 5000), true))
 }
 
 // For any text the price is the smallest number of 480-character segments that holds it, and
@@ -46,20 +46,20 @@ func FuzzSMSCredits(f *testing.F) {
 		f.Add(seed, 3)
 	}
 	f.Fuzz(func(t *testing.T, text string, cut int) {
-		got := int(credits.SMSCredits(text))
+		got := int(smsrules.SMSCredits(text))
 		n := utf8.RuneCountInString(text)
 		if got < 1 {
 			t.Fatalf("%d credits for %q: a message costs at least 1", got, text)
 		}
-		if n > got*credits.SegmentLength {
+		if n > got*smsrules.SegmentLength {
 			t.Fatalf("%d characters do not fit in %d segments", n, got)
 		}
-		if n > 0 && n <= (got-1)*credits.SegmentLength {
+		if n > 0 && n <= (got-1)*smsrules.SegmentLength {
 			t.Fatalf("%d characters fit in %d segments, charged %d", n, got-1, got)
 		}
 		if len(text) > 0 {
 			cut = (cut%len(text) + len(text)) % len(text)
-			a, b := credits.SMSCredits(text[:cut]), credits.SMSCredits(text[cut:])
+			a, b := smsrules.SMSCredits(text[:cut]), smsrules.SMSCredits(text[cut:])
 			if int(a+b) < got {
 				t.Fatalf("split at byte %d costs %d+%d, whole %d", cut, a, b, got)
 			}
