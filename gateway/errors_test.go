@@ -21,6 +21,7 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 )
 
@@ -170,7 +171,7 @@ func TestSuccessCodeComesFromTheServiceAndStaysInternal(t *testing.T) {
 	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
 	for k := range res.header {
 		lk := strings.ToLower(k)
-		assert.NotContains(t, lk, "x-http-code")
+		assert.NotContains(t, lk, httpcode.Header)
 		assert.NotContains(t, lk, "grpc")
 		assert.NotContains(t, lk, "x-internal-note")
 	}

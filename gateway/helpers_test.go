@@ -31,6 +31,7 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
@@ -215,7 +216,7 @@ func (s *stubContacts) ListContacts(ctx context.Context, req *contactsv1.ListCon
 
 func (s *stubContacts) CreateContact(ctx context.Context, req *contactsv1.CreateContactRequest) (*contactsv1.CreateContactResponse, error) {
 	s.record(ctx)
-	if err := grpc.SetHeader(ctx, metadata.Pairs("x-http-code", "201", "x-internal-note", "secret")); err != nil {
+	if err := grpc.SetHeader(ctx, metadata.Pairs(httpcode.Header, "201", "x-internal-note", "secret")); err != nil {
 		return nil, err
 	}
 	return &contactsv1.CreateContactResponse{Contact: &contactsv1.CreatedContact{

@@ -10,9 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
@@ -20,6 +18,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/nullable"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/tenant"
@@ -209,7 +208,7 @@ func (s *Server) CreateDraft(ctx context.Context, req *campaignsv1.CreateDraftRe
 	if err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error { return s.cfg.Store.Insert(ctx, tx, &c) }); err != nil {
 		return nil, err
 	}
-	setHTTPCode(ctx, "201")
+	httpcode.Set(ctx, 201)
 	return &campaignsv1.CreateDraftResponse{Campaign: toCampaign(&c)}, nil
 }
 
@@ -339,7 +338,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	if err != nil {
 		return nil, storeError(err)
 	}
-	setHTTPCode(ctx, "201")
+	httpcode.Set(ctx, 201)
 	return &campaignsv1.CreateCampaignResponse{Campaign: toCampaign(&c)}, nil
 }
 
@@ -585,9 +584,4 @@ func storeError(err error) error {
 		return apierr.NotFound("campaign not found")
 	}
 	return err
-}
-
-// setHTTPCode tells the gateway which success status to answer.
-func setHTTPCode(ctx context.Context, code string) {
-	_ = grpc.SetHeader(ctx, metadata.Pairs("x-http-code", code))
 }
