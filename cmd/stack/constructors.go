@@ -18,69 +18,27 @@ import (
 
 // constructor builds one registry service from the stack's configuration. peers holds, by
 // name, the listening addresses of the services the registry says it needs.
-type constructor func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error)
+type constructor func(ctx context.Context, cfg *Config, peers registry.Peers, log *slog.Logger) (process.Server, error)
 
 // constructors completes the registry's rows, which pkg/registry cannot hold because the
 // services import pkg. TestEveryServiceHasAConstructor keeps the two in step.
 var constructors = map[string]constructor{
-	registry.Orgs.Name: func(ctx context.Context, cfg *Config, _ map[string]string, log *slog.Logger) (process.Server, error) {
-		c := cfg.Orgs
-		c.Logger = log
-		return orgs.New(ctx, c)
-	},
-	registry.Contacts.Name: func(ctx context.Context, cfg *Config, _ map[string]string, log *slog.Logger) (process.Server, error) {
-		c := cfg.Contacts
-		c.Logger = log
-		return contacts.New(ctx, c)
-	},
-	registry.Billing.Name: func(ctx context.Context, cfg *Config, _ map[string]string, log *slog.Logger) (process.Server, error) {
-		c := cfg.Billing
-		c.Logger = log
-		return billing.New(ctx, c)
-	},
-	registry.Messaging.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
-		c := cfg.Messaging
-		c.Logger = log
-		c.OrgsAddr = peers[registry.Orgs.Name]
-		c.ContactsAddr = peers[registry.Contacts.Name]
-		c.BillingAddr = peers[registry.Billing.Name]
-		return messaging.New(ctx, c)
-	},
-	registry.Campaigns.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
-		c := cfg.Campaigns
-		c.Logger = log
-		c.OrgsAddr = peers[registry.Orgs.Name]
-		c.ContactsAddr = peers[registry.Contacts.Name]
-		c.BillingAddr = peers[registry.Billing.Name]
-		c.MessagingAddr = peers[registry.Messaging.Name]
-		return campaigns.New(ctx, c)
-	},
-	registry.Polls.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
-		c := cfg.Polls
-		c.Logger = log
-		c.OrgsAddr = peers[registry.Orgs.Name]
-		c.ContactsAddr = peers[registry.Contacts.Name]
-		c.BillingAddr = peers[registry.Billing.Name]
-		c.MessagingAddr = peers[registry.Messaging.Name]
-		return polls.New(ctx, c)
-	},
-	registry.Analytics.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
-		c := cfg.Analytics
-		c.Logger = log
-		c.OrgsAddr = peers[registry.Orgs.Name]
-		c.ContactsAddr = peers[registry.Contacts.Name]
-		return analytics.New(ctx, c)
-	},
-	registry.Gateway.Name: func(ctx context.Context, cfg *Config, peers map[string]string, log *slog.Logger) (process.Server, error) {
-		c := cfg.Gateway
-		c.Logger = log
-		c.OrgsAddr = peers[registry.Orgs.Name]
-		c.ContactsAddr = peers[registry.Contacts.Name]
-		c.BillingAddr = peers[registry.Billing.Name]
-		c.MessagingAddr = peers[registry.Messaging.Name]
-		c.CampaignsAddr = peers[registry.Campaigns.Name]
-		c.PollsAddr = peers[registry.Polls.Name]
-		c.AnalyticsAddr = peers[registry.Analytics.Name]
-		return gateway.New(ctx, c)
-	},
+	registry.Orgs.Name:      wired(func(c *Config) orgs.Config { return c.Orgs }, orgs.New),
+	registry.Contacts.Name:  wired(func(c *Config) contacts.Config { return c.Contacts }, contacts.New),
+	registry.Billing.Name:   wired(func(c *Config) billing.Config { return c.Billing }, billing.New),
+	registry.Messaging.Name: wired(func(c *Config) messaging.Config { return c.Messaging }, messaging.New),
+	registry.Campaigns.Name: wired(func(c *Config) campaigns.Config { return c.Campaigns }, campaigns.New),
+	registry.Polls.Name:     wired(func(c *Config) polls.Config { return c.Polls }, polls.New),
+	registry.Analytics.Name: wired(func(c *Config) analytics.Config { return c.Analytics }, analytics.New),
+	registry.Gateway.Name:   wired(func(c *Config) gateway.Config { return c.Gateway }, gateway.New),
+}
+
+// wired is the constructor that builds a service from its part of the stack's configuration
+// (pick), given the stack's logger and its peers' listeners.
+func wired[C any, W process.Wirable[C], S process.Server](pick func(*Config) C, build func(context.Context, C) (S, error)) constructor {
+	return func(ctx context.Context, cfg *Config, peers registry.Peers, log *slog.Logger) (process.Server, error) {
+		c := pick(cfg)
+		W(&c).Wire(peers, log)
+		return build(ctx, c)
+	}
 }

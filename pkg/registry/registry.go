@@ -110,6 +110,30 @@ var (
 // All is every row in start order: each comes after the services it needs (TestStartOrder).
 var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Analytics, Gateway}
 
+// Named is the row called name; ok is false when there is none.
+func Named(name string) (s Service, ok bool) {
+	for _, s := range All {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Service{}, false
+}
+
+// Peers is where a process reaches the services it calls: an address by registry Name. One map
+// carries every peer, so a service that comes to need another gains a row of Needs, not a field.
+type Peers map[string]string
+
+// PeersFrom is where s reaches each service it needs: that service's AddrVar, else its default.
+func (s Service) PeersFrom(r *envconfig.Reader) Peers {
+	p := make(Peers, len(s.Needs))
+	for _, name := range s.Needs {
+		peer, _ := Named(name) // a row, listed before s (TestStartOrder)
+		p[name] = peer.AddrFrom(r)
+	}
+	return p
+}
+
 // AddrFrom is where callers reach the service: AddrVar, else the default.
 func (s Service) AddrFrom(r *envconfig.Reader) string { return r.String(s.AddrVar, s.Addr) }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
@@ -53,7 +54,7 @@ var migrated = pgtest.NewTemplate("contacts", func(ctx context.Context, dsn stri
 func config(dsn, redisURL string) contacts.Config {
 	return contacts.Config{
 		DatabaseURL: dsn, RedisURL: redisURL, CursorSecret: "test-secret", LookupProvider: "sandbox",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -48,10 +49,10 @@ func StartPeers(t *testing.T) *Peers {
 	ctx := context.Background()
 	p := &Peers{DSN: pgtest.NewDatabase(t)}
 	p.RedisURL, _ = redistest.New(t)
-	o, err := orgs.New(ctx, orgs.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, Logger: Quiet()})
+	o, err := orgs.New(ctx, orgs.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, Wiring: process.Wiring{Logger: Quiet()}})
 	require.NoError(t, err)
 	p.OrgsAddr, p.Orgs = serve(t, o, orgsv1.NewOrgsServiceClient)
-	c, err := contacts.New(ctx, contacts.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, CursorSecret: "test-secret", LookupProvider: "sandbox", Logger: Quiet()})
+	c, err := contacts.New(ctx, contacts.Config{DatabaseURL: p.DSN, RedisURL: p.RedisURL, CursorSecret: "test-secret", LookupProvider: "sandbox", Wiring: process.Wiring{Logger: Quiet()}})
 	require.NoError(t, err)
 	p.ContactsAddr, p.Contacts = serve(t, c, contactsv1.NewContactsServiceClient)
 	return p
@@ -122,11 +123,13 @@ const (
 func (p *Peers) Messaging(t *testing.T, twilioURL string) messagingv1.MessagingServiceClient {
 	t.Helper()
 	svc, err := messaging.New(context.Background(), messaging.Config{
-		DatabaseURL: p.DSN, RedisURL: p.RedisURL, OrgsAddr: p.OrgsAddr, ContactsAddr: p.ContactsAddr,
-		BillingAddr: servetest.ClosedAddr(t), PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
+		DatabaseURL: p.DSN, RedisURL: p.RedisURL, PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
 		Provider: messaging.ProviderTwilio, SandboxToken: SandboxToken,
 		Twilio:     carrier.TwilioConfig{AccountSID: "ACtest", AuthToken: TwilioToken, BaseURL: twilioURL},
-		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour, Logger: Quiet(),
+		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour,
+		Wiring: process.Wiring{Logger: Quiet(), Peers: registry.Peers{
+			registry.Orgs.Name: p.OrgsAddr, registry.Contacts.Name: p.ContactsAddr, registry.Billing.Name: servetest.ClosedAddr(t),
+		}},
 	})
 	require.NoError(t, err)
 	return messagingv1.NewMessagingServiceClient(servetest.Serve(t, svc))
