@@ -22,8 +22,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
-	"github.com/chorus-sms/chorus/cmd/devauth"
 	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/devauth"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"

@@ -1,10 +1,11 @@
 // Package registry is the one table of Chorus's processes: each one's name, default address,
 // the variable that names that address, and the services it calls. The all-in-one stack starts
-// from it, the gateway, messaging and chorusctl take their default peer addresses from it, and
-// a test holds the Kubernetes manifests to it, so a port is written here and nowhere else.
+// from it, every process and chorusctl take their peers' default addresses from it, and a
+// test holds the Kubernetes manifests to it, so a port is written here and nowhere else.
 //
 // The constructors are not here: pkg is imported by the services, so it cannot import them.
-// cmd/stack keeps one constructor per row, keyed by Name, and tests that none is missing.
+// The stack module keeps one constructor per row, keyed by Name, and tests that none is
+// missing.
 package registry
 
 import (
