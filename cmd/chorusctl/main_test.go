@@ -147,6 +147,7 @@ func TestNumberAddWithARate(t *testing.T) {
 		"CHORUS_ORGS_ADDR": orgConn.Target(), "CHORUS_CONTACTS_ADDR": servetest.ClosedAddr(t),
 		"CHORUS_BILLING_ADDR": servetest.ClosedAddr(t), "CHORUS_NUMBER_RATE": "7"})
 	cfg := messaging.ConfigFromEnv(r)
+	cfg.Peers = registry.Messaging.PeersFrom(r)
 	require.NoError(t, r.Err())
 	msgSvc, err := messaging.New(ctx, cfg)
 	require.NoError(t, err)
