@@ -1,9 +1,9 @@
-// Package service is the lifecycle every Chorus service shares: read its peers' addresses
-// (Setup), open its pool (and Redis when it reads or writes streams), migrate its schema, dial
-// the services its registry row needs, run its gRPC server beside its background work, answer
-// readiness, and release what it holds in reverse order. Each service keeps its own New,
-// Serve, Ready and Close and delegates the common part here, so errors keep the service's name
-// as their prefix.
+// Package service is the lifecycle every Chorus service shares: open its pool (and Redis when
+// it reads or writes streams), migrate its schema, dial the services its registry row needs
+// (at the addresses process.Wiring carries), start its background work and run it beside its
+// gRPC server, answer readiness, and release what it holds in reverse order. Each service keeps
+// its own New and delegates the rest here (its Service embeds Server), so errors keep the
+// service's name as their prefix.
 package service
 
 import (
