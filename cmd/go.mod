@@ -13,23 +13,18 @@ replace (
 	github.com/chorus-sms/chorus/services/messaging => ../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../services/orgs
 	github.com/chorus-sms/chorus/services/polls => ../services/polls
+	github.com/chorus-sms/chorus/stack => ../stack
 )
 
 require (
-	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/pkg v0.0.0
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
-	github.com/chorus-sms/chorus/services/analytics v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/billing v0.0.0-00010101000000-000000000000
-	github.com/chorus-sms/chorus/services/campaigns v0.0.0-00010101000000-000000000000
-	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/messaging v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/orgs v0.0.0
-	github.com/chorus-sms/chorus/services/polls v0.0.0-00010101000000-000000000000
-	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/chorus-sms/chorus/stack v0.0.0-00010101000000-000000000000
 	github.com/google/uuid v1.6.0
 	github.com/stretchr/testify v1.12.1
-	golang.org/x/sync v0.24.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
@@ -40,11 +35,17 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/services/analytics v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/services/campaigns v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/services/polls v0.0.0-00010101000000-000000000000 // indirect
 	github.com/exaring/otelpgx v0.13.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-redis/redis_rate/v10 v10.0.1 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.1.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0 // indirect
@@ -88,6 +89,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect

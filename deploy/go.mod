@@ -3,7 +3,6 @@ module github.com/chorus-sms/chorus/deploy
 go 1.26.0
 
 replace (
-	github.com/chorus-sms/chorus/cmd => ../cmd
 	github.com/chorus-sms/chorus/gateway => ../gateway
 	github.com/chorus-sms/chorus/pkg => ../pkg
 	github.com/chorus-sms/chorus/proto/gen/go => ../proto/gen/go
@@ -17,7 +16,6 @@ replace (
 )
 
 require (
-	github.com/chorus-sms/chorus/cmd v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/pkg v0.0.0
 	github.com/chorus-sms/chorus/services/analytics v0.0.0-00010101000000-000000000000

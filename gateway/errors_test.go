@@ -21,6 +21,8 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 )
 
@@ -74,7 +76,7 @@ func TestServiceErrorsMapToTheSharedBody(t *testing.T) {
 		ids[i] = "0190d1f8-0000-7000-8000-" + strings.Repeat("0", 10) + string(rune('a'+i/10)) + string(rune('a'+i%10))
 		stub.errs[ids[i]] = tc.err
 	}
-	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = startContacts(t, stub) })
+	e := newEnv(t, func(c *gateway.Config) { c.Peers[registry.Contacts.Name] = startContacts(t, stub) })
 	e.contacts = stub
 	org := e.member("reader", "read")
 	for i, tc := range cases {
@@ -103,7 +105,7 @@ func TestServiceErrorsMapToTheSharedBody(t *testing.T) {
 
 func TestUnreachableServiceAnswers503(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = servetest.ClosedAddr(t) })
+	e := newEnv(t, func(c *gateway.Config) { c.Peers[registry.Contacts.Name] = servetest.ClosedAddr(t) })
 	org := e.member("reader", "read")
 	res := e.get("/api/contacts", "reader", org)
 	require.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
@@ -170,7 +172,7 @@ func TestSuccessCodeComesFromTheServiceAndStaysInternal(t *testing.T) {
 	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
 	for k := range res.header {
 		lk := strings.ToLower(k)
-		assert.NotContains(t, lk, "x-http-code")
+		assert.NotContains(t, lk, httpcode.Header)
 		assert.NotContains(t, lk, "grpc")
 		assert.NotContains(t, lk, "x-internal-note")
 	}

@@ -28,23 +28,8 @@ import (
 // Config is the gateway process configuration. Zero durations and sizes take the defaults
 // ConfigFromEnv documents, except JWTLeeway, where zero means no leeway.
 type Config struct {
-	HTTPAddr     string // CHORUS_HTTP_ADDR: where the REST API listens (used by main and the stack)
-	OrgsAddr     string // CHORUS_ORGS_ADDR: orgs service gRPC address
-	ContactsAddr string // CHORUS_CONTACTS_ADDR: contacts service gRPC address
-	BillingAddr  string // CHORUS_BILLING_ADDR: billing service gRPC address (empty: no billing routes)
-	// MessagingAddr is the messaging service's gRPC address (CHORUS_MESSAGING_ADDR); empty
-	// leaves out the conversation routes, the carrier webhooks and the short-link redirects.
-	MessagingAddr string
-	// CampaignsAddr is the campaigns service's gRPC address (CHORUS_CAMPAIGNS_ADDR); empty
-	// leaves out the campaign routes.
-	CampaignsAddr string
-	// PollsAddr is the polls service's gRPC address (CHORUS_POLLS_ADDR); empty leaves out the
-	// poll routes.
-	PollsAddr string
-	// AnalyticsAddr is the analytics service's gRPC address (CHORUS_ANALYTICS_ADDR); empty
-	// leaves out the analytics routes.
-	AnalyticsAddr string
-	RedisURL      string // CHORUS_REDIS_URL: rate-limit counters
+	HTTPAddr string // CHORUS_HTTP_ADDR: where the REST API listens (used by main and the stack)
+	RedisURL string // CHORUS_REDIS_URL: rate-limit counters
 
 	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
 	Issuer      string        // CHORUS_JWT_ISSUER: required iss
@@ -58,7 +43,11 @@ type Config struct {
 	MaxBodyBytes   int64         // CHORUS_HTTP_MAX_BODY_BYTES: larger request bodies answer 413
 	RequestTimeout time.Duration // CHORUS_HTTP_REQUEST_TIMEOUT: deadline of each backend call
 
-	Logger *slog.Logger
+	// Wiring is the logger and the addresses of the services (registry.Gateway.Needs): orgs and
+	// contacts are required; without billing, messaging, campaigns, polls or analytics that
+	// service's routes are left out (without messaging, also the carrier webhooks and the
+	// short-link redirects).
+	process.Wiring
 }
 
 // Defaults of the settings that have one.
@@ -72,17 +61,11 @@ const (
 // Drain, which the pod's termination grace period outlasts.
 var shutdownGrace = registry.Gateway.Drain
 
-// ConfigFromEnv reads the CHORUS_* variables of the gateway.
+// ConfigFromEnv reads the gateway's own CHORUS_* variables; Setup adds the services'
+// addresses.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
 		HTTPAddr:       registry.Gateway.ListenFrom(r),
-		OrgsAddr:       registry.Orgs.AddrFrom(r),
-		ContactsAddr:   registry.Contacts.AddrFrom(r),
-		BillingAddr:    registry.Billing.AddrFrom(r),
-		MessagingAddr:  registry.Messaging.AddrFrom(r),
-		CampaignsAddr:  registry.Campaigns.AddrFrom(r),
-		PollsAddr:      registry.Polls.AddrFrom(r),
-		AnalyticsAddr:  registry.Analytics.AddrFrom(r),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
@@ -97,12 +80,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-// The manifests test reads each Deployment's environment through it.
-func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
-	cfg := ConfigFromEnv(env)
-	cfg.Logger = log
-	return cfg.HTTPAddr, func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
-}
+var Setup = process.SetupFor(registry.Gateway, ConfigFromEnv, New)
 
 func requiredURL(r *envconfig.Reader, name string) string {
 	if r.Required(name) == "" {
@@ -127,7 +105,7 @@ func (c Config) withDefaults() (Config, error) {
 	var errs []error
 	for _, f := range []struct{ name, value string }{
 		{"JWKSURL", c.JWKSURL}, {"Issuer", c.Issuer}, {"Audience", c.Audience},
-		{"OrgsAddr", c.OrgsAddr}, {"ContactsAddr", c.ContactsAddr},
+		{"Peers[orgs]", c.Peers[registry.Orgs.Name]}, {"Peers[contacts]", c.Peers[registry.Contacts.Name]},
 	} {
 		if f.value == "" {
 			errs = append(errs, fmt.Errorf("%s is required", f.name))
@@ -186,48 +164,9 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 
-	orgsConn, err := g.dial("orgs", cfg.OrgsAddr)
+	conns, err := g.dial()
 	if err != nil {
 		return nil, err
-	}
-	contactsConn, err := g.dial("contacts", cfg.ContactsAddr)
-	if err != nil {
-		return nil, err
-	}
-
-	var billingConn *clients.Conn
-	if cfg.BillingAddr != "" {
-		if billingConn, err = g.dial("billing", cfg.BillingAddr); err != nil {
-			return nil, err
-		}
-	}
-
-	var messagingConn *clients.Conn
-	if cfg.MessagingAddr != "" {
-		if messagingConn, err = g.dial("messaging", cfg.MessagingAddr); err != nil {
-			return nil, err
-		}
-	}
-
-	var campaignsConn *clients.Conn
-	if cfg.CampaignsAddr != "" {
-		if campaignsConn, err = g.dial("campaigns", cfg.CampaignsAddr); err != nil {
-			return nil, err
-		}
-	}
-
-	var pollsConn *clients.Conn
-	if cfg.PollsAddr != "" {
-		if pollsConn, err = g.dial("polls", cfg.PollsAddr); err != nil {
-			return nil, err
-		}
-	}
-
-	var analyticsConn *clients.Conn
-	if cfg.AnalyticsAddr != "" {
-		if analyticsConn, err = g.dial("analytics", cfg.AnalyticsAddr); err != nil {
-			return nil, err
-		}
 	}
 
 	subOpts, err := redis.ParseURL(cfg.RedisURL)
@@ -239,37 +178,43 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	metrics := newMetrics()
 	limiter := newRateLimiter(g.rdb, cfg.RateLimit, cfg.RateBurst, metrics, g.log)
 	limiter.startDecisions(jwksCtx)
-	accessCache := orgsclient.NewAccessCache(orgsclient.New(orgsConn), g.subRDB, g.log)
+	accessCache := orgsclient.NewAccessCache(orgsclient.New(conns[registry.Orgs.Name]), g.subRDB, g.log)
 	go accessCache.Run(jwksCtx)
 	access := &accessChecker{orgs: accessCache}
 	api, err := newAPIMux(ctx, backendConns{
-		contacts: contactsConn.ClientConn(), billing: billingConn.ClientConn(),
-		messaging: messagingConn.ClientConn(), campaigns: campaignsConn.ClientConn(),
-		polls: pollsConn.ClientConn(), analytics: analyticsConn.ClientConn(),
+		contacts: conns[registry.Contacts.Name].ClientConn(), billing: conns[registry.Billing.Name].ClientConn(),
+		messaging: conns[registry.Messaging.Name].ClientConn(), campaigns: conns[registry.Campaigns.Name].ClientConn(),
+		polls: conns[registry.Polls.Name].ClientConn(), analytics: conns[registry.Analytics.Name].ClientConn(),
 	}, g.log)
 	if err != nil {
 		return nil, err
 	}
 	var public *publicRoutes
-	if messagingConn != nil {
-		public = &publicRoutes{messaging: messagingclient.New(messagingConn), log: g.log}
+	if messaging := conns[registry.Messaging.Name]; messaging != nil {
+		public = &publicRoutes{messaging: messagingclient.New(messaging), log: g.log}
 	}
 	g.handler = g.routes(api, public, auth, access, limiter, metrics)
 	ok = true
 	return g, nil
 }
 
-// dial makes a lazy client connection to a backend service and registers it for /readyz.
-func (g *Gateway) dial(name, addr string) (*clients.Conn, error) {
-	conn, err := clients.Dial(name, addr, "gateway")
+// dial makes lazy client connections, by registry name, to the backend services that have an
+// address and registers them for /readyz, in the registry's order.
+func (g *Gateway) dial() (map[string]*clients.Conn, error) {
+	conns, err := clients.DialNeeds(registry.Gateway, g.cfg.Peers)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	// Each request already carries CHORUS_HTTP_REQUEST_TIMEOUT; a shorter per-attempt deadline
-	// would cut a slow webhook off at the client's default and have the carrier redeliver it.
-	conn.Timeout = g.cfg.RequestTimeout
-	g.backends = append(g.backends, backend{name: name, conn: conn.ClientConn()})
-	return conn, nil
+	for _, name := range registry.Gateway.Needs {
+		if conn := conns[name]; conn != nil {
+			// Each request already carries CHORUS_HTTP_REQUEST_TIMEOUT; a shorter per-attempt
+			// deadline would cut a slow webhook off at the client's default and have the carrier
+			// redeliver it.
+			conn.Timeout = g.cfg.RequestTimeout
+			g.backends = append(g.backends, backend{name: name, conn: conn.ClientConn()})
+		}
+	}
+	return conns, nil
 }
 
 // Handler is the whole HTTP surface: /api/**, /webhooks/**, /l/*, /healthz, /readyz, /metrics,

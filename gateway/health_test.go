@@ -13,13 +13,14 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 )
 
 func TestNotReadyWhileAServiceIsDown(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *gateway.Config) { c.ContactsAddr = servetest.ClosedAddr(t) })
+	e := newEnv(t, func(c *gateway.Config) { c.Peers[registry.Contacts.Name] = servetest.ClosedAddr(t) })
 	res := e.do(request{method: http.MethodGet, path: "/readyz"})
 	assert.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
 	services, _ := res.json(t)["services"].(map[string]any)
@@ -68,9 +69,8 @@ func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
 	redis := redisURL(t)
 	orgsAddr, _ := startOrgs(t, redis)
 	gw, err := gateway.New(context.Background(), gateway.Config{
-		OrgsAddr: orgsAddr, ContactsAddr: servetest.ClosedAddr(t), RedisURL: redis,
-		JWKSURL: newIDP(t, key).url, Issuer: issuer, Audience: audience,
-		RateLimit: 1, RateBurst: 1, Logger: quietLogger(),
+		RedisURL: redis, JWKSURL: newIDP(t, key).url, Issuer: issuer, Audience: audience, RateLimit: 1, RateBurst: 1,
+		Wiring: process.Wiring{Logger: quietLogger(), Peers: registry.Peers{"orgs": orgsAddr, "contacts": servetest.ClosedAddr(t)}},
 	})
 	require.NoError(t, err)
 	defer gw.Close()
@@ -93,9 +93,9 @@ func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
 func TestNewFailsWhenTheJWKSCannotBeFetched(t *testing.T) {
 	t.Parallel()
 	_, err := gateway.New(context.Background(), gateway.Config{
-		OrgsAddr: servetest.ClosedAddr(t), ContactsAddr: servetest.ClosedAddr(t), RedisURL: redisURL(t),
-		JWKSURL: "http://" + servetest.ClosedAddr(t) + "/jwks.json", Issuer: issuer, Audience: audience,
-		RateLimit: 1, RateBurst: 1, Logger: quietLogger(),
+		RedisURL: redisURL(t), JWKSURL: "http://" + servetest.ClosedAddr(t) + "/jwks.json", Issuer: issuer, Audience: audience,
+		RateLimit: 1, RateBurst: 1,
+		Wiring: process.Wiring{Logger: quietLogger(), Peers: registry.Peers{"orgs": servetest.ClosedAddr(t), "contacts": servetest.ClosedAddr(t)}},
 	})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "JWKS")
@@ -110,12 +110,9 @@ func TestConfigFromEnv(t *testing.T) {
 	for _, name := range []string{"CHORUS_JWT_JWKS_URL", "CHORUS_JWT_ISSUER", "CHORUS_JWT_AUDIENCE"} {
 		assert.Contains(t, err.Error(), name)
 	}
-	// Addresses default to the registry's.
+	// The listener defaults to the registry's address (the services' addresses are
+	// registry.Gateway.PeersFrom's, which Setup adds).
 	assert.Equal(t, registry.Gateway.Addr, cfg.HTTPAddr)
-	assert.Equal(t, registry.Orgs.Addr, cfg.OrgsAddr)
-	assert.Equal(t, registry.Contacts.Addr, cfg.ContactsAddr)
-	assert.Equal(t, registry.Billing.Addr, cfg.BillingAddr)
-	assert.Equal(t, registry.Messaging.Addr, cfg.MessagingAddr)
 	assert.Equal(t, 30*time.Second, cfg.JWTLeeway)
 	assert.Equal(t, 50, cfg.RateLimit)
 	assert.Equal(t, 100, cfg.RateBurst)

@@ -31,8 +31,11 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -153,7 +156,7 @@ func sign(t testing.TB, k signingKey, c jwt.MapClaims) string {
 
 // orgsSchema is the schema every orgs database starts with, migrated by the service itself.
 var orgsSchema = pgtest.NewTemplate("gateway_orgs", func(ctx context.Context, dsn string) error {
-	svc, err := orgs.New(ctx, orgs.Config{DatabaseURL: dsn, RedisURL: "redis://127.0.0.1:6379/0", Logger: quietLogger()})
+	svc, err := orgs.New(ctx, orgs.Config{DatabaseURL: dsn, RedisURL: "redis://127.0.0.1:6379/0", Wiring: process.Wiring{Logger: quietLogger()}})
 	if err != nil {
 		return err
 	}
@@ -166,7 +169,7 @@ var orgsSchema = pgtest.NewTemplate("gateway_orgs", func(ctx context.Context, ds
 func startOrgs(t testing.TB, redisURL string) (string, orgsv1.OrgsServiceClient) {
 	t.Helper()
 	svc, err := orgs.New(context.Background(), orgs.Config{
-		DatabaseURL: orgsSchema.NewDatabase(t), RedisURL: redisURL, Logger: quietLogger(),
+		DatabaseURL: orgsSchema.NewDatabase(t), RedisURL: redisURL, Wiring: process.Wiring{Logger: quietLogger()},
 	})
 	require.NoError(t, err)
 	conn := servetest.Serve(t, svc)
@@ -215,7 +218,7 @@ func (s *stubContacts) ListContacts(ctx context.Context, req *contactsv1.ListCon
 
 func (s *stubContacts) CreateContact(ctx context.Context, req *contactsv1.CreateContactRequest) (*contactsv1.CreateContactResponse, error) {
 	s.record(ctx)
-	if err := grpc.SetHeader(ctx, metadata.Pairs("x-http-code", "201", "x-internal-note", "secret")); err != nil {
+	if err := grpc.SetHeader(ctx, metadata.Pairs(httpcode.Header, "201", "x-internal-note", "secret")); err != nil {
 		return nil, err
 	}
 	return &contactsv1.CreateContactResponse{Contact: &contactsv1.CreatedContact{
@@ -417,10 +420,15 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	orgsAddr, orgsClient := startOrgs(t, redis)
 	e.orgs = orgsClient
 	cfg := gateway.Config{
-		OrgsAddr: orgsAddr, ContactsAddr: startContacts(t, e.contacts), MessagingAddr: startMessaging(t, e.messaging),
 		RedisURL: redis, JWKSURL: e.idp.url, Issuer: issuer, Audience: audience, JWTLeeway: leeway,
 		RateLimit: 1000, RateBurst: 1000,
-		Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Wiring: process.Wiring{
+			Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			Peers: registry.Peers{
+				registry.Orgs.Name: orgsAddr, registry.Contacts.Name: startContacts(t, e.contacts),
+				registry.Messaging.Name: startMessaging(t, e.messaging),
+			},
+		},
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/gateway"
+	"github.com/chorus-sms/chorus/pkg/registry"
 )
 
 // follow requests path without following redirects; the body is read and closed.
@@ -86,7 +87,7 @@ func TestShortLinkFailures(t *testing.T) {
 
 func TestWithoutMessagingThePublicRoutesDoNotExist(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *gateway.Config) { c.MessagingAddr = "" })
+	e := newEnv(t, func(c *gateway.Config) { delete(c.Peers, registry.Messaging.Name) })
 	for _, r := range []request{
 		{method: http.MethodGet, path: "/l/abc"},
 		{method: http.MethodPost, path: "/webhooks/sandbox/inbound", header: http.Header{"Content-Type": {formType}}},

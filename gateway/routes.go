@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	analyticsv1 "github.com/chorus-sms/chorus/proto/gen/go/analytics/v1"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
@@ -23,10 +24,6 @@ import (
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 )
-
-// httpCodeHeader is the metadata key a service sets with grpc.SetHeader to choose the success
-// status (201 on create, 200 on merge, 202 on an immediate poll start).
-const httpCodeHeader = "x-http-code"
 
 // backendConns are the services whose REST routes the mux serves; a nil connection other than
 // contacts leaves that service's routes out.
@@ -42,7 +39,7 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
 		// Nothing from the HTTP request travels as metadata except what forwardPrincipal sets,
 		// so a client cannot smuggle in x-chorus-* keys; nothing a service sets reaches the
-		// client as a header (no Grpc-Metadata-*, no x-http-code).
+		// client as a header (no Grpc-Metadata-*, no httpcode.Header).
 		runtime.WithIncomingHeaderMatcher(noHeaders),
 		runtime.WithOutgoingHeaderMatcher(noHeaders),
 		runtime.WithOutgoingTrailerMatcher(noHeaders),
@@ -108,19 +105,19 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 
 func noHeaders(string) (string, bool) { return "", false }
 
-// writeHTTPCode writes the success status the service chose with the x-http-code header.
+// writeHTTPCode writes the success status the service chose with httpcode.Set.
 func writeHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
 	md, ok := runtime.ServerMetadataFromContext(ctx)
 	if !ok {
 		return nil
 	}
-	vals := md.HeaderMD.Get(httpCodeHeader)
+	vals := md.HeaderMD.Get(httpcode.Header)
 	if len(vals) == 0 {
 		return nil
 	}
 	code, err := strconv.Atoi(vals[0])
 	if err != nil || code < 200 || code > 299 {
-		return fmt.Errorf("service sent %s %q, want a 2xx status", httpCodeHeader, vals[0])
+		return fmt.Errorf("service sent %s %q, want a 2xx status", httpcode.Header, vals[0])
 	}
 	w.WriteHeader(code)
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/chorus-sms/chorus/gateway"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 )
@@ -83,7 +84,7 @@ func TestClientCannotForgeForwardedMetadata(t *testing.T) {
 
 func TestOrgsServiceDownAnswers503(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *gateway.Config) { c.OrgsAddr = servetest.ClosedAddr(t) })
+	e := newEnv(t, func(c *gateway.Config) { c.Peers[registry.Orgs.Name] = servetest.ClosedAddr(t) })
 	res := e.get("/api/contacts", "user-1", "0190d1f8-0000-7000-8000-000000000001")
 	assert.Equal(t, http.StatusServiceUnavailable, res.status)
 	body := res.apiErr(t)

@@ -7,6 +7,7 @@ replace github.com/chorus-sms/chorus/proto/gen/go => ../proto/gen/go
 require (
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
 	github.com/exaring/otelpgx v0.13.0
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1
 	github.com/jackc/pgx/v5 v5.12.0

@@ -11,9 +11,9 @@ import (
 	"syscall"
 	_ "time/tzdata" // timezone validation must not depend on the host's zoneinfo
 
-	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/telemetry"
+	"github.com/chorus-sms/chorus/stack"
 )
 
 func main() {

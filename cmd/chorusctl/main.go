@@ -22,10 +22,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
-	"github.com/chorus-sms/chorus/cmd/devauth"
+	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/devauth"
 	"github.com/chorus-sms/chorus/pkg/phone"
 	"github.com/chorus-sms/chorus/pkg/registry"
-	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
@@ -356,7 +356,7 @@ func addrVars(svcs ...registry.Service) string {
 
 // dial connects to svc where its registry variable says, else at its default address.
 func dial(svc registry.Service) (*grpc.ClientConn, error) {
-	return rpcclient.Dial(svc.Name, env(svc.AddrVar, svc.Addr))
+	return clients.DialGRPC(svc.Name, env(svc.AddrVar, svc.Addr))
 }
 
 func withOrgs(ctx context.Context, f func(orgsv1.OrgsServiceClient) (any, error)) (any, error) {

@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/sandbox"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/billing"
@@ -147,6 +147,7 @@ func TestNumberAddWithARate(t *testing.T) {
 		"CHORUS_ORGS_ADDR": orgConn.Target(), "CHORUS_CONTACTS_ADDR": servetest.ClosedAddr(t),
 		"CHORUS_BILLING_ADDR": servetest.ClosedAddr(t), "CHORUS_NUMBER_RATE": "7"})
 	cfg := messaging.ConfigFromEnv(r)
+	cfg.Peers = registry.Messaging.PeersFrom(r)
 	require.NoError(t, r.Err())
 	msgSvc, err := messaging.New(ctx, cfg)
 	require.NoError(t, err)

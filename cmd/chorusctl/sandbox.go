@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/sandbox"
 	"github.com/chorus-sms/chorus/services/messaging"
 )
 

@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/cmd/devauth"
 	"github.com/chorus-sms/chorus/deploy/images"
+	"github.com/chorus-sms/chorus/pkg/devauth"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/registry"

@@ -1,8 +1,8 @@
-// Package clients is what every typed peer client (pkg/clients/<service>) shares: dialing, the
-// caller a service acts as, a deadline per call, retries for idempotent calls, and the
-// translation of a peer's status into an *Error that never carries the peer's text onward.
-// Services import the typed clients, never the generated stubs of a peer, so none keeps its
-// own copy of this plumbing.
+// Package clients is what every typed peer client (pkg/clients/<service>) shares: dialing (the
+// one way a process reaches its peers: dial.go), the caller a service acts as, a deadline per
+// call, retries for idempotent calls, and the translation of a peer's status into an *Error
+// that never carries the peer's text onward. Services import the typed clients, never the
+// generated stubs of a peer, so none keeps its own copy of this plumbing.
 package clients
 
 import (
@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 )
 
@@ -40,16 +39,6 @@ type Conn struct {
 	// wait before the second, doubling after each.
 	Attempts int
 	Backoff  time.Duration
-}
-
-// Dial returns a lazy connection to peer at addr for the service named caller (it acts as
-// "service:<caller>").
-func Dial(peer, addr, caller string) (*Conn, error) {
-	cc, err := rpcclient.Dial(peer, addr)
-	if err != nil {
-		return nil, err
-	}
-	return &Conn{peer: peer, caller: caller, cc: cc, Timeout: DefaultTimeout, Attempts: DefaultAttempts, Backoff: DefaultBackoff}, nil
 }
 
 // ClientConn is the underlying connection, for a generated stub the caller registers as a

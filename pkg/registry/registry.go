@@ -1,10 +1,11 @@
 // Package registry is the one table of Chorus's processes: each one's name, default address,
 // the variable that names that address, and the services it calls. The all-in-one stack starts
-// from it, the gateway, messaging and chorusctl take their default peer addresses from it, and
-// a test holds the Kubernetes manifests to it, so a port is written here and nowhere else.
+// from it, every process and chorusctl take their peers' default addresses from it, and a
+// test holds the Kubernetes manifests to it, so a port is written here and nowhere else.
 //
 // The constructors are not here: pkg is imported by the services, so it cannot import them.
-// cmd/stack keeps one constructor per row, keyed by Name, and tests that none is missing.
+// The stack module keeps one constructor per row, keyed by Name, and tests that none is
+// missing.
 package registry
 
 import (
@@ -109,6 +110,30 @@ var (
 
 // All is every row in start order: each comes after the services it needs (TestStartOrder).
 var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Analytics, Gateway}
+
+// Named is the row called name; ok is false when there is none.
+func Named(name string) (s Service, ok bool) {
+	for _, s := range All {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Service{}, false
+}
+
+// Peers is where a process reaches the services it calls: an address by registry Name. One map
+// carries every peer, so a service that comes to need another gains a row of Needs, not a field.
+type Peers map[string]string
+
+// PeersFrom is where s reaches each service it needs: that service's AddrVar, else its default.
+func (s Service) PeersFrom(r *envconfig.Reader) Peers {
+	p := make(Peers, len(s.Needs))
+	for _, name := range s.Needs {
+		peer, _ := Named(name) // a row, listed before s (TestStartOrder)
+		p[name] = peer.AddrFrom(r)
+	}
+	return p
+}
 
 // AddrFrom is where callers reach the service: AddrVar, else the default.
 func (s Service) AddrFrom(r *envconfig.Reader) string { return r.String(s.AddrVar, s.Addr) }

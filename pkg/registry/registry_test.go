@@ -52,6 +52,21 @@ func TestAddrFromAndListenFrom(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:8080", registry.Gateway.ListenFrom(r), "the gateway listens on CHORUS_HTTP_ADDR")
 }
 
+// A process reads its peers' addresses from their variables, with the registry's defaults,
+// and only those of the services it needs.
+func TestPeersFrom(t *testing.T) {
+	r := envconfig.FromMap(map[string]string{"CHORUS_ORGS_ADDR": "orgs:9101", "CHORUS_POLLS_ADDR": "polls:9105"})
+	assert.Equal(t, registry.Peers{"orgs": "orgs:9101", "contacts": "127.0.0.1:9102"}, registry.Analytics.PeersFrom(r))
+	assert.Empty(t, registry.Orgs.PeersFrom(r))
+	for _, s := range registry.All {
+		named, ok := registry.Named(s.Name)
+		assert.True(t, ok)
+		assert.Equal(t, s.Name, named.Name)
+	}
+	_, ok := registry.Named("nope")
+	assert.False(t, ok)
+}
+
 // `make images` builds each row's binary from Main, names the image after the row, and the
 // manifests give each pod longer than Drain to stop.
 func TestEveryRowNamesItsBinaryAndDrain(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
-	"github.com/chorus-sms/chorus/pkg/rpcclient"
+	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 )
 
@@ -31,8 +31,8 @@ func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 	srv := grpc.NewServer(
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.NumStreamWorkers(streamWorkers()),
-		grpc.InitialWindowSize(rpcclient.WindowSize),
-		grpc.InitialConnWindowSize(rpcclient.WindowSize),
+		grpc.InitialWindowSize(clients.WindowSize),
+		grpc.InitialConnWindowSize(clients.WindowSize),
 		grpc.ChainUnaryInterceptor(
 			metrics().UnaryServerInterceptor(),
 			apierr.UnaryServerInterceptor(log),

@@ -1,7 +1,8 @@
 // Package service is the lifecycle every Chorus service shares: open its pool (and Redis when
-// it reads or writes streams), migrate its schema, run its gRPC server beside its background
-// work, answer readiness, and release what it holds in reverse order. Each service keeps its
-// own New, Serve, Ready and Close and delegates the common part here, so errors keep the
+// it reads or writes streams), migrate its schema, dial the services its registry row needs
+// (at the addresses process.Wiring carries), start its background work and run it beside its
+// gRPC server, answer readiness, and release what it holds in reverse order. Each service keeps
+// its own New and delegates the rest here (its Service embeds Server), so errors keep the
 // service's name as their prefix.
 package service
 
@@ -22,53 +23,67 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/chorus-sms/chorus/pkg/pgdb"
+	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 )
 
-// Config is what Open needs to reach and migrate a service's storage.
+// Config is what Open needs to reach and migrate a service's storage and to dial its peers.
 type Config struct {
-	Name        string // error prefix, e.g. "analytics"
+	// Service is the registry row: its Name prefixes errors, its Needs are the peers dialed.
+	Service registry.Service
+	// Wiring is where those peers answer, and the logger (where OnStop reports work that did
+	// not stop in time).
+	process.Wiring
 	DatabaseURL string
 	Schema      string
 	MaxConns    int
 	RedisURL    string // empty: the service uses no Redis
 	Migrations  fs.FS
 	With        []pgdb.MigrateOption
-	Logger      *slog.Logger // where OnStop reports work that did not stop in time
 }
 
-// Shell holds a service's pool, optional Redis client and gRPC server, and what to release
-// on Close.
+// Shell holds a service's pool, optional Redis client, peers and gRPC server, and what to
+// release on Close.
 type Shell struct {
-	Name    string
-	Pool    *pgxpool.Pool
-	Redis   *redis.Client // nil when Config.RedisURL was empty
-	GRPC    *grpc.Server  // set by the service once built; Close stops it first
-	log     *slog.Logger
+	Name  string
+	Pool  *pgxpool.Pool
+	Redis *redis.Client // nil when Config.RedisURL was empty
+	Peers Peers         // the clients of the registry row's Needs
+	GRPC  *grpc.Server  // set by the service once built; Close stops it first
+	// Log is the service's logger: Config.Logger, else slog.Default.
+	Log     *slog.Logger
+	starts  []func(context.Context) error
+	runners []func(context.Context) error
 	closers []func()
 }
 
 // Open parses the Redis URL before connecting (a bad URL fails without touching the
-// database), opens the pool, and migrates. On error nothing is left open.
+// database), opens the pool, migrates, and dials the peers. On error nothing is left open.
 func Open(ctx context.Context, cfg Config) (*Shell, error) {
+	name := cfg.Service.Name
 	var ropts *redis.Options
 	if cfg.RedisURL != "" {
 		var err error
 		if ropts, err = redis.ParseURL(cfg.RedisURL); err != nil {
-			return nil, fmt.Errorf("%s: CHORUS_REDIS_URL: %w", cfg.Name, err)
+			return nil, fmt.Errorf("%s: CHORUS_REDIS_URL: %w", name, err)
 		}
 	}
 	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, cfg.Schema, pgdb.WithMaxConns(cfg.MaxConns))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	s := &Shell{Name: cfg.Name, Pool: pool, log: cmp.Or(cfg.Logger, slog.Default())}
+	s := &Shell{Name: name, Pool: pool, Log: cmp.Or(cfg.Logger, slog.Default())}
 	if ropts != nil {
 		s.Redis = redis.NewClient(ropts)
 	}
 	if err := pgdb.Migrate(ctx, pool, cfg.Schema, cfg.Migrations, cfg.With...); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := s.dialPeers(cfg.Service, cfg.Peers); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil
 }
@@ -85,16 +100,31 @@ func (s *Shell) OnStop(what string, timeout time.Duration, stop func(context.Con
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		if err := stop(ctx); err != nil {
-			s.log.Warn(s.Name+": "+what+" did not stop cleanly", "err", err)
+			s.Log.Warn(s.Name+": "+what+" did not stop cleanly", "err", err)
 		}
 	})
 }
 
-// Serve answers gRPC on lis and runs the background runners until ctx is done or one fails;
-// errors carry the service's name.
-func (s *Shell) Serve(ctx context.Context, lis net.Listener, runners ...func(context.Context) error) error {
+// OnStart adds work Serve starts before it answers gRPC, in order of registration: a River
+// client starting its jobs, a dispatcher. Stopping it is OnStop's.
+func (s *Shell) OnStart(start func(context.Context) error) { s.starts = append(s.starts, start) }
+
+// Run adds background work Serve runs beside the gRPC server until ctx is done: event
+// consumers, outbox relays, folds.
+func (s *Shell) Run(runners ...func(context.Context) error) {
+	s.runners = append(s.runners, runners...)
+}
+
+// Serve starts the OnStart work, then answers gRPC on lis and runs the background runners
+// until ctx is done or one fails; errors carry the service's name.
+func (s *Shell) Serve(ctx context.Context, lis net.Listener) error {
+	for _, start := range s.starts {
+		if err := start(ctx); err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	for _, run := range runners {
+	for _, run := range s.runners {
 		g.Go(func() error { return run(gctx) })
 	}
 	g.Go(func() error { return rpcserver.Serve(gctx, s.GRPC, lis) })
@@ -112,6 +142,14 @@ func (s *Shell) Ready(ctx context.Context) error {
 	return nil
 }
 
+// CloseOnError closes the shell when *err is set: deferred by a service's New, it releases
+// what Open and New built when a later step fails.
+func (s *Shell) CloseOnError(err *error) {
+	if *err != nil {
+		s.Close()
+	}
+}
+
 // Close stops the gRPC server, runs the closers newest first, then closes the pool and Redis.
 // It is safe on a partly built service (New's failure path).
 func (s *Shell) Close() {
@@ -126,6 +164,22 @@ func (s *Shell) Close() {
 		_ = s.Redis.Close()
 	}
 }
+
+// Server is a built service as process.Main and the stack run it: its shell's Serve, Ready
+// and Close. Each service's own Service type embeds it.
+type Server struct{ shell *Shell }
+
+// Server is the shell as a built service.
+func (s *Shell) Server() Server { return Server{s} }
+
+// Serve starts the service's work and answers gRPC on lis until ctx is done (Shell.Serve).
+func (s Server) Serve(ctx context.Context, lis net.Listener) error { return s.shell.Serve(ctx, lis) }
+
+// Ready reports whether the service's database answers (the ops /readyz endpoint).
+func (s Server) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
+
+// Close stops the gRPC server, lets running work finish (bounded), and releases connections.
+func (s Server) Close() { s.shell.Close() }
 
 // Closes adds a client's Close to what Close runs (see OnClose).
 func (s *Shell) Closes(c io.Closer) { s.OnClose(func() { _ = c.Close() }) }

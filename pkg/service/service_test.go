@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/service"
 )
 
@@ -16,7 +17,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // A bad Redis URL fails before the database is touched, under the service's name.
 func TestOpenBadRedisURL(t *testing.T) {
-	_, err := service.Open(context.Background(), service.Config{Name: "demo", RedisURL: "nope://x", DatabaseURL: "postgres://invalid"})
+	_, err := service.Open(context.Background(), service.Config{Service: registry.Service{Name: "demo"}, RedisURL: "nope://x", DatabaseURL: "postgres://invalid"})
 	if err == nil || !strings.HasPrefix(err.Error(), "demo: CHORUS_REDIS_URL: ") {
 		t.Fatalf("err = %v, want the demo: CHORUS_REDIS_URL prefix", err)
 	}
@@ -26,7 +27,7 @@ func TestOpenBadRedisURL(t *testing.T) {
 func TestCloseOrder(t *testing.T) {
 	ctx := context.Background()
 	sh, err := service.Open(ctx, service.Config{
-		Name: "demo", DatabaseURL: pgtest.NewDatabase(t), Schema: "demo", MaxConns: 4,
+		Service: registry.Service{Name: "demo"}, DatabaseURL: pgtest.NewDatabase(t), Schema: "demo", MaxConns: 4,
 		Migrations: fstest.MapFS{"00001_init.sql": {Data: []byte("-- +goose Up\nCREATE TABLE t (id int);\n")}},
 	})
 	if err != nil {

@@ -7,13 +7,8 @@ package analytics
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"log/slog"
-	"net"
 	"strconv"
 
-	"github.com/chorus-sms/chorus/pkg/clients/contacts"
-	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
@@ -52,99 +47,54 @@ const DefaultDBMaxConns = 12
 
 // Config is the analytics process configuration.
 type Config struct {
-	DatabaseURL  string // CHORUS_DATABASE_URL
-	RedisURL     string // CHORUS_REDIS_URL: messaging's and campaigns' event streams
-	OrgsAddr     string // CHORUS_ORGS_ADDR: organizations' zones
-	ContactsAddr string // CHORUS_CONTACTS_ADDR: contact totals
-	DBMaxConns   int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
-	Logger       *slog.Logger
+	DatabaseURL string // CHORUS_DATABASE_URL
+	RedisURL    string // CHORUS_REDIS_URL: messaging's and campaigns' event streams
+	DBMaxConns  int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	// Wiring: orgs (organizations' zones) and contacts (contact totals), the logger.
+	process.Wiring
 }
 
-// ConfigFromEnv reads the CHORUS_* variables of the analytics service.
+// ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		DatabaseURL:  r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:     r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		OrgsAddr:     registry.Orgs.AddrFrom(r),
-		ContactsAddr: registry.Contacts.AddrFrom(r),
-		DBMaxConns:   r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
+		DatabaseURL: r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-// The manifests test reads each Deployment's environment through it.
-func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
-	cfg := ConfigFromEnv(env)
-	cfg.Logger = log
-	return registry.Analytics.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
-}
+var Setup = process.SetupFor(registry.Analytics, ConfigFromEnv, New)
 
-// Service is a running analytics service.
-type Service struct {
-	shell     *service.Shell
-	orgs      *orgs.Client
-	contacts  *contacts.Client
-	messaging []*outbox.Consumer // messages, inbound messages, clicks: MessagingMembers of the group
-	campaigns *outbox.Consumer   // campaign snapshots
-	log       *slog.Logger
-}
+// Service is a running analytics service: it consumes messaging's events (messages, inbound
+// messages, clicks: MessagingMembers of the group) and campaigns' (snapshots), folds their
+// counts into the rollups, and answers gRPC.
+type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server and the event consumers.
-func New(ctx context.Context, cfg Config) (svc *Service, err error) {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+func New(ctx context.Context, cfg Config) (*Service, error) {
 	sh, err := service.Open(ctx, service.Config{
-		Name: "analytics", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
-		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
+		Service: registry.Analytics, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
+		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			sh.Close()
-		}
-	}()
-	s := &Service{shell: sh, log: log}
-	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("analytics: %w", err)
-	}
-	sh.Closes(s.orgs)
-	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("analytics: %w", err)
-	}
-	sh.Closes(s.contacts)
-	zones := orgzone.New(s.orgs)
+	log := sh.Log
+	zones := orgzone.New(sh.Peers.Orgs)
 	sh.GRPC = rpcserver.New(log)
-	analyticsv1.RegisterAnalyticsServiceServer(sh.GRPC, server.New(server.Config{Store: store.New(sh.Pool), Zones: zones, Contacts: s.contacts}))
+	analyticsv1.RegisterAnalyticsServiceServer(sh.GRPC, server.New(server.Config{Store: store.New(sh.Pool), Zones: zones, Contacts: sh.Peers.Contacts}))
 	in := ingest.New(zones)
 	member := outbox.MemberName()
 	for i := range MessagingMembers {
-		s.messaging = append(s.messaging, outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName,
+		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName,
 			member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithBatchHandler(in.MessagingBatch()),
-			outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)))
+			outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)).Run)
 	}
-	s.campaigns = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log))
-	return s, nil
+	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log)).Run,
+		func(ctx context.Context) error {
+			ingest.FoldLoop(ctx, sh.Pool, log)
+			return nil
+		})
+	return &Service{sh.Server()}, nil
 }
-
-// Serve consumes the events, folds their counts into the rollups and answers gRPC on lis
-// until ctx is done.
-func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	runners := []func(context.Context) error{s.campaigns.Run, func(ctx context.Context) error {
-		ingest.FoldLoop(ctx, s.shell.Pool, s.log)
-		return nil
-	}}
-	for _, c := range s.messaging {
-		runners = append(runners, c.Run)
-	}
-	return s.shell.Serve(ctx, lis, runners...)
-}
-
-// Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
-
-// Close stops the gRPC server and releases connections.
-func (s *Service) Close() { s.shell.Close() }

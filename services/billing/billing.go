@@ -8,12 +8,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
-	"net"
 	"time"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
-	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
@@ -47,7 +44,7 @@ type Config struct {
 	DatabaseURL     string        // CHORUS_DATABASE_URL
 	RenewalInterval time.Duration // CHORUS_RENEWAL_INTERVAL; 0 means DefaultRenewalInterval
 	DBMaxConns      int           // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
-	Logger          *slog.Logger
+	process.Wiring                // the logger; billing calls no other service
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the billing service.
@@ -60,62 +57,35 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-// The manifests test reads each Deployment's environment through it.
-func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
-	cfg := ConfigFromEnv(env)
-	cfg.Logger = log
-	return registry.Billing.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
-}
+var Setup = process.SetupFor(registry.Billing, ConfigFromEnv, New)
 
-// Service is a running billing service.
-type Service struct {
-	shell   *service.Shell
-	renewal *jobs.Client
-}
+// Service is a running billing service: it renews ended full_service periods (River's leader
+// schedules the sweeps) and answers gRPC. Close lets a running sweep finish (bounded).
+type Service struct{ service.Server }
 
 // New connects, migrates and builds the gRPC server and the renewal sweep.
 func New(ctx context.Context, cfg Config) (*Service, error) {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	sh, err := service.Open(ctx, service.Config{
-		Name: "billing", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
-		Migrations: migrations.FS, With: migrations.With, Logger: log,
+		Service: registry.Billing, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
+		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), Migrations: migrations.FS, With: migrations.With,
 	})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(sh.Pool)
-	sh.GRPC = rpcserver.New(log, server.UnscopedMethods...)
+	sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
 	billingv1.RegisterBillingServiceServer(sh.GRPC, server.New(st))
 	every := cfg.RenewalInterval
 	if every <= 0 {
 		every = DefaultRenewalInterval
 	}
-	sweeps, err := renewal.New(sh.Pool, Schema, st, every, log)
+	sweeps, err := renewal.New(sh.Pool, Schema, st, every, sh.Log)
 	if err != nil {
 		sh.Close()
 		return nil, fmt.Errorf("billing: %w", err)
 	}
+	sh.OnStart(sweeps.Start)
 	// A running sweep finishes (bounded) after the gRPC server stops and before the pool closes.
 	sh.OnStop("renewal sweeps", stopTimeout, sweeps.Stop)
-	return &Service{shell: sh, renewal: sweeps}, nil
+	return &Service{sh.Server()}, nil
 }
-
-// Serve renews ended full_service periods (River's leader schedules the sweeps) and answers
-// gRPC on lis until ctx is done, then drains in-flight calls. A running sweep is left to Close,
-// which lets it finish.
-func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	if err := s.renewal.Start(ctx); err != nil {
-		return fmt.Errorf("billing: %w", err)
-	}
-	return s.shell.Serve(ctx, lis)
-}
-
-// Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
-
-// Close stops the gRPC server, lets a running renewal sweep finish (bounded), and releases
-// the pool.
-func (s *Service) Close() { s.shell.Close() }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/process"
 
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	"github.com/chorus-sms/chorus/services/billing"
@@ -414,7 +415,7 @@ func TestSetPlanValidation(t *testing.T) {
 func TestAStartRenewsPeriodsThatEndedWhileDown(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
-	cfg := billing.Config{DatabaseURL: dsn, RenewalInterval: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := billing.Config{DatabaseURL: dsn, RenewalInterval: time.Hour, Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 
 	// The first run sets the plan, then stops.
 	first, err := billing.New(ctx, cfg)

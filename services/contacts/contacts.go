@@ -7,8 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 
 	"github.com/chorus-sms/chorus/pkg/cursor"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
@@ -66,9 +64,9 @@ type Config struct {
 	LookupProvider string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
 	// with the twilio provider) and CHORUS_TWILIO_LOOKUP_URL (default the Twilio Lookup host).
-	Twilio     twilio.LookupConfig
-	DBMaxConns int // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
-	Logger     *slog.Logger
+	Twilio         twilio.LookupConfig
+	DBMaxConns     int // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	process.Wiring     // the logger; contacts calls no other service
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the contacts service.
@@ -89,26 +87,14 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-// The manifests test reads each Deployment's environment through it.
-func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
-	cfg := ConfigFromEnv(env)
-	cfg.Logger = log
-	return registry.Contacts.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
-}
+var Setup = process.SetupFor(registry.Contacts, ConfigFromEnv, New)
 
-// Service is a running contacts service.
-type Service struct {
-	shell *service.Shell
-	jobs  *lookup.Jobs
-	relay *outbox.Relay
-}
+// Service is a running contacts service: it works lookup jobs, publishes outbox events and
+// answers gRPC. Close lets running lookups finish (bounded).
+type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server and the lookup job client.
 func New(ctx context.Context, cfg Config) (*Service, error) {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	if cfg.CursorSecret == "" {
 		return nil, errors.New("contacts: CHORUS_CURSOR_SECRET must not be empty")
 	}
@@ -127,8 +113,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	inOrder := inOrderConns(conns)
 	sh, err := service.Open(ctx, service.Config{
-		Name: "contacts", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: conns - inOrder,
-		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With, Logger: log,
+		Service: registry.Contacts, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
+		MaxConns: conns - inOrder, RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
 	})
 	if err != nil {
 		return nil, err
@@ -140,29 +126,15 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	sh.OnClose(inOrderPool.Close) // the last closer: after the gRPC server and the jobs stop
 	st := store.New(sh.Pool, inOrderPool)
-	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, log)
+	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, sh.Log)
 	if err != nil {
 		sh.Close()
 		return nil, fmt.Errorf("contacts: %w", err)
 	}
+	sh.OnStart(jobs.Start)
 	sh.OnStop("lookup jobs", stopTimeout, jobs.Stop)
-	sh.GRPC = rpcserver.New(log)
+	sh.GRPC = rpcserver.New(sh.Log)
 	contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
-	relay := outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log))
-	return &Service{shell: sh, jobs: jobs, relay: relay}, nil
+	sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
+	return &Service{sh.Server()}, nil
 }
-
-// Serve works lookup jobs, publishes outbox events and answers gRPC on lis until ctx is done,
-// then drains in-flight calls. Running jobs are left to Close, which lets them finish.
-func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	if err := s.jobs.Start(ctx); err != nil {
-		return fmt.Errorf("contacts: %w", err)
-	}
-	return s.shell.Serve(ctx, lis, s.relay.Run)
-}
-
-// Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
-
-// Close stops the gRPC server, lets running lookups finish (bounded), and releases the pool.
-func (s *Service) Close() { s.shell.Close() }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 )
@@ -112,7 +113,7 @@ func TestConcurrentCreatesOfOnePhoneMakeOneContact(t *testing.T) {
 			}
 			var hdr metadata.MD
 			res, err := e.c.CreateContact(ctx, req, grpc.Header(&hdr))
-			results <- result{id: res.GetContact().GetId(), outcome: res.GetContact().GetOutcome(), code: strings.Join(hdr.Get("x-http-code"), ","), err: err}
+			results <- result{id: res.GetContact().GetId(), outcome: res.GetContact().GetOutcome(), code: strings.Join(hdr.Get(httpcode.Header), ","), err: err}
 		})
 	}
 	wg.Wait()

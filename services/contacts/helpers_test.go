@@ -18,7 +18,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
@@ -52,7 +54,7 @@ var migrated = pgtest.NewTemplate("contacts", func(ctx context.Context, dsn stri
 func config(dsn, redisURL string) contacts.Config {
 	return contacts.Config{
 		DatabaseURL: dsn, RedisURL: redisURL, CursorSecret: "test-secret", LookupProvider: "sandbox",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 	}
 }
 
@@ -98,14 +100,14 @@ func orgOf(ctx context.Context) uuid.UUID {
 	return uuid.MustParse(md.Get(tenant.MDOrg)[0])
 }
 
-// create creates a contact and returns it with the x-http-code the service set.
+// create creates a contact and returns it with the status the service chose (httpcode.Set).
 func create(t *testing.T, e *env, ctx context.Context, req *contactsv1.CreateContactRequest) (*contactsv1.CreatedContact, string) {
 	t.Helper()
 	var hdr metadata.MD
 	res, err := e.c.CreateContact(ctx, req, grpc.Header(&hdr))
 	require.NoError(t, err)
 	code := ""
-	if v := hdr.Get("x-http-code"); len(v) == 1 {
+	if v := hdr.Get(httpcode.Header); len(v) == 1 {
 		code = v[0]
 	}
 	return res.GetContact(), code

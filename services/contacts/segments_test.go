@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
@@ -30,7 +31,7 @@ func TestSegmentsCRUD(t *testing.T) {
 		Filter: &contactsv1.ContactFilter{Tags: []string{"vip"}, States: []string{"ny", "CA"}, HasPhone: wrapperspb.Bool(true)},
 	}, grpc.Header(&hdr))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"201"}, hdr.Get("x-http-code"))
+	assert.Equal(t, []string{"201"}, hdr.Get(httpcode.Header))
 	vip := res.GetSegment()
 	assert.Equal(t, "VIPs", vip.GetName())
 	assert.Equal(t, []string{"NY", "CA"}, vip.GetFilter().GetStates(), "states are stored upper-cased")

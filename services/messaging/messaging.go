@@ -8,14 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"strings"
 	"time"
 
-	"github.com/chorus-sms/chorus/pkg/clients/billing"
-	"github.com/chorus-sms/chorus/pkg/clients/contacts"
-	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/cursor"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
@@ -72,11 +67,8 @@ const DefaultDBMaxConns = 40
 
 // Config is the messaging process configuration.
 type Config struct {
-	DatabaseURL  string // CHORUS_DATABASE_URL
-	RedisURL     string // CHORUS_REDIS_URL: outbox stream and per-number throttles
-	OrgsAddr     string // CHORUS_ORGS_ADDR
-	ContactsAddr string // CHORUS_CONTACTS_ADDR
-	BillingAddr  string // CHORUS_BILLING_ADDR
+	DatabaseURL string // CHORUS_DATABASE_URL
+	RedisURL    string // CHORUS_REDIS_URL: outbox stream and per-number throttles
 	// PublicURL is the gateway's public base URL (CHORUS_PUBLIC_URL): carriers sign webhooks
 	// against it, status callbacks and default short links are built on it.
 	PublicURL    string
@@ -110,17 +102,15 @@ type Config struct {
 	CallTimeout time.Duration
 	// DBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS); 0 means DefaultDBMaxConns.
 	DBMaxConns int
-	Logger     *slog.Logger
+	// Wiring: orgs, contacts and billing (registry.Messaging.Needs), the logger.
+	process.Wiring
 }
 
-// ConfigFromEnv reads the CHORUS_* variables of the messaging service.
+// ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
 		DatabaseURL:    r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		OrgsAddr:       registry.Orgs.AddrFrom(r),
-		ContactsAddr:   registry.Contacts.AddrFrom(r),
-		BillingAddr:    registry.Billing.AddrFrom(r),
 		PublicURL:      r.URL("CHORUS_PUBLIC_URL", "http://"+registry.Gateway.Addr),
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		Provider:       r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
@@ -141,30 +131,14 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-// The manifests test reads each Deployment's environment through it.
-func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
-	cfg := ConfigFromEnv(env)
-	cfg.Logger = log
-	return registry.Messaging.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
-}
+var Setup = process.SetupFor(registry.Messaging, ConfigFromEnv, New)
 
-// Service is a running messaging service.
-type Service struct {
-	shell    *service.Shell
-	orgs     *orgs.Client
-	contacts *contacts.Client
-	billing  *billing.Client
-	dispatch *dispatch.Dispatcher
-	relay    *outbox.Relay
-	deleted  *outbox.Consumer
-}
+// Service is a running messaging service: it dispatches queued messages, publishes and
+// consumes events, and answers gRPC. Close lets running dispatches finish (bounded).
+type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server, the dispatcher and the event plumbing.
-func New(ctx context.Context, cfg Config) (svc *Service, err error) {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if cfg.CursorSecret == "" || cfg.SandboxToken == "" {
 		return nil, errors.New("messaging: CHORUS_CURSOR_SECRET and CHORUS_SANDBOX_AUTH_TOKEN must not be empty")
 	}
@@ -179,30 +153,14 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	// Carriers sign the exact URL; a trailing slash would double the one every path starts with.
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	sh, err := service.Open(ctx, service.Config{
-		Name: "messaging", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
-		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With, Logger: log,
+		Service: registry.Messaging, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
+		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			sh.Close()
-		}
-	}()
-	s := &Service{shell: sh}
-	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("messaging: %w", err)
-	}
-	sh.Closes(s.orgs)
-	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("messaging: %w", err)
-	}
-	sh.Closes(s.contacts)
-	if s.billing, err = billing.Dial(cfg.BillingAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("messaging: %w", err)
-	}
-	sh.Closes(s.billing)
+	defer sh.CloseOnError(&err)
+	log, peers := sh.Log, sh.Peers
 	st := store.New(sh.Pool)
 	var live carrier.Provider
 	if cfg.Provider == ProviderTwilio {
@@ -210,12 +168,12 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 			return nil, fmt.Errorf("messaging: %w", err)
 		}
 	}
-	s.dispatch, err = dispatch.New(dispatch.Config{
+	dispatcher, err := dispatch.New(dispatch.Config{
 		Pool:           sh.Pool,
 		Schema:         Schema,
 		Store:          st,
-		Contacts:       s.contacts,
-		Billing:        s.billing,
+		Contacts:       peers.Contacts,
+		Billing:        peers.Billing,
 		Redis:          sh.Redis,
 		Live:           live,
 		PublicURL:      cfg.PublicURL,
@@ -229,41 +187,26 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("messaging: %w", err)
 	}
-	sh.OnStop("dispatch", stopTimeout, s.dispatch.Stop)
+	sh.OnStart(dispatcher.Start)
+	sh.OnStop("dispatch", stopTimeout, dispatcher.Stop)
 	tokens := map[string]string{ProviderSandbox: cfg.SandboxToken}
 	if cfg.Provider == ProviderTwilio {
 		tokens[ProviderTwilio] = cfg.Twilio.AuthToken
 	}
-	in := inbound.New(st, s.orgs, s.contacts, s.dispatch, sh.Redis, log)
+	in := inbound.New(st, peers.Orgs, peers.Contacts, dispatcher, sh.Redis, log)
 	sh.GRPC = rpcserver.New(log, server.UnscopedMethods...)
 	messagingv1.RegisterMessagingServiceServer(sh.GRPC, server.New(server.Config{
 		Store:     st,
-		Orgs:      s.orgs,
-		Contacts:  s.contacts,
-		Billing:   s.billing,
-		Dispatch:  s.dispatch,
+		Orgs:      peers.Orgs,
+		Contacts:  peers.Contacts,
+		Billing:   peers.Billing,
+		Dispatch:  dispatcher,
 		Inbound:   in,
 		Cursors:   cursor.New(cfg.CursorSecret),
 		PublicURL: cfg.PublicURL,
 		Tokens:    tokens,
 	}))
-	s.relay = outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log))
-	s.deleted = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(log))
-	return s, nil
+	sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log)).Run,
+		outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(log)).Run)
+	return &Service{sh.Server()}, nil
 }
-
-// Serve dispatches queued messages, publishes and consumes events, and answers gRPC on lis
-// until ctx is done.
-func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	if err := s.dispatch.Start(ctx); err != nil {
-		return fmt.Errorf("messaging: %w", err)
-	}
-	return s.shell.Serve(ctx, lis, s.relay.Run, s.deleted.Run)
-}
-
-// Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
-
-// Close stops the gRPC server, lets running dispatches finish (bounded), and releases
-// connections.
-func (s *Service) Close() { s.shell.Close() }

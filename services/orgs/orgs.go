@@ -5,8 +5,6 @@ package orgs
 import (
 	"cmp"
 	"context"
-	"log/slog"
-	"net"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
@@ -29,10 +27,10 @@ const DefaultDBMaxConns = 4
 
 // Config is the orgs process configuration.
 type Config struct {
-	DatabaseURL string // CHORUS_DATABASE_URL
-	RedisURL    string // CHORUS_REDIS_URL
-	DBMaxConns  int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
-	Logger      *slog.Logger
+	DatabaseURL    string // CHORUS_DATABASE_URL
+	RedisURL       string // CHORUS_REDIS_URL
+	DBMaxConns     int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	process.Wiring        // the logger; orgs calls no other service
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the orgs service.
@@ -45,41 +43,21 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-// The manifests test reads each Deployment's environment through it.
-func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
-	cfg := ConfigFromEnv(env)
-	cfg.Logger = log
-	return registry.Orgs.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
-}
+var Setup = process.SetupFor(registry.Orgs, ConfigFromEnv, New)
 
-// Service is a running orgs service.
-type Service struct {
-	shell *service.Shell
-}
+// Service is a running orgs service: it answers gRPC.
+type Service struct{ service.Server }
 
 // New connects, migrates and builds the gRPC server.
 func New(ctx context.Context, cfg Config) (*Service, error) {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	sh, err := service.Open(ctx, service.Config{
-		Name: "orgs", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
-		RedisURL: cfg.RedisURL, Migrations: migrations.FS,
+		Service: registry.Orgs, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
+		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS,
 	})
 	if err != nil {
 		return nil, err
 	}
-	sh.GRPC = rpcserver.New(log, server.UnscopedMethods...)
-	orgsv1.RegisterOrgsServiceServer(sh.GRPC, server.New(store.New(sh.Pool), sh.Redis, log))
-	return &Service{shell: sh}, nil
+	sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
+	orgsv1.RegisterOrgsServiceServer(sh.GRPC, server.New(store.New(sh.Pool), sh.Redis, sh.Log))
+	return &Service{sh.Server()}, nil
 }
-
-// Serve answers gRPC on lis until ctx is done, then drains in-flight calls.
-func (s *Service) Serve(ctx context.Context, lis net.Listener) error { return s.shell.Serve(ctx, lis) }
-
-// Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
-
-// Close releases the database and Redis connections.
-func (s *Service) Close() { s.shell.Close() }

@@ -17,6 +17,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	orgsclient "github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
@@ -40,7 +41,7 @@ var migrated = pgtest.NewTemplate("orgs", func(ctx context.Context, dsn string) 
 func config(dsn, redisURL string) orgs.Config {
 	return orgs.Config{
 		DatabaseURL: dsn, RedisURL: redisURL,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 	}
 }
 

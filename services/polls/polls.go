@@ -8,14 +8,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
-	"net"
 	"time"
 
-	"github.com/chorus-sms/chorus/pkg/clients/billing"
-	"github.com/chorus-sms/chorus/pkg/clients/contacts"
-	"github.com/chorus-sms/chorus/pkg/clients/messaging"
-	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/pgdb"
@@ -47,121 +41,65 @@ var stopTimeout = registry.Polls.Drain
 
 // Config is the polls process configuration.
 type Config struct {
-	DatabaseURL   string // CHORUS_DATABASE_URL
-	RedisURL      string // CHORUS_REDIS_URL: messaging's and contacts' event streams
-	OrgsAddr      string // CHORUS_ORGS_ADDR
-	ContactsAddr  string // CHORUS_CONTACTS_ADDR
-	BillingAddr   string // CHORUS_BILLING_ADDR
-	MessagingAddr string // CHORUS_MESSAGING_ADDR
-	DBMaxConns    int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	DatabaseURL string // CHORUS_DATABASE_URL
+	RedisURL    string // CHORUS_REDIS_URL: messaging's and contacts' event streams
+	DBMaxConns  int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
 	// Hour is how long one of a poll's participantTimeoutHours lasts (CHORUS_POLL_HOUR, default
 	// an hour; shorter only for demonstrations and tests).
 	Hour time.Duration
 	// SweepEvery is how often silent participants are terminated (CHORUS_POLL_SWEEP, default a
 	// minute).
 	SweepEvery time.Duration
-	Logger     *slog.Logger
+	// Wiring: orgs, contacts, billing and messaging (registry.Polls.Needs), the logger.
+	process.Wiring
 }
 
-// ConfigFromEnv reads the CHORUS_* variables of the polls service.
+// ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		DatabaseURL:   r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:      r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		OrgsAddr:      registry.Orgs.AddrFrom(r),
-		ContactsAddr:  registry.Contacts.AddrFrom(r),
-		BillingAddr:   registry.Billing.AddrFrom(r),
-		MessagingAddr: registry.Messaging.AddrFrom(r),
-		DBMaxConns:    r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
-		Hour:          r.Duration("CHORUS_POLL_HOUR", time.Hour),
-		SweepEvery:    r.Duration("CHORUS_POLL_SWEEP", time.Minute),
+		DatabaseURL: r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
+		Hour:        r.Duration("CHORUS_POLL_HOUR", time.Hour),
+		SweepEvery:  r.Duration("CHORUS_POLL_SWEEP", time.Minute),
 	}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-// The manifests test reads each Deployment's environment through it.
-func Setup(env *envconfig.Reader, log *slog.Logger) (string, func(context.Context) (process.Server, error)) {
-	cfg := ConfigFromEnv(env)
-	cfg.Logger = log
-	return registry.Polls.ListenFrom(env), func(ctx context.Context) (process.Server, error) { return New(ctx, cfg) }
-}
+var Setup = process.SetupFor(registry.Polls, ConfigFromEnv, New)
 
-// Service is a running polls service.
-type Service struct {
-	shell     *service.Shell
-	orgs      *orgs.Client
-	contacts  *contacts.Client
-	billing   *billing.Client
-	messaging *messaging.Client
-	engine    *engine.Runner
-	replies   *outbox.Consumer // messaging's events: answers, opt-outs
-	people    *outbox.Consumer // contacts' events: consent, deletions
-}
+// Service is a running polls service: it runs the start and step jobs, consumes messaging's
+// events (answers, opt-outs) and contacts' (consent, deletions), and answers gRPC. Close lets
+// running jobs finish (bounded).
+type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server, the jobs and the event consumers.
-func New(ctx context.Context, cfg Config) (svc *Service, err error) {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	sh, err := service.Open(ctx, service.Config{
-		Name: "polls", DatabaseURL: cfg.DatabaseURL, Schema: Schema, MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns),
-		RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With, Logger: log,
+		Service: registry.Polls, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
+		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			sh.Close()
-		}
-	}()
-	s := &Service{shell: sh}
-	if s.orgs, err = orgs.Dial(cfg.OrgsAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("polls: %w", err)
-	}
-	sh.Closes(s.orgs)
-	if s.contacts, err = contacts.Dial(cfg.ContactsAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("polls: %w", err)
-	}
-	sh.Closes(s.contacts)
-	if s.billing, err = billing.Dial(cfg.BillingAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("polls: %w", err)
-	}
-	sh.Closes(s.billing)
-	if s.messaging, err = messaging.Dial(cfg.MessagingAddr, ServiceName); err != nil {
-		return nil, fmt.Errorf("polls: %w", err)
-	}
-	sh.Closes(s.messaging)
+	defer sh.CloseOnError(&err)
+	log, peers := sh.Log, sh.Peers
 	st := store.New(sh.Pool)
-	s.engine, err = engine.New(engine.Config{
-		Pool: sh.Pool, Schema: Schema, Store: st, Orgs: s.orgs, Contacts: s.contacts, Billing: s.billing, Messaging: s.messaging,
+	jobs, err := engine.New(engine.Config{
+		Pool: sh.Pool, Schema: Schema, Store: st, Orgs: peers.Orgs, Contacts: peers.Contacts, Billing: peers.Billing, Messaging: peers.Messaging,
 		Logger: log, Hour: cfg.Hour, SweepEvery: cfg.SweepEvery,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("polls: %w", err)
 	}
-	sh.OnStop("jobs", stopTimeout, s.engine.Stop)
+	sh.OnStart(jobs.Start)
+	sh.OnStop("jobs", stopTimeout, jobs.Stop)
 	sh.GRPC = rpcserver.New(log)
 	pollsv1.RegisterPollsServiceServer(sh.GRPC, server.New(server.Config{
-		Store: st, Contacts: s.contacts, Messaging: s.messaging, Jobs: s.engine,
+		Store: st, Contacts: peers.Contacts, Messaging: peers.Messaging, Jobs: jobs,
 	}))
 	member := outbox.MemberName()
-	s.replies = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, s.engine.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(log))...)
-	s.people = outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, s.engine.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(log))
-	return s, nil
+	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, jobs.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(log))...).Run,
+		outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(log)).Run)
+	return &Service{sh.Server()}, nil
 }
-
-// Serve runs the jobs, consumes the events and answers gRPC on lis until ctx is done.
-func (s *Service) Serve(ctx context.Context, lis net.Listener) error {
-	if err := s.engine.Start(ctx); err != nil {
-		return fmt.Errorf("polls: %w", err)
-	}
-	return s.shell.Serve(ctx, lis, s.replies.Run, s.people.Run)
-}
-
-// Ready reports whether the service's database answers (the ops /readyz endpoint).
-func (s *Service) Ready(ctx context.Context) error { return s.shell.Ready(ctx) }
-
-// Close stops the gRPC server, lets running jobs finish (bounded), and releases connections.
-func (s *Service) Close() { s.shell.Close() }

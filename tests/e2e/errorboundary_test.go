@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"testing"
@@ -16,7 +17,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/registry"
@@ -24,6 +24,7 @@ import (
 	caller "github.com/chorus-sms/chorus/pkg/tenant"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	"github.com/chorus-sms/chorus/services/messaging"
+	"github.com/chorus-sms/chorus/stack"
 )
 
 // errorBody is the one REST error body, decoded strictly enough to compare whole.
@@ -138,16 +139,19 @@ func startWithoutBilling(t *testing.T, e *env, jwksAddr string) string {
 	require.NoError(t, r.Err())
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dead := servetest.ClosedAddr(t)
-	cfg.Messaging.OrgsAddr, cfg.Messaging.ContactsAddr, cfg.Messaging.BillingAddr = e.st.Addr(registry.Orgs), contactsAddr, dead
-	cfg.Messaging.PublicURL, cfg.Messaging.Logger = e.st.PublicURL, quiet
+	peers := registry.Peers{registry.Orgs.Name: e.st.Addr(registry.Orgs), registry.Contacts.Name: contactsAddr, registry.Billing.Name: dead}
+	cfg.Messaging.Wire(peers, quiet)
+	cfg.Messaging.PublicURL = e.st.PublicURL
 	msg, err := messaging.New(ctx, cfg.Messaging)
 	require.NoError(t, err)
 	msgLis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	httpLis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	cfg.Gateway.OrgsAddr, cfg.Gateway.ContactsAddr, cfg.Gateway.BillingAddr = e.st.Addr(registry.Orgs), contactsAddr, dead
-	cfg.Gateway.MessagingAddr, cfg.Gateway.Logger = msgLis.Addr().String(), quiet
+	gwPeers := registry.Gateway.PeersFrom(r) // campaigns, polls, analytics: the defaults
+	maps.Copy(gwPeers, peers)
+	gwPeers[registry.Messaging.Name] = msgLis.Addr().String()
+	cfg.Gateway.Wire(gwPeers, quiet)
 	gw, err := gateway.New(ctx, cfg.Gateway)
 	require.NoError(t, err)
 	done := make(chan struct{}, 2)

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/sandbox"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
 

@@ -22,8 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/chorus-sms/chorus/cmd/devauth"
-	"github.com/chorus-sms/chorus/cmd/stack"
+	"github.com/chorus-sms/chorus/pkg/devauth"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
@@ -32,6 +31,7 @@ import (
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+	"github.com/chorus-sms/chorus/stack"
 )
 
 // childEnv marks the test binary re-run as a stack process that the fault tests kill.

@@ -14,6 +14,7 @@ replace (
 	github.com/chorus-sms/chorus/services/messaging => ../../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../../services/orgs
 	github.com/chorus-sms/chorus/services/polls => ../../services/polls
+	github.com/chorus-sms/chorus/stack => ../../stack
 )
 
 require (
@@ -37,6 +38,7 @@ require (
 	github.com/chorus-sms/chorus/services/analytics v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/campaigns v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/polls v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/stack v0.0.0-00010101000000-000000000000
 )
 
 require (

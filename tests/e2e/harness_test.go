@@ -19,14 +19,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
-	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/sandbox"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+	"github.com/chorus-sms/chorus/stack"
 )
 
 // env is one running stack on its own database, driven over HTTP like any client.

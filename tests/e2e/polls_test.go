@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/sandbox"
 )
 
 // The texts of the test poll: q1 (multiple choice, B jumps to q3), q2 (open ended), q3

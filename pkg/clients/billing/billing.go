@@ -25,15 +25,6 @@ func New(conn *clients.Conn) *Client {
 	return &Client{conn: conn, stub: billingv1.NewBillingServiceClient(conn.ClientConn())}
 }
 
-// Dial connects lazily to the billing service at addr on behalf of caller.
-func Dial(addr, caller string) (*Client, error) {
-	conn, err := clients.Dial("billing", addr, caller)
-	if err != nil {
-		return nil, err
-	}
-	return New(conn), nil
-}
-
 // Conn is the client's connection.
 func (c *Client) Conn() *clients.Conn { return c.conn }
 

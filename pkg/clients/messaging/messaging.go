@@ -24,15 +24,6 @@ func New(conn *clients.Conn) *Client {
 	return &Client{conn: conn, stub: messagingv1.NewMessagingServiceClient(conn.ClientConn())}
 }
 
-// Dial connects lazily to the messaging service at addr on behalf of caller.
-func Dial(addr, caller string) (*Client, error) {
-	conn, err := clients.Dial("messaging", addr, caller)
-	if err != nil {
-		return nil, err
-	}
-	return New(conn), nil
-}
-
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 

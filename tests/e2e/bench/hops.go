@@ -13,11 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/chorus-sms/chorus/cmd/stack"
+	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/registry"
-	"github.com/chorus-sms/chorus/pkg/rpcclient"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	"github.com/chorus-sms/chorus/stack"
 )
 
 // benchHops times each hop of a page-1 request on its own, one client, so the gateway's p50
@@ -33,7 +33,7 @@ func benchHops(ctx context.Context, st *stack.Stack, c *apiClient, pool *pgxpool
 	defer rdb.Close()
 	limiter := redis_rate.NewLimiter(rdb)
 	limit := redis_rate.PerSecond(1_000_000)
-	cc, err := rpcclient.Dial("contacts", st.Addr(registry.Contacts))
+	cc, err := clients.DialGRPC("contacts", st.Addr(registry.Contacts))
 	if err != nil {
 		return err
 	}

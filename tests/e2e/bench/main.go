@@ -33,12 +33,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/sqllike"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+	"github.com/chorus-sms/chorus/stack"
 )
 
 // listColumns are the columns the contacts service selects for a list page.

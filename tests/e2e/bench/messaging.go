@@ -19,13 +19,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/chorus-sms/chorus/cmd/stack"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+	"github.com/chorus-sms/chorus/stack"
 
 	"github.com/google/uuid"
 )

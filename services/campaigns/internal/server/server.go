@@ -10,9 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
@@ -20,6 +18,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/nullable"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/resource"
@@ -200,7 +199,7 @@ func (s *Server) CreateDraft(ctx context.Context, req *campaignsv1.CreateDraftRe
 	if err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error { return s.cfg.Store.Insert(ctx, tx, &c) }); err != nil {
 		return nil, err
 	}
-	setHTTPCode(ctx, "201")
+	httpcode.Set(ctx, 201)
 	return &campaignsv1.CreateDraftResponse{Campaign: toCampaign(&c)}, nil
 }
 
@@ -326,7 +325,7 @@ func (s *Server) CreateCampaign(ctx context.Context, req *campaignsv1.CreateCamp
 	if err != nil {
 		return nil, campaign.StoreError(err)
 	}
-	setHTTPCode(ctx, "201")
+	httpcode.Set(ctx, 201)
 	return &campaignsv1.CreateCampaignResponse{Campaign: toCampaign(&c)}, nil
 }
 
@@ -502,9 +501,4 @@ func submittedNotDraft(status string) error {
 
 func notDraft(status string) error {
 	return apierr.New(codes.InvalidArgument, apierr.ReasonInvalidState, "the campaign is "+status+"; only a draft can be edited")
-}
-
-// setHTTPCode tells the gateway which success status to answer.
-func setHTTPCode(ctx context.Context, code string) {
-	_ = grpc.SetHeader(ctx, metadata.Pairs("x-http-code", code))
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
@@ -31,9 +32,9 @@ func (s *Server) CreateContact(ctx context.Context, req *contactsv1.CreateContac
 		return nil, storeError(err, "contact")
 	}
 	if created {
-		setHTTPCode(ctx, "201")
+		httpcode.Set(ctx, 201)
 	} else {
-		setHTTPCode(ctx, "200")
+		httpcode.Set(ctx, 200)
 	}
 	return &contactsv1.CreateContactResponse{Contact: toCreated(c, created)}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
@@ -55,7 +56,7 @@ func (s *Server) CreateSegment(ctx context.Context, req *contactsv1.CreateSegmen
 	if err != nil {
 		return nil, storeError(err, "segment")
 	}
-	setHTTPCode(ctx, "201")
+	httpcode.Set(ctx, 201)
 	return &contactsv1.CreateSegmentResponse{Segment: toSegment(seg)}, nil
 }
 

@@ -3,15 +3,12 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/google/uuid"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/cursor"
@@ -66,9 +63,4 @@ func storeError(err error, what string) error {
 		return fields.Err()
 	}
 	return err
-}
-
-// setHTTPCode tells the gateway which success status to answer.
-func setHTTPCode(ctx context.Context, code string) {
-	_ = grpc.SetHeader(ctx, metadata.Pairs("x-http-code", code))
 }

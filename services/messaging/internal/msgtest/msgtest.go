@@ -20,7 +20,9 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/redistest"
+	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	"github.com/chorus-sms/chorus/pkg/servetest"
 	"github.com/chorus-sms/chorus/pkg/tenant"
@@ -132,11 +134,13 @@ const (
 func (p *Peers) Messaging(t *testing.T, twilioURL string) messagingv1.MessagingServiceClient {
 	t.Helper()
 	svc, err := messaging.New(context.Background(), messaging.Config{
-		DatabaseURL: p.DSN, RedisURL: p.RedisURL, OrgsAddr: p.OrgsAddr, ContactsAddr: p.ContactsAddr,
-		BillingAddr: servetest.ClosedAddr(t), PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
+		DatabaseURL: p.DSN, RedisURL: p.RedisURL, PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
 		Provider: messaging.ProviderTwilio, SandboxToken: SandboxToken,
 		Twilio:     twilio.Config{AccountSID: "ACtest", AuthToken: TwilioToken, BaseURL: twilioURL},
-		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour, Logger: Quiet(),
+		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour,
+		Wiring: process.Wiring{Logger: Quiet(), Peers: registry.Peers{
+			registry.Orgs.Name: p.OrgsAddr, registry.Contacts.Name: p.ContactsAddr, registry.Billing.Name: servetest.ClosedAddr(t),
+		}},
 	})
 	require.NoError(t, err)
 	return messagingv1.NewMessagingServiceClient(servetest.Serve(t, svc))

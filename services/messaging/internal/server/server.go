@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
@@ -56,11 +55,6 @@ type Server struct {
 
 // New returns the server.
 func New(cfg Config) *Server { return &Server{cfg: cfg} }
-
-// setHTTPCode asks the gateway to answer with code instead of 200.
-func setHTTPCode(ctx context.Context, code string) {
-	_ = grpc.SetHeader(ctx, map[string][]string{"x-http-code": {code}})
-}
 
 // threadPhone normalizes a thread's phone from the path.
 func threadPhone(s string) (string, error) {

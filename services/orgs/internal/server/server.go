@@ -11,11 +11,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/orgs/internal/store"
@@ -73,7 +72,7 @@ func (s *Server) CreateOrganization(ctx context.Context, req *orgsv1.CreateOrgan
 	if err != nil {
 		return nil, err
 	}
-	_ = grpc.SetHeader(ctx, metadata.Pairs("x-http-code", "201"))
+	httpcode.Set(ctx, 201)
 	return &orgsv1.CreateOrganizationResponse{Organization: toProto(o)}, nil
 }
 

@@ -11,15 +11,14 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
+	"github.com/chorus-sms/chorus/pkg/httpcode"
 	"github.com/chorus-sms/chorus/pkg/resource"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
@@ -108,7 +107,7 @@ func (s *Server) CreatePoll(ctx context.Context, req *pollsv1.CreatePollRequest)
 	if err := s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error { return s.cfg.Store.Insert(ctx, tx, &p) }); err != nil {
 		return nil, err
 	}
-	setHTTPCode(ctx, "201")
+	httpcode.Set(ctx, 201)
 	return &pollsv1.CreatePollResponse{Poll: toPoll(&p)}, nil
 }
 
@@ -207,7 +206,7 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 		}
 		return &pollsv1.StartPollResponse{Body: body}, nil
 	}
-	setHTTPCode(ctx, "202")
+	httpcode.Set(ctx, 202)
 	return &pollsv1.StartPollResponse{Body: &structpb.Struct{Fields: map[string]*structpb.Value{
 		"id":      structpb.NewStringValue(p.ID.String()),
 		"status":  structpb.NewStringValue(p.Status),
@@ -343,9 +342,4 @@ func (s *Server) ListParticipants(ctx context.Context, req *pollsv1.ListParticip
 		out.Participants[i] = toParticipant(&ps[i], responses[ps[i].ID])
 	}
 	return out, nil
-}
-
-// setHTTPCode tells the gateway which success status to answer.
-func setHTTPCode(ctx context.Context, code string) {
-	_ = grpc.SetHeader(ctx, metadata.Pairs("x-http-code", code))
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/chorus-sms/chorus/cmd/chorusctl/sandbox"
+	"github.com/chorus-sms/chorus/pkg/sandbox"
 	"github.com/chorus-sms/chorus/pkg/twilio"
 )
 

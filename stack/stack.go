@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/chorus-sms/chorus/cmd/devauth"
 	"github.com/chorus-sms/chorus/gateway"
+	"github.com/chorus-sms/chorus/pkg/devauth"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/services/analytics"
@@ -40,8 +40,8 @@ type Config struct {
 	Analytics analytics.Config
 	Gateway   gateway.Config
 	// Addrs is where each registry service listens, by name, from its AddrVar (port 0 picks a
-	// free port). The gateway's and messaging's addresses of their peers are set from the
-	// actual listeners, so a config's own copies of them are not used.
+	// free port). Each service's peers (its Config's Peers) are set from the actual
+	// listeners.
 	Addrs map[string]string
 	// Services names the registry services this process runs (CHORUS_STACK_SERVICES, comma
 	// separated); empty runs them all. The others are reached at their Addrs, served by other
@@ -178,7 +178,7 @@ func Start(ctx context.Context, cfg Config) (st *Stack, err error) {
 		if !cfg.runs(svc) {
 			continue
 		}
-		peers := make(map[string]string, len(svc.Needs))
+		peers := make(registry.Peers, len(svc.Needs))
 		for _, need := range svc.Needs {
 			peers[need] = st.addrs[need]
 		}
