@@ -316,6 +316,43 @@ func TestBulkBatch(t *testing.T) {
 	}
 }
 
+// The bulk hand-off: an opened source's batches wait until it is released, and a canceled
+// one's are dropped, never sent; only campaigns and polls hand off in bulk.
+func TestBulkHandOff(t *testing.T) {
+	t.Parallel()
+	b := newBulkEnv(t)
+	tn := b.newTenant("+12025550100", 10)
+	const to, other = "+12025550146", "+12025550147"
+	tn.contact(to, "Ada", true)
+	tn.contact(other, "Grace", true)
+	ctx := asService(tn, tenantmd.AccessWrite)
+	released, canceled := campaignMsg("h-1", to, "hello"), campaignMsg("h-2", other, "hello")
+	canceled.SourceId = "0190f0e0-0000-7000-8000-00000000dead"
+	sources := map[*messagingv1.OutgoingMessage]*messagingv1.BulkSource{}
+	for _, m := range []*messagingv1.OutgoingMessage{released, canceled} {
+		sources[m] = &messagingv1.BulkSource{SourceKind: m.GetSourceKind(), SourceId: m.GetSourceId()}
+		_, err := b.messaging.OpenBulk(ctx, &messagingv1.OpenBulkRequest{Source: sources[m]})
+		require.NoError(t, err)
+		_, err = b.messaging.QueueBulk(ctx, &messagingv1.QueueBulkRequest{Messages: []*messagingv1.OutgoingMessage{m}})
+		require.NoError(t, err)
+	}
+	time.Sleep(time.Second) // an expanded batch would have been sent by now
+	assert.Empty(t, tn.thread(to), "held until released")
+
+	_, err := b.messaging.CancelBulk(ctx, &messagingv1.CancelBulkRequest{Source: sources[canceled]})
+	require.NoError(t, err)
+	_, err = b.messaging.ReleaseBulk(ctx, &messagingv1.ReleaseBulkRequest{Source: sources[released]})
+	require.NoError(t, err)
+	eventually(t, 15*time.Second, "the released message delivered", func() bool {
+		th := tn.thread(to)
+		return len(th) == 1 && th[0]["status"] == "delivered"
+	})
+	assert.Empty(t, tn.thread(other), "the canceled batch is never sent")
+
+	_, err = b.messaging.OpenBulk(ctx, &messagingv1.OpenBulkRequest{Source: &messagingv1.BulkSource{SourceKind: "test", SourceId: "x"}})
+	requireField(t, err, "source.sourceKind")
+}
+
 func TestBulkDedupeKeyQueuesOnce(t *testing.T) {
 	t.Parallel()
 	b := newBulkEnv(t)

@@ -29,8 +29,10 @@ const maxQueued = 1000
 // during a rolling update).
 func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessagesRequest) (*messagingv1.SendMessagesResponse, error) {
 	if req.GetBulk() {
-		_, err := s.QueueBulk(ctx, &messagingv1.QueueBulkRequest{Messages: req.GetMessages()})
-		return &messagingv1.SendMessagesResponse{}, err
+		if _, err := s.QueueBulk(ctx, &messagingv1.QueueBulkRequest{Messages: req.GetMessages()}); err != nil {
+			return nil, err
+		}
+		return &messagingv1.SendMessagesResponse{}, nil
 	}
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
