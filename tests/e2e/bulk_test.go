@@ -273,7 +273,9 @@ func TestBulkValidationRejectsTheWholeCall(t *testing.T) {
 
 // A bulk batch (how campaigns queue their audience) is one source's messages to E.164
 // numbers, alike but for their recipient and text; it answers without ids, and its messages
-// are created when due, once per dedupe key however often the batch is handed over.
+// are created when due, once per dedupe key however often the batch is handed over, also
+// through the deprecated SendMessages bulk flag (an older campaigns replica's, in a rolling
+// update).
 func TestBulkBatch(t *testing.T) {
 	t.Parallel()
 	b := newBulkEnv(t)
@@ -281,8 +283,9 @@ func TestBulkBatch(t *testing.T) {
 	const to, other = "+12025550144", "+12025550145"
 	tn.contact(to, "Ada", true)
 	tn.contact(other, "Grace", true)
-	bulk := func(msgs ...*messagingv1.OutgoingMessage) (*messagingv1.SendMessagesResponse, error) {
-		return b.messaging.SendMessages(asService(tn, tenantmd.AccessWrite), &messagingv1.SendMessagesRequest{Messages: msgs, Bulk: true})
+	ctx := asService(tn, tenantmd.AccessWrite)
+	bulk := func(msgs ...*messagingv1.OutgoingMessage) (*messagingv1.QueueBulkResponse, error) {
+		return b.messaging.QueueBulk(ctx, &messagingv1.QueueBulkRequest{Messages: msgs})
 	}
 	refusesSpoiled(t, []spoilCase{
 		{"not E.164", func(m *messagingv1.OutgoingMessage) { m.To = "(202) 555-0145" }, "messages[1].to"},
@@ -296,11 +299,11 @@ func TestBulkBatch(t *testing.T) {
 	})
 
 	batch := []*messagingv1.OutgoingMessage{campaignMsg("b-1", to, "hello"), campaignMsg("b-2", other, "hello")}
-	for range 2 { // handed over twice
-		res, err := bulk(batch...)
-		require.NoError(t, err)
-		assert.Empty(t, res.GetMessageIds())
-	}
+	_, err := bulk(batch...)
+	require.NoError(t, err)
+	res, err := b.messaging.SendMessages(ctx, &messagingv1.SendMessagesRequest{Messages: batch, Bulk: true}) // handed over again
+	require.NoError(t, err)
+	assert.Empty(t, res.GetMessageIds())
 	for _, ph := range []string{to, other} {
 		eventually(t, 15*time.Second, "the bulk message to "+ph+" delivered", func() bool {
 			th := tn.thread(ph)
@@ -311,6 +314,43 @@ func TestBulkBatch(t *testing.T) {
 	for _, ph := range []string{to, other} {
 		assert.Len(t, tn.thread(ph), 1, "one message to %s", ph)
 	}
+}
+
+// The bulk hand-off: an opened source's batches wait until it is released, and a canceled
+// one's are dropped, never sent; only campaigns and polls hand off in bulk.
+func TestBulkHandOff(t *testing.T) {
+	t.Parallel()
+	b := newBulkEnv(t)
+	tn := b.newTenant("+12025550100", 10)
+	const to, other = "+12025550146", "+12025550147"
+	tn.contact(to, "Ada", true)
+	tn.contact(other, "Grace", true)
+	ctx := asService(tn, tenantmd.AccessWrite)
+	released, canceled := campaignMsg("h-1", to, "hello"), campaignMsg("h-2", other, "hello")
+	canceled.SourceId = "0190f0e0-0000-7000-8000-00000000dead"
+	sources := map[*messagingv1.OutgoingMessage]*messagingv1.BulkSource{}
+	for _, m := range []*messagingv1.OutgoingMessage{released, canceled} {
+		sources[m] = &messagingv1.BulkSource{SourceKind: m.GetSourceKind(), SourceId: m.GetSourceId()}
+		_, err := b.messaging.OpenBulk(ctx, &messagingv1.OpenBulkRequest{Source: sources[m]})
+		require.NoError(t, err)
+		_, err = b.messaging.QueueBulk(ctx, &messagingv1.QueueBulkRequest{Messages: []*messagingv1.OutgoingMessage{m}})
+		require.NoError(t, err)
+	}
+	time.Sleep(time.Second) // an expanded batch would have been sent by now
+	assert.Empty(t, tn.thread(to), "held until released")
+
+	_, err := b.messaging.CancelBulk(ctx, &messagingv1.CancelBulkRequest{Source: sources[canceled]})
+	require.NoError(t, err)
+	_, err = b.messaging.ReleaseBulk(ctx, &messagingv1.ReleaseBulkRequest{Source: sources[released]})
+	require.NoError(t, err)
+	eventually(t, 15*time.Second, "the released message delivered", func() bool {
+		th := tn.thread(to)
+		return len(th) == 1 && th[0]["status"] == "delivered"
+	})
+	assert.Empty(t, tn.thread(other), "the canceled batch is never sent")
+
+	_, err = b.messaging.OpenBulk(ctx, &messagingv1.OpenBulkRequest{Source: &messagingv1.BulkSource{SourceKind: "test", SourceId: "x"}})
+	requireField(t, err, "source.sourceKind")
 }
 
 func TestBulkDedupeKeyQueuesOnce(t *testing.T) {

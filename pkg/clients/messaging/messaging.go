@@ -45,12 +45,43 @@ func (c *Client) SendMessages(ctx context.Context, org uuid.UUID, msgs []*messag
 	return resp.GetMessageIds(), err
 }
 
-// QueueBulk queues up to 1000 messages of one source (a campaign's or poll's audience) as a
-// bulk batch: stored as one row, each message created when it is due (quiet hours) and the
-// dispatch queue is short. A retry queues nothing twice (dedupe keys), and no ids come back.
+// The bulk hand-off of a source's (a campaign's or poll's) audience: OpenBulk holds its
+// batches back, QueueBulk hands them over, and ReleaseBulk lets them go or CancelBulk drops
+// them. Every call is retried: a state is set, not toggled, and a batch's messages are
+// created once per dedupe key.
+
+// OpenBulk holds back org's bulk batches of the source until ReleaseBulk (a canceled source
+// stays canceled).
+func (c *Client) OpenBulk(ctx context.Context, org uuid.UUID, kind, id string) error {
+	_, err := clients.Call(ctx, c.conn, "OpenBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.OpenBulkResponse, error) {
+		return c.stub.OpenBulk(c.conn.For(ctx, org), &messagingv1.OpenBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
+	})
+	return err
+}
+
+// QueueBulk queues up to 1000 messages of one source as a bulk batch: stored as one row, each
+// message created when it is due (quiet hours), the dispatch queue is short and the source is
+// neither held nor paused. A retry queues nothing twice (dedupe keys), and no ids come back.
 func (c *Client) QueueBulk(ctx context.Context, org uuid.UUID, msgs []*messagingv1.OutgoingMessage) error {
-	_, err := clients.Call(ctx, c.conn, "SendMessages", clients.Idempotent, func(ctx context.Context) (*messagingv1.SendMessagesResponse, error) {
-		return c.stub.SendMessages(c.conn.For(ctx, org), &messagingv1.SendMessagesRequest{Messages: msgs, Bulk: true})
+	_, err := clients.Call(ctx, c.conn, "QueueBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.QueueBulkResponse, error) {
+		return c.stub.QueueBulk(c.conn.For(ctx, org), &messagingv1.QueueBulkRequest{Messages: msgs})
+	})
+	return err
+}
+
+// ReleaseBulk lets org's bulk batches and messages of the source go (unless it was canceled).
+func (c *Client) ReleaseBulk(ctx context.Context, org uuid.UUID, kind, id string) error {
+	_, err := clients.Call(ctx, c.conn, "ReleaseBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.ReleaseBulkResponse, error) {
+		return c.stub.ReleaseBulk(c.conn.For(ctx, org), &messagingv1.ReleaseBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
+	})
+	return err
+}
+
+// CancelBulk drops org's bulk batches of the source and withdraws its queued messages before
+// it returns; final.
+func (c *Client) CancelBulk(ctx context.Context, org uuid.UUID, kind, id string) error {
+	_, err := clients.Call(ctx, c.conn, "CancelBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.CancelBulkResponse, error) {
+		return c.stub.CancelBulk(c.conn.For(ctx, org), &messagingv1.CancelBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
 	})
 	return err
 }
@@ -70,9 +101,11 @@ func (c *Client) FollowShortLink(ctx context.Context, code, userAgent string) (s
 	return resp.GetUrl(), err
 }
 
-// Source states of SetSourceState.
+// Source states of SetSourceState, and the state OpenBulk sets (held: waiting for the
+// source's billing hold), which SetSourceState does not take.
 const (
 	SourceActive   = "active"
+	SourceHeld     = "held"
 	SourcePaused   = "paused"
 	SourceCanceled = "canceled"
 )

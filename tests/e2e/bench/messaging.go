@@ -283,7 +283,12 @@ func benchDispatch(ctx context.Context, count, numbers, rate int, bulk bool) err
 		if len(batch) == 0 {
 			return nil
 		}
-		_, err := ms.messaging.SendMessages(octx, &messagingv1.SendMessagesRequest{Messages: batch, Bulk: bulk})
+		var err error
+		if bulk {
+			_, err = ms.messaging.QueueBulk(octx, &messagingv1.QueueBulkRequest{Messages: batch})
+		} else {
+			_, err = ms.messaging.SendMessages(octx, &messagingv1.SendMessagesRequest{Messages: batch})
+		}
 		batch = batch[:0]
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/clients"
-	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/route"
@@ -159,8 +158,8 @@ func (r *Runner) run(ctx context.Context, c *store.Campaign, sandbox bool, orgZo
 }
 
 // held moves the campaign from pending to queued once its hold is placed and, unless it is
-// paused, lets messaging create the messages of the audience it was handed while the audience
-// was resolved (held back until then), under the campaign's row lock so that a pause or
+// paused, releases the bulk hand-off resolve opened: messaging creates the messages of the
+// audience it was handed while the audience was resolved (held back until then), under the campaign's row lock so that a pause or
 // cancel committed after it tells messaging after it. It reports whether the campaign was
 // pending.
 func (r *Runner) held(ctx context.Context, c *store.Campaign, credits int32) (moved bool, err error) {
@@ -170,7 +169,7 @@ func (r *Runner) held(ctx context.Context, c *store.Campaign, credits int32) (mo
 		if err != nil || !moved || status == store.StatusPaused {
 			return err
 		}
-		return r.messaging.SetSourceState(ctx, c.OrgID, SourceKind, c.ID.String(), messaging.SourceActive)
+		return r.messaging.ReleaseBulk(ctx, c.OrgID, SourceKind, c.ID.String())
 	})
 	return moved, err
 }
@@ -203,9 +202,9 @@ func (r *Runner) afterLostAdvance(ctx context.Context, c *store.Campaign, held i
 //
 // A campaign that is no A/B test (whose samples are drawn from the whole audience) also hands
 // each batch to messaging as it is stored, as a bulk batch, and its queue cursor moves with
-// the audience's: the audience is queued in the same pass. Messaging holds the campaign's
-// batches back (its source paused) until the hold is placed (held), and drops them if the
-// campaign fails or is canceled first, so nothing is created, let alone sent, before the
+// the audience's: the audience is queued in the same pass. It opens a bulk hand-off first:
+// messaging holds the campaign's batches back until the hold is placed (held releases them),
+// and drops them if the campaign fails or is canceled first, so nothing is created, let alone sent, before the
 // credits are held.
 func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, orgZone string) error {
 	after, err := r.store.AudienceCursor(ctx, c.ID)
@@ -215,7 +214,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 	queue := !c.IsAbTest
 	var out outgoing
 	if queue {
-		if err := r.messaging.SetSourceState(ctx, c.OrgID, SourceKind, c.ID.String(), messaging.SourcePaused); err != nil {
+		if err := r.messaging.OpenBulk(ctx, c.OrgID, SourceKind, c.ID.String()); err != nil {
 			return fmt.Errorf("hold the audience back in messaging: %w", err)
 		}
 		out = newOutgoing(c, orgZone, !sandbox)
@@ -321,7 +320,7 @@ func (r *Runner) fail(ctx context.Context, c *store.Campaign, reason string) err
 			return err
 		}
 		if pending { // the audience handed to messaging so far is dropped, never sent
-			if err := r.messaging.SetSourceState(ctx, c.OrgID, SourceKind, c.ID.String(), messaging.SourceCanceled); err != nil {
+			if err := r.messaging.CancelBulk(ctx, c.OrgID, SourceKind, c.ID.String()); err != nil {
 				return fmt.Errorf("drop the queued audience: %w", err)
 			}
 		}

@@ -469,10 +469,21 @@ func (s *Server) move(ctx context.Context, rawID string, mv stateMove) (*campaig
 
 // tellMessaging sets the state of the campaign's queued messages in messaging, and the same
 // state for its queued auto-replies: a paused campaign sends nothing, its answers included
-// (held until resume), and a canceled one's answers are withdrawn.
+// (held until resume), and a canceled one's answers are withdrawn. A pending campaign's state
+// (held) opens the bulk hand-off of its audience, which the fan-out releases once the hold is
+// placed; its answers, which have no hand-off, wait as paused.
 func (s *Server) tellMessaging(ctx context.Context, org, id uuid.UUID, state string) error {
 	for _, kind := range []string{fanout.SourceKind, fanout.AutoReplySourceKind} {
-		if err := s.cfg.Messaging.SetSourceState(ctx, org, kind, id.String(), state); err != nil {
+		var err error
+		switch {
+		case state == messaging.SourceHeld && kind == fanout.SourceKind:
+			err = s.cfg.Messaging.OpenBulk(ctx, org, kind, id.String())
+		case state == messaging.SourceHeld:
+			err = s.cfg.Messaging.SetSourceState(ctx, org, kind, id.String(), messaging.SourcePaused)
+		default:
+			err = s.cfg.Messaging.SetSourceState(ctx, org, kind, id.String(), state)
+		}
+		if err != nil {
 			return fmt.Errorf("messaging source state of %s %s: %w", kind, id, err)
 		}
 	}
@@ -480,12 +491,14 @@ func (s *Server) tellMessaging(ctx context.Context, org, id uuid.UUID, state str
 }
 
 // sourceState is the state messaging keeps the queued messages of a campaign in c's status:
-// held while paused, and while pending (its audience is handed over as it is resolved, before
-// its hold is placed: the fan-out lets it go then), withdrawn for good once canceled, sent
-// otherwise.
+// held while pending (its audience is handed over as it is resolved, before its hold is
+// placed: the fan-out lets it go then), held back while paused, withdrawn for good once
+// canceled, sent otherwise.
 func sourceState(c *store.Campaign) string {
 	switch {
-	case c.Status == store.StatusPaused || c.Status == store.StatusPending:
+	case c.Status == store.StatusPending:
+		return messaging.SourceHeld
+	case c.Status == store.StatusPaused:
 		return messaging.SourcePaused
 	case c.CanceledAt != nil:
 		return messaging.SourceCanceled

@@ -158,26 +158,32 @@ func TestBulkExpansionFollowsTheQueue(t *testing.T) {
 	assert.Zero(t, f.count(`SELECT count(*) FROM bulk_batches`))
 }
 
-// A paused source's batches wait for its resume; a canceled source's are dropped, never
-// becoming messages, also one handed over after the cancel.
-func TestBulkBatchesOfPausedAndCanceledSources(t *testing.T) {
+// A held or paused source's batches wait for its release or resume; a canceled source's are
+// dropped, never becoming messages, also one handed over after the cancel.
+func TestBulkBatchesOfHeldPausedAndCanceledSources(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	d := f.dispatcher(nil, 100, 0)
+	f.bulk("held", 2, time.Now())
 	f.bulk("paused", 2, time.Now())
 	f.bulk("canceled", 2, time.Now())
+	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "held", store.SourceHeld))
 	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "paused", store.SourcePaused))
 	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "canceled", store.SourceCanceled))
 	assert.Zero(t, f.count(`SELECT count(*) FROM bulk_batches WHERE source_id = 'canceled'`), "dropped with the cancel")
 	f.bulk("canceled", 2, time.Now()) // a hand-off that crossed the cancel
 
 	require.NoError(t, d.expandDue(ctx))
+	assert.Zero(t, f.messagesOf("held"), "waits while held")
 	assert.Zero(t, f.messagesOf("paused"), "waits while paused")
 	assert.Zero(t, f.messagesOf("canceled"), "never created")
-	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`), "only the paused source's batch is left")
+	assert.Equal(t, 2, f.count(`SELECT count(*) FROM bulk_batches`), "only the held and paused sources' batches are left")
 
-	require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, "paused", store.SourceActive))
+	for _, src := range []string{"held", "paused"} {
+		require.NoError(t, d.SetSourceState(ctx, f.org, store.SourceCampaign, src, store.SourceActive))
+	}
 	require.NoError(t, d.expandDue(ctx))
+	assert.Equal(t, 2, f.messagesOf("held"))
 	assert.Equal(t, 2, f.messagesOf("paused"))
 }
 

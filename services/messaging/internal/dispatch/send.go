@@ -263,7 +263,7 @@ func (d *Dispatcher) heldBack(ctx context.Context, m store.Message, snoozes int)
 // sourceWants is heldBack for a source state already read.
 func (d *Dispatcher) sourceWants(ctx context.Context, m store.Message, state string, snoozes int) (wait time.Duration, stopped bool, err error) {
 	switch {
-	case state == store.SourcePaused:
+	case state == store.SourcePaused || state == store.SourceHeld:
 		return pausedWait(snoozes), false, nil
 	case state == store.SourceCanceled:
 		_, err := d.fail(ctx, m, CodeSourceCanceled, nil)

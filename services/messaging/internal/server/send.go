@@ -19,21 +19,61 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
-// maxQueued bounds one SendMessages call.
+// maxQueued bounds one SendMessages or QueueBulk call.
 const maxQueued = 1000
 
 // SendMessages stores messages for campaigns and polls (and campaigns' test copies: free,
 // never held for quiet hours; and their auto-replies: sent like replies) and queues their
 // dispatch, in one transaction; a message whose dedupe key was used before is not queued
-// again. A bulk batch is validated the same way and stored as one row, its messages created
-// when due (dispatch's bulk.go). A suspended account's batch is refused whole
-// (BILLING_SUSPENDED), as billing would refuse every message.
+// again. A request with the deprecated bulk flag is a QueueBulk (an older campaigns replica's
+// during a rolling update).
 func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessagesRequest) (*messagingv1.SendMessagesResponse, error) {
+	if req.GetBulk() {
+		if _, err := s.QueueBulk(ctx, &messagingv1.QueueBulkRequest{Messages: req.GetMessages()}); err != nil {
+			return nil, err
+		}
+		return &messagingv1.SendMessagesResponse{}, nil
+	}
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if n := len(req.GetMessages()); n == 0 || n > maxQueued {
+	out, err := s.outgoing(ctx, org, req.GetMessages(), false)
+	if err != nil {
+		return nil, err
+	}
+	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
+		queued, err := s.cfg.Store.InsertOutgoingMany(ctx, tx, out.msgs)
+		if err != nil {
+			return err
+		}
+		if err := s.insertLinks(ctx, tx, org, queued, out.short); err != nil {
+			return err
+		}
+		return s.cfg.Dispatch.QueueTx(ctx, tx, org, queued...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(out.msgs))
+	for i, m := range out.msgs {
+		ids[i] = m.ID.String()
+	}
+	return &messagingv1.SendMessagesResponse{MessageIds: ids}, nil
+}
+
+// outgoing is a validated SendMessages or QueueBulk request.
+type outgoing struct {
+	msgs  []*store.Message
+	short shortLinks // of auto-replies
+	now   time.Time
+}
+
+// outgoing validates up to maxQueued messages of org (a bulk batch's only of campaigns and
+// polls, to E.164 recipients) and builds what is stored of them. A suspended account's
+// messages are refused whole (BILLING_SUSPENDED), as billing would refuse every one.
+func (s *Server) outgoing(ctx context.Context, org uuid.UUID, in []*messagingv1.OutgoingMessage, bulk bool) (*outgoing, error) {
+	if n := len(in); n == 0 || n > maxQueued {
 		return nil, apierr.Field("messages", fmt.Sprintf("must hold 1 to %d messages", maxQueued))
 	}
 	o, err := s.cfg.Orgs.Organization(ctx, org)
@@ -51,12 +91,11 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 	}
 	provider := s.cfg.Dispatch.ProviderFor(o.GetSandbox()).Name()
 	numbers := map[string]*store.Number{}
-	short := shortLinks{} // of auto-replies
-	msgs := make([]store.Message, len(req.GetMessages()))
-	now := time.Now()
-	for i, in := range req.GetMessages() {
+	out := &outgoing{short: shortLinks{}, now: time.Now()}
+	msgs := make([]store.Message, len(in))
+	for i, in := range in {
 		field := "messages[" + strconv.Itoa(i) + "]"
-		to, err := recipient(in.GetTo(), req.GetBulk())
+		to, err := recipient(in.GetTo(), bulk)
 		if err != nil {
 			return nil, apierr.Field(field+".to", err.Error())
 		}
@@ -84,7 +123,7 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			return nil, apierr.Field(field+".sourceKind", "must be campaign, poll, test or auto_reply")
 		}
 		test, autoReply := kind == store.SourceTest, kind == store.SourceAutoReply
-		if req.GetBulk() && (test || autoReply) {
+		if bulk && (test || autoReply) {
 			return nil, apierr.Field(field+".sourceKind", "must be campaign or poll in a bulk batch")
 		}
 		for _, z := range [...]struct{ name, tz string }{{"quietHoursTimezone", in.GetQuietHoursTimezone()}, {"recipientTimezone", in.GetRecipientTimezone()}} {
@@ -118,7 +157,7 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 		}
 		id, body := uuid.Must(uuid.NewV7()), in.GetBody()
 		if autoReply {
-			if body, err = s.autoReplyText(o, field, id, body, short); err != nil {
+			if body, err = s.autoReplyText(o, field, id, body, out.short); err != nil {
 				return nil, err
 			}
 		}
@@ -143,39 +182,14 @@ func (s *Server) SendMessages(ctx context.Context, req *messagingv1.SendMessages
 			DedupeKey:         in.GetDedupeKey(),
 			QuietTimezone:     quietZone,
 			RecipientTimezone: recipientZone,
-			CreatedAt:         now,
+			CreatedAt:         out.now,
 		}
 	}
-	batch := make([]*store.Message, len(msgs))
+	out.msgs = make([]*store.Message, len(msgs))
 	for i := range msgs {
-		batch[i] = &msgs[i]
+		out.msgs[i] = &msgs[i]
 	}
-	if req.GetBulk() {
-		for i, m := range batch {
-			if field := store.BulkAlike(batch[0], m); field != "" {
-				return nil, apierr.Field(fmt.Sprintf("messages[%d].%s", i, field), "must be the same as the first message's in a bulk batch")
-			}
-		}
-		return &messagingv1.SendMessagesResponse{}, s.queueBulk(ctx, batch, now)
-	}
-	err = s.cfg.Store.InTx(ctx, func(tx pgx.Tx) error {
-		queued, err := s.cfg.Store.InsertOutgoingMany(ctx, tx, batch)
-		if err != nil {
-			return err
-		}
-		if err := s.insertLinks(ctx, tx, org, queued, short); err != nil {
-			return err
-		}
-		return s.cfg.Dispatch.QueueTx(ctx, tx, org, queued...)
-	})
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(msgs))
-	for i := range msgs {
-		ids[i] = msgs[i].ID.String()
-	}
-	return &messagingv1.SendMessagesResponse{MessageIds: ids}, nil
+	return out, nil
 }
 
 // recipient is a message's recipient in E.164. A bulk batch carries its audience's stored
@@ -194,34 +208,6 @@ func recipient(to string, bulk bool) (string, error) {
 		return "", errors.New("must be a phone number")
 	}
 	return e164, nil
-}
-
-// queueBulk stores a bulk batch, due when the first of its messages may go, and wakes the
-// expander when that is now.
-func (s *Server) queueBulk(ctx context.Context, batch []*store.Message, now time.Time) error {
-	due := time.Time{}
-	// A batch's messages share a handful of zones: each pair's window is worked out once (it
-	// was a quarter of the call's CPU when worked out per message).
-	waits := map[[2]string]time.Duration{}
-	for _, m := range batch {
-		zones := [2]string{m.QuietTimezone, m.RecipientTimezone}
-		wait, ok := waits[zones]
-		if !ok {
-			wait = quiethours.WaitAll(now, zones[:]...)
-			waits[zones] = wait
-		}
-		at := now.Add(wait)
-		if due.IsZero() || at.Before(due) {
-			due = at
-		}
-	}
-	if err := s.cfg.Store.InsertBulk(ctx, batch, due); err != nil {
-		return err
-	}
-	if !due.After(now) {
-		s.cfg.Dispatch.WakeExpander()
-	}
-	return nil
 }
 
 // SetSourceState pauses, resumes or cancels a campaign's or poll's queued messages, or a
@@ -247,14 +233,24 @@ func (s *Server) SetSourceState(ctx context.Context, req *messagingv1.SetSourceS
 	if err := f.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Dispatch.SetSourceState(ctx, org, req.GetSourceKind(), req.GetSourceId(), req.GetState()); err != nil {
+	if err := s.setSourceState(ctx, org, req.GetSourceKind(), req.GetSourceId(), req.GetState()); err != nil {
 		return nil, err
 	}
-	if req.GetState() == store.SourceActive {
-		if err := s.cfg.Dispatch.WakeSource(ctx, org, req.GetSourceKind(), req.GetSourceId()); err != nil {
-			return nil, err
-		}
-		s.cfg.Dispatch.WakeExpander() // its bulk batches waited too
-	}
 	return &messagingv1.SetSourceStateResponse{}, nil
+}
+
+// setSourceState sets a source's state and, when it goes on (active), wakes its messages and
+// bulk batches that waited.
+func (s *Server) setSourceState(ctx context.Context, org uuid.UUID, kind, id, state string) error {
+	if err := s.cfg.Dispatch.SetSourceState(ctx, org, kind, id, state); err != nil {
+		return err
+	}
+	if state != store.SourceActive {
+		return nil
+	}
+	if err := s.cfg.Dispatch.WakeSource(ctx, org, kind, id); err != nil {
+		return err
+	}
+	s.cfg.Dispatch.WakeExpander() // its bulk batches waited too
+	return nil
 }

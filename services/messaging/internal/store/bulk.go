@@ -79,10 +79,10 @@ type TakenBulk struct {
 	Created []uuid.UUID
 }
 
-// ExpandBulk takes the earliest due bulk batch whose source is not paused and whose sending
-// number is not one of skip, inside tx, and
-// creates its messages (a message whose dedupe key is taken is not: a batch handed twice), or
-// drops it when its source was canceled. It returns the batch taken (nil for none due), whose
+// ExpandBulk takes the earliest due bulk batch whose source is neither held nor paused and
+// whose sending number is not one of skip, inside tx, and creates its messages (a message
+// whose dedupe key is taken is not: a batch handed twice), or drops it when its source was
+// canceled. It returns the batch taken (nil for none due), whose
 // created messages are to be queued in tx, also with an error once a batch was taken, so that
 // the caller can set that batch aside (DeferBulk); two expanders take different batches.
 func (s *Store) ExpandBulk(ctx context.Context, tx pgx.Tx, skip []string) (*TakenBulk, error) {
@@ -95,7 +95,7 @@ func (s *Store) ExpandBulk(ctx context.Context, tx pgx.Tx, skip []string) (*Take
 		SELECT b.id, b.organization_id, b.our_number, coalesce(st.state, '') FROM bulk_batches b
 		LEFT JOIN source_states st ON st.organization_id = b.organization_id AND st.source_kind = b.source_kind
 			AND st.source_id = b.source_id
-		WHERE b.due_at <= now() AND st.state IS DISTINCT FROM 'paused' AND b.our_number <> ALL($1)
+		WHERE b.due_at <= now() AND coalesce(st.state, '') NOT IN ('held', 'paused') AND b.our_number <> ALL($1)
 		ORDER BY b.due_at, b.id LIMIT 1 FOR UPDATE OF b SKIP LOCKED`, skip).Scan(&b.ID, &b.OrgID, &b.Number, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil

@@ -13,7 +13,7 @@ import (
 // and its sending number's own rate.
 type Queued struct {
 	Message
-	SourceState string // SourceActive, SourcePaused or SourceCanceled
+	SourceState string // SourceActive, SourceHeld, SourcePaused or SourceCanceled
 	NumberMPS   int    // the sending number's own rate; 0: the default
 }
 
@@ -65,7 +65,7 @@ func (s *Store) ClaimMany(ctx context.Context, reqs []ClaimRequest) ([]bool, err
 				thread_at = CASE WHEN source_kind = 'system' THEN thread_at ELSE now() END
 			FROM input
 			WHERE messages.id = input.id AND status = 'queued'
-				-- A paused or canceled source hands nothing more to the carrier from the moment
+				-- A held, paused or canceled source hands nothing more to the carrier from the moment
 				-- its state is committed.
 				AND NOT EXISTS (SELECT 1 FROM source_states ss WHERE ss.organization_id = messages.organization_id
 					AND ss.source_kind = messages.source_kind AND ss.source_id = messages.source_id)

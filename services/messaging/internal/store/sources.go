@@ -10,14 +10,18 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Source states: a source (campaign, poll) with no row is active.
+// Source states: a source (campaign, poll) with no row is active. A held source (OpenBulk)
+// waits for its billing hold: its bulk batches, and any message of it, wait as a paused
+// source's do.
 const (
 	SourceActive   = "active"
+	SourceHeld     = "held"
 	SourcePaused   = "paused"
 	SourceCanceled = "canceled"
 )
 
-// SetSourceState pauses, resumes (active) or cancels a source's queued messages inside tx.
+// SetSourceState holds, pauses, resumes (active) or cancels a source's queued messages inside
+// tx.
 // Canceled is final: a later pause or resume of a canceled source changes nothing, and the
 // source's bulk batches not yet expanded are dropped with it (their messages are never
 // created).

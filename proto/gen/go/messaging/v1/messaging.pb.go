@@ -1620,11 +1620,10 @@ func (x *OutgoingMessage) GetForceRoute() string {
 type SendMessagesRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Messages []*OutgoingMessage     `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	// bulk stores the batch as one row and creates its messages when they are near their turn
-	// to go (quiet hours open, the dispatch queue short): a campaign's or poll's audience is
-	// queued at the cost of one row per batch, and the messages of a source canceled meanwhile
-	// are never created. A bulk batch is one source's (every message of the same source kind,
-	// campaign or poll, and source id), and no ids come back.
+	// bulk is QueueBulk, kept for one release so that an older campaigns replica's audience is
+	// still queued during a rolling update (docs/upgrading.md); no ids come back.
+	//
+	// Deprecated: Marked as deprecated in messaging/v1/messaging.proto.
 	Bulk          bool `protobuf:"varint,2,opt,name=bulk,proto3" json:"bulk,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1667,6 +1666,7 @@ func (x *SendMessagesRequest) GetMessages() []*OutgoingMessage {
 	return nil
 }
 
+// Deprecated: Marked as deprecated in messaging/v1/messaging.proto.
 func (x *SendMessagesRequest) GetBulk() bool {
 	if x != nil {
 		return x.Bulk
@@ -1935,6 +1935,391 @@ func (*SetSourceStateResponse) Descriptor() ([]byte, []int) {
 	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{26}
 }
 
+// BulkSource names the campaign or poll whose audience is handed over in bulk.
+type BulkSource struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "campaign" or "poll".
+	SourceKind    string `protobuf:"bytes,1,opt,name=source_kind,json=sourceKind,proto3" json:"source_kind,omitempty"`
+	SourceId      string `protobuf:"bytes,2,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BulkSource) Reset() {
+	*x = BulkSource{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BulkSource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BulkSource) ProtoMessage() {}
+
+func (x *BulkSource) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BulkSource.ProtoReflect.Descriptor instead.
+func (*BulkSource) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *BulkSource) GetSourceKind() string {
+	if x != nil {
+		return x.SourceKind
+	}
+	return ""
+}
+
+func (x *BulkSource) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+// OpenBulkRequest names the source to hold back.
+type OpenBulkRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        *BulkSource            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenBulkRequest) Reset() {
+	*x = OpenBulkRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenBulkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenBulkRequest) ProtoMessage() {}
+
+func (x *OpenBulkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenBulkRequest.ProtoReflect.Descriptor instead.
+func (*OpenBulkRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *OpenBulkRequest) GetSource() *BulkSource {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+// OpenBulkResponse is empty.
+type OpenBulkResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenBulkResponse) Reset() {
+	*x = OpenBulkResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenBulkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenBulkResponse) ProtoMessage() {}
+
+func (x *OpenBulkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenBulkResponse.ProtoReflect.Descriptor instead.
+func (*OpenBulkResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{29}
+}
+
+// QueueBulkRequest is one batch of a source's audience.
+type QueueBulkRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 to 1000 messages of the same source (kind campaign or poll, and id), sending number,
+	// hold and quiet-hours timezone; recipients in E.164, as contacts stored them (not looked up
+	// again: a number the carrier refuses fails alone).
+	Messages      []*OutgoingMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueBulkRequest) Reset() {
+	*x = QueueBulkRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueBulkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueBulkRequest) ProtoMessage() {}
+
+func (x *QueueBulkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueBulkRequest.ProtoReflect.Descriptor instead.
+func (*QueueBulkRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *QueueBulkRequest) GetMessages() []*OutgoingMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// QueueBulkResponse is empty: the messages are created later, so no ids come back.
+type QueueBulkResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueBulkResponse) Reset() {
+	*x = QueueBulkResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueBulkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueBulkResponse) ProtoMessage() {}
+
+func (x *QueueBulkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueBulkResponse.ProtoReflect.Descriptor instead.
+func (*QueueBulkResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{31}
+}
+
+// ReleaseBulkRequest names the source to let go.
+type ReleaseBulkRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        *BulkSource            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseBulkRequest) Reset() {
+	*x = ReleaseBulkRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseBulkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseBulkRequest) ProtoMessage() {}
+
+func (x *ReleaseBulkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseBulkRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseBulkRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ReleaseBulkRequest) GetSource() *BulkSource {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+// ReleaseBulkResponse is empty.
+type ReleaseBulkResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseBulkResponse) Reset() {
+	*x = ReleaseBulkResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseBulkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseBulkResponse) ProtoMessage() {}
+
+func (x *ReleaseBulkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseBulkResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseBulkResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{33}
+}
+
+// CancelBulkRequest names the source to drop.
+type CancelBulkRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        *BulkSource            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelBulkRequest) Reset() {
+	*x = CancelBulkRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelBulkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelBulkRequest) ProtoMessage() {}
+
+func (x *CancelBulkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelBulkRequest.ProtoReflect.Descriptor instead.
+func (*CancelBulkRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *CancelBulkRequest) GetSource() *BulkSource {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+// CancelBulkResponse is empty.
+type CancelBulkResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelBulkResponse) Reset() {
+	*x = CancelBulkResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelBulkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelBulkResponse) ProtoMessage() {}
+
+func (x *CancelBulkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelBulkResponse.ProtoReflect.Descriptor instead.
+func (*CancelBulkResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{35}
+}
+
 // ShortenLinksRequest names a source and the URLs its messages carry.
 type ShortenLinksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1949,7 +2334,7 @@ type ShortenLinksRequest struct {
 
 func (x *ShortenLinksRequest) Reset() {
 	*x = ShortenLinksRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1961,7 +2346,7 @@ func (x *ShortenLinksRequest) String() string {
 func (*ShortenLinksRequest) ProtoMessage() {}
 
 func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1974,7 +2359,7 @@ func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortenLinksRequest.ProtoReflect.Descriptor instead.
 func (*ShortenLinksRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{27}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ShortenLinksRequest) GetSourceKind() string {
@@ -2009,7 +2394,7 @@ type ShortenLinksResponse struct {
 
 func (x *ShortenLinksResponse) Reset() {
 	*x = ShortenLinksResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2406,7 @@ func (x *ShortenLinksResponse) String() string {
 func (*ShortenLinksResponse) ProtoMessage() {}
 
 func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2419,7 @@ func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortenLinksResponse.ProtoReflect.Descriptor instead.
 func (*ShortenLinksResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{28}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ShortenLinksResponse) GetShortUrls() []string {
@@ -2183,10 +2568,10 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	" \x03(\tR\tmediaUrls\x12-\n" +
 	"\x12recipient_timezone\x18\v \x01(\tR\x11recipientTimezone\x12\x1f\n" +
 	"\vforce_route\x18\f \x01(\tR\n" +
-	"forceRoute\"k\n" +
+	"forceRoute\"o\n" +
 	"\x13SendMessagesRequest\x12@\n" +
-	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\x12\x12\n" +
-	"\x04bulk\x18\x02 \x01(\bR\x04bulk\"7\n" +
+	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\x12\x16\n" +
+	"\x04bulk\x18\x02 \x01(\bB\x02\x18\x01R\x04bulk\"7\n" +
 	"\x14SendMessagesResponse\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
 	"messageIds\"?\n" +
@@ -2203,7 +2588,24 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"sourceKind\x12\x1b\n" +
 	"\tsource_id\x18\x02 \x01(\tR\bsourceId\x12\x14\n" +
 	"\x05state\x18\x03 \x01(\tR\x05state\"\x18\n" +
-	"\x16SetSourceStateResponse\"g\n" +
+	"\x16SetSourceStateResponse\"J\n" +
+	"\n" +
+	"BulkSource\x12\x1f\n" +
+	"\vsource_kind\x18\x01 \x01(\tR\n" +
+	"sourceKind\x12\x1b\n" +
+	"\tsource_id\x18\x02 \x01(\tR\bsourceId\"J\n" +
+	"\x0fOpenBulkRequest\x127\n" +
+	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"\x12\n" +
+	"\x10OpenBulkResponse\"T\n" +
+	"\x10QueueBulkRequest\x12@\n" +
+	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\"\x13\n" +
+	"\x11QueueBulkResponse\"M\n" +
+	"\x12ReleaseBulkRequest\x127\n" +
+	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"\x15\n" +
+	"\x13ReleaseBulkResponse\"L\n" +
+	"\x11CancelBulkRequest\x127\n" +
+	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"\x14\n" +
+	"\x12CancelBulkResponse\"g\n" +
 	"\x13ShortenLinksRequest\x12\x1f\n" +
 	"\vsource_kind\x18\x01 \x01(\tR\n" +
 	"sourceKind\x12\x1b\n" +
@@ -2215,8 +2617,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\x81\n" +
-	"\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\xf7\f\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -2228,7 +2629,12 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x0fFollowShortLink\x12+.chorus.messaging.v1.FollowShortLinkRequest\x1a,.chorus.messaging.v1.FollowShortLinkResponse\x12c\n" +
 	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponse\x12i\n" +
 	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponse\x12i\n" +
-	"\x0eSetSourceState\x12*.chorus.messaging.v1.SetSourceStateRequest\x1a+.chorus.messaging.v1.SetSourceStateResponse\x12c\n" +
+	"\x0eSetSourceState\x12*.chorus.messaging.v1.SetSourceStateRequest\x1a+.chorus.messaging.v1.SetSourceStateResponse\x12W\n" +
+	"\bOpenBulk\x12$.chorus.messaging.v1.OpenBulkRequest\x1a%.chorus.messaging.v1.OpenBulkResponse\x12Z\n" +
+	"\tQueueBulk\x12%.chorus.messaging.v1.QueueBulkRequest\x1a&.chorus.messaging.v1.QueueBulkResponse\x12`\n" +
+	"\vReleaseBulk\x12'.chorus.messaging.v1.ReleaseBulkRequest\x1a(.chorus.messaging.v1.ReleaseBulkResponse\x12]\n" +
+	"\n" +
+	"CancelBulk\x12&.chorus.messaging.v1.CancelBulkRequest\x1a'.chorus.messaging.v1.CancelBulkResponse\x12c\n" +
 	"\fShortenLinks\x12(.chorus.messaging.v1.ShortenLinksRequest\x1a).chorus.messaging.v1.ShortenLinksResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
 
 var (
@@ -2244,7 +2650,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -2274,60 +2680,81 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*GetPhoneNumberResponse)(nil),       // 25: chorus.messaging.v1.GetPhoneNumberResponse
 	(*SetSourceStateRequest)(nil),        // 26: chorus.messaging.v1.SetSourceStateRequest
 	(*SetSourceStateResponse)(nil),       // 27: chorus.messaging.v1.SetSourceStateResponse
-	(*ShortenLinksRequest)(nil),          // 28: chorus.messaging.v1.ShortenLinksRequest
-	(*ShortenLinksResponse)(nil),         // 29: chorus.messaging.v1.ShortenLinksResponse
-	(*timestamppb.Timestamp)(nil),        // 30: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil),       // 31: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),           // 32: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),         // 33: google.protobuf.BoolValue
+	(*BulkSource)(nil),                   // 28: chorus.messaging.v1.BulkSource
+	(*OpenBulkRequest)(nil),              // 29: chorus.messaging.v1.OpenBulkRequest
+	(*OpenBulkResponse)(nil),             // 30: chorus.messaging.v1.OpenBulkResponse
+	(*QueueBulkRequest)(nil),             // 31: chorus.messaging.v1.QueueBulkRequest
+	(*QueueBulkResponse)(nil),            // 32: chorus.messaging.v1.QueueBulkResponse
+	(*ReleaseBulkRequest)(nil),           // 33: chorus.messaging.v1.ReleaseBulkRequest
+	(*ReleaseBulkResponse)(nil),          // 34: chorus.messaging.v1.ReleaseBulkResponse
+	(*CancelBulkRequest)(nil),            // 35: chorus.messaging.v1.CancelBulkRequest
+	(*CancelBulkResponse)(nil),           // 36: chorus.messaging.v1.CancelBulkResponse
+	(*ShortenLinksRequest)(nil),          // 37: chorus.messaging.v1.ShortenLinksRequest
+	(*ShortenLinksResponse)(nil),         // 38: chorus.messaging.v1.ShortenLinksResponse
+	(*timestamppb.Timestamp)(nil),        // 39: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),       // 40: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),           // 41: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),         // 42: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	30, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	39, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	31, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	32, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	31, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	31, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	33, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	33, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	30, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	40, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	41, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	40, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	40, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	42, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	42, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	39, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 9: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	30, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	39, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 11: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 12: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 13: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	0,  // 14: chorus.messaging.v1.HandleWebhookRequest.kind:type_name -> chorus.messaging.v1.WebhookKind
 	16, // 15: chorus.messaging.v1.HandleWebhookRequest.params:type_name -> chorus.messaging.v1.FormParam
 	21, // 16: chorus.messaging.v1.SendMessagesRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
-	2,  // 17: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
-	5,  // 18: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
-	7,  // 19: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
-	10, // 20: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
-	12, // 21: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
-	14, // 22: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
-	17, // 23: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
-	19, // 24: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
-	22, // 25: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
-	24, // 26: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
-	26, // 27: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
-	28, // 28: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
-	3,  // 29: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 30: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 31: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 32: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 33: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 34: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 35: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 36: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 37: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	25, // 38: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
-	27, // 39: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
-	29, // 40: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
-	29, // [29:41] is the sub-list for method output_type
-	17, // [17:29] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	28, // 17: chorus.messaging.v1.OpenBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	21, // 18: chorus.messaging.v1.QueueBulkRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
+	28, // 19: chorus.messaging.v1.ReleaseBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	28, // 20: chorus.messaging.v1.CancelBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	2,  // 21: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
+	5,  // 22: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
+	7,  // 23: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
+	10, // 24: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
+	12, // 25: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
+	14, // 26: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
+	17, // 27: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
+	19, // 28: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
+	22, // 29: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
+	24, // 30: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
+	26, // 31: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
+	29, // 32: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
+	31, // 33: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
+	33, // 34: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
+	35, // 35: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
+	37, // 36: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
+	3,  // 37: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 38: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 39: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 40: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 41: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 42: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 43: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 44: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 45: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	25, // 46: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	27, // 47: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
+	30, // 48: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
+	32, // 49: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
+	34, // 50: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
+	36, // 51: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
+	38, // 52: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
+	37, // [37:53] is the sub-list for method output_type
+	21, // [21:37] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_messaging_v1_messaging_proto_init() }
@@ -2344,7 +2771,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

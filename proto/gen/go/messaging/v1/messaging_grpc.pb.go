@@ -30,6 +30,10 @@ const (
 	MessagingService_SendMessages_FullMethodName         = "/chorus.messaging.v1.MessagingService/SendMessages"
 	MessagingService_GetPhoneNumber_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetPhoneNumber"
 	MessagingService_SetSourceState_FullMethodName       = "/chorus.messaging.v1.MessagingService/SetSourceState"
+	MessagingService_OpenBulk_FullMethodName             = "/chorus.messaging.v1.MessagingService/OpenBulk"
+	MessagingService_QueueBulk_FullMethodName            = "/chorus.messaging.v1.MessagingService/QueueBulk"
+	MessagingService_ReleaseBulk_FullMethodName          = "/chorus.messaging.v1.MessagingService/ReleaseBulk"
+	MessagingService_CancelBulk_FullMethodName           = "/chorus.messaging.v1.MessagingService/CancelBulk"
 	MessagingService_ShortenLinks_FullMethodName         = "/chorus.messaging.v1.MessagingService/ShortenLinks"
 )
 
@@ -44,8 +48,9 @@ const (
 // routes. AddNumber is an operator RPC (chorusctl) naming the organization in the request.
 // HandleWebhook and FollowShortLink are called by the gateway for public, unauthenticated
 // routes: they carry no organization (the webhook's To number or the link's code selects it).
-// SendMessages, GetPhoneNumber, SetSourceState and ShortenLinks are called by other services
-// (campaigns, polls) with the organization in the tenant metadata.
+// SendMessages, GetPhoneNumber, SetSourceState, ShortenLinks and the bulk hand-off (OpenBulk,
+// QueueBulk, ReleaseBulk, CancelBulk) are called by other services (campaigns, polls) with the
+// organization in the tenant metadata.
 type MessagingServiceClient interface {
 	// ListConversations pages through the organization's threads, most recent first. GET
 	// /api/conversations answers all of them: the gateway reads the pages in turn and streams
@@ -69,8 +74,7 @@ type MessagingServiceClient interface {
 	// FollowShortLink records a click and returns where the link points.
 	FollowShortLink(ctx context.Context, in *FollowShortLinkRequest, opts ...grpc.CallOption) (*FollowShortLinkResponse, error)
 	// SendMessages queues messages for dispatch (campaigns, polls). Each message is stored once
-	// per dedupe key, so a retried call queues nothing twice. A bulk call stores its batch as
-	// one row, whose messages are created when due (see SendMessagesRequest.bulk).
+	// per dedupe key, so a retried call queues nothing twice.
 	SendMessages(ctx context.Context, in *SendMessagesRequest, opts ...grpc.CallOption) (*SendMessagesResponse, error)
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
@@ -79,10 +83,29 @@ type MessagingServiceClient interface {
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
 	// canceled source is handed to the carrier; a canceled source's queued messages are failed
 	// with SOURCE_CANCELED before it answers (with their status events), costing nothing, and
-	// its bulk batches not yet expanded are dropped. A
-	// paused source's bulk batches wait too (a campaign keeps its audience paused until its
-	// hold is placed).
+	// its bulk batches not yet expanded are dropped. A paused source's bulk batches wait too.
 	SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error)
+	// The bulk hand-off of a campaign's or poll's audience: OpenBulk holds the source's batches
+	// back (the source is "held": waiting for its billing hold), QueueBulk stores batches, and
+	// ReleaseBulk lets them go or CancelBulk drops them. A source never opened (or already
+	// released) has its batches expanded as soon as they are due. Each call is idempotent.
+	//
+	// OpenBulk holds a source's bulk batches back until ReleaseBulk; a canceled source stays
+	// canceled.
+	OpenBulk(ctx context.Context, in *OpenBulkRequest, opts ...grpc.CallOption) (*OpenBulkResponse, error)
+	// QueueBulk stores up to 1000 messages of one source as one row, whose messages are created
+	// when they are near their turn to go (quiet hours open, the dispatch queue short, the
+	// source neither held nor paused): a campaign's audience is queued at the cost of one row
+	// per batch, and the messages of a source canceled meanwhile are never created. Each
+	// message is created once per dedupe key, so a retried or repeated batch creates nothing
+	// twice.
+	QueueBulk(ctx context.Context, in *QueueBulkRequest, opts ...grpc.CallOption) (*QueueBulkResponse, error)
+	// ReleaseBulk lets an opened source's batches (and messages) go: the source is active
+	// again, as SetSourceState active, unless it was canceled.
+	ReleaseBulk(ctx context.Context, in *ReleaseBulkRequest, opts ...grpc.CallOption) (*ReleaseBulkResponse, error)
+	// CancelBulk drops the source's batches and withdraws its queued messages, as
+	// SetSourceState canceled (final).
+	CancelBulk(ctx context.Context, in *CancelBulkRequest, opts ...grpc.CallOption) (*CancelBulkResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
 	// (source, URL), so a retried or repeated call answers the same links. A click on one
@@ -208,6 +231,46 @@ func (c *messagingServiceClient) SetSourceState(ctx context.Context, in *SetSour
 	return out, nil
 }
 
+func (c *messagingServiceClient) OpenBulk(ctx context.Context, in *OpenBulkRequest, opts ...grpc.CallOption) (*OpenBulkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OpenBulkResponse)
+	err := c.cc.Invoke(ctx, MessagingService_OpenBulk_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *messagingServiceClient) QueueBulk(ctx context.Context, in *QueueBulkRequest, opts ...grpc.CallOption) (*QueueBulkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(QueueBulkResponse)
+	err := c.cc.Invoke(ctx, MessagingService_QueueBulk_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *messagingServiceClient) ReleaseBulk(ctx context.Context, in *ReleaseBulkRequest, opts ...grpc.CallOption) (*ReleaseBulkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReleaseBulkResponse)
+	err := c.cc.Invoke(ctx, MessagingService_ReleaseBulk_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *messagingServiceClient) CancelBulk(ctx context.Context, in *CancelBulkRequest, opts ...grpc.CallOption) (*CancelBulkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelBulkResponse)
+	err := c.cc.Invoke(ctx, MessagingService_CancelBulk_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *messagingServiceClient) ShortenLinks(ctx context.Context, in *ShortenLinksRequest, opts ...grpc.CallOption) (*ShortenLinksResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ShortenLinksResponse)
@@ -229,8 +292,9 @@ func (c *messagingServiceClient) ShortenLinks(ctx context.Context, in *ShortenLi
 // routes. AddNumber is an operator RPC (chorusctl) naming the organization in the request.
 // HandleWebhook and FollowShortLink are called by the gateway for public, unauthenticated
 // routes: they carry no organization (the webhook's To number or the link's code selects it).
-// SendMessages, GetPhoneNumber, SetSourceState and ShortenLinks are called by other services
-// (campaigns, polls) with the organization in the tenant metadata.
+// SendMessages, GetPhoneNumber, SetSourceState, ShortenLinks and the bulk hand-off (OpenBulk,
+// QueueBulk, ReleaseBulk, CancelBulk) are called by other services (campaigns, polls) with the
+// organization in the tenant metadata.
 type MessagingServiceServer interface {
 	// ListConversations pages through the organization's threads, most recent first. GET
 	// /api/conversations answers all of them: the gateway reads the pages in turn and streams
@@ -254,8 +318,7 @@ type MessagingServiceServer interface {
 	// FollowShortLink records a click and returns where the link points.
 	FollowShortLink(context.Context, *FollowShortLinkRequest) (*FollowShortLinkResponse, error)
 	// SendMessages queues messages for dispatch (campaigns, polls). Each message is stored once
-	// per dedupe key, so a retried call queues nothing twice. A bulk call stores its batch as
-	// one row, whose messages are created when due (see SendMessagesRequest.bulk).
+	// per dedupe key, so a retried call queues nothing twice.
 	SendMessages(context.Context, *SendMessagesRequest) (*SendMessagesResponse, error)
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
@@ -264,10 +327,29 @@ type MessagingServiceServer interface {
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
 	// canceled source is handed to the carrier; a canceled source's queued messages are failed
 	// with SOURCE_CANCELED before it answers (with their status events), costing nothing, and
-	// its bulk batches not yet expanded are dropped. A
-	// paused source's bulk batches wait too (a campaign keeps its audience paused until its
-	// hold is placed).
+	// its bulk batches not yet expanded are dropped. A paused source's bulk batches wait too.
 	SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error)
+	// The bulk hand-off of a campaign's or poll's audience: OpenBulk holds the source's batches
+	// back (the source is "held": waiting for its billing hold), QueueBulk stores batches, and
+	// ReleaseBulk lets them go or CancelBulk drops them. A source never opened (or already
+	// released) has its batches expanded as soon as they are due. Each call is idempotent.
+	//
+	// OpenBulk holds a source's bulk batches back until ReleaseBulk; a canceled source stays
+	// canceled.
+	OpenBulk(context.Context, *OpenBulkRequest) (*OpenBulkResponse, error)
+	// QueueBulk stores up to 1000 messages of one source as one row, whose messages are created
+	// when they are near their turn to go (quiet hours open, the dispatch queue short, the
+	// source neither held nor paused): a campaign's audience is queued at the cost of one row
+	// per batch, and the messages of a source canceled meanwhile are never created. Each
+	// message is created once per dedupe key, so a retried or repeated batch creates nothing
+	// twice.
+	QueueBulk(context.Context, *QueueBulkRequest) (*QueueBulkResponse, error)
+	// ReleaseBulk lets an opened source's batches (and messages) go: the source is active
+	// again, as SetSourceState active, unless it was canceled.
+	ReleaseBulk(context.Context, *ReleaseBulkRequest) (*ReleaseBulkResponse, error)
+	// CancelBulk drops the source's batches and withdraws its queued messages, as
+	// SetSourceState canceled (final).
+	CancelBulk(context.Context, *CancelBulkRequest) (*CancelBulkResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
 	// (source, URL), so a retried or repeated call answers the same links. A click on one
@@ -315,6 +397,18 @@ func (UnimplementedMessagingServiceServer) GetPhoneNumber(context.Context, *GetP
 }
 func (UnimplementedMessagingServiceServer) SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetSourceState not implemented")
+}
+func (UnimplementedMessagingServiceServer) OpenBulk(context.Context, *OpenBulkRequest) (*OpenBulkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OpenBulk not implemented")
+}
+func (UnimplementedMessagingServiceServer) QueueBulk(context.Context, *QueueBulkRequest) (*QueueBulkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method QueueBulk not implemented")
+}
+func (UnimplementedMessagingServiceServer) ReleaseBulk(context.Context, *ReleaseBulkRequest) (*ReleaseBulkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReleaseBulk not implemented")
+}
+func (UnimplementedMessagingServiceServer) CancelBulk(context.Context, *CancelBulkRequest) (*CancelBulkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelBulk not implemented")
 }
 func (UnimplementedMessagingServiceServer) ShortenLinks(context.Context, *ShortenLinksRequest) (*ShortenLinksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ShortenLinks not implemented")
@@ -538,6 +632,78 @@ func _MessagingService_SetSourceState_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_OpenBulk_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenBulkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).OpenBulk(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_OpenBulk_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).OpenBulk(ctx, req.(*OpenBulkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MessagingService_QueueBulk_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QueueBulkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).QueueBulk(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_QueueBulk_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).QueueBulk(ctx, req.(*QueueBulkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MessagingService_ReleaseBulk_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseBulkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).ReleaseBulk(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_ReleaseBulk_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).ReleaseBulk(ctx, req.(*ReleaseBulkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MessagingService_CancelBulk_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelBulkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).CancelBulk(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_CancelBulk_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).CancelBulk(ctx, req.(*CancelBulkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MessagingService_ShortenLinks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ShortenLinksRequest)
 	if err := dec(in); err != nil {
@@ -606,6 +772,22 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetSourceState",
 			Handler:    _MessagingService_SetSourceState_Handler,
+		},
+		{
+			MethodName: "OpenBulk",
+			Handler:    _MessagingService_OpenBulk_Handler,
+		},
+		{
+			MethodName: "QueueBulk",
+			Handler:    _MessagingService_QueueBulk_Handler,
+		},
+		{
+			MethodName: "ReleaseBulk",
+			Handler:    _MessagingService_ReleaseBulk_Handler,
+		},
+		{
+			MethodName: "CancelBulk",
+			Handler:    _MessagingService_CancelBulk_Handler,
 		},
 		{
 			MethodName: "ShortenLinks",
