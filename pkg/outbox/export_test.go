@@ -10,3 +10,6 @@ func (r *Relay) PublishOnce(ctx context.Context) (int, error) { return r.publish
 
 // From is where the relay's next pass starts, unless it is a rescan.
 func (r *Relay) From() int64 { return r.from }
+
+// LateIDs is how far below its last batch a pass looks.
+const LateIDs = lateIDs

@@ -26,10 +26,14 @@ type Relay struct {
 	lastFull time.Time
 }
 
-// rescanEvery is how often the relay looks for waiting ids from the start of outbox_pending
-// rather than from the first id of its last batch: the id of a row whose transaction
-// committed after rows with higher ids were published waits at most this long.
-const rescanEvery = time.Second
+// A pass looks for waiting ids from lateIDs below the first id of the relay's last batch: a
+// row whose transaction took its id before that batch's rows and committed after them is found
+// by the next pass, at the cost of walking the index entries of at most lateIDs published ids.
+// Every rescanEvery a pass starts from the beginning, for a row that committed later still.
+const (
+	lateIDs     = 10_000
+	rescanEvery = time.Second
+)
 
 // NewRelay returns a relay from the outbox table of pool's schema (pgdb.WithOutbox) to stream
 // (see StreamName). Options: WithBatchSize, WithPollInterval, WithMaxLen, WithRetention,
@@ -95,10 +99,9 @@ const takeWaiting = `
 // transaction commits; a failure or a crash in between leaves them waiting, to be published
 // again.
 //
-// Ids are taken in order, so a pass starts at the first id of the last batch: the entries of
-// the ids published before it, which stay in the index until a vacuum, are not walked again.
-// An id below that start can still appear (its transaction took the id before and committed
-// after the last batch's), so every rescanEvery a pass starts from the beginning.
+// Ids are taken in order, so a pass starts a little below the first id of the last batch
+// (lateIDs): the entries of the ids published before it, which stay in the index until a
+// vacuum, are not walked again.
 func (r *Relay) publish(ctx context.Context) (int, error) {
 	from := r.from
 	if time.Since(r.lastFull) >= rescanEvery {
@@ -142,7 +145,7 @@ func (r *Relay) publish(ctx context.Context) (int, error) {
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("outbox: commit publish: %w", err)
 	}
-	r.from = first
+	r.from = max(first-lateIDs, 0)
 	return len(msgs), nil
 }
 
