@@ -296,12 +296,16 @@ func (c *Consumer) apply(ctx context.Context, msgs []Message) (failed []error, e
 		if err != nil {
 			return nil, fmt.Errorf("outbox: savepoint: %w", err)
 		}
-		tag, err := sp.Exec(ctx, `INSERT INTO processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-			c.group, m.EventID)
-		if err != nil {
-			return nil, fmt.Errorf("outbox: record %s as processed: %w", m.EventID, err)
+		fresh := c.cfg.idempotent[m.Type]
+		if !fresh {
+			tag, err := sp.Exec(ctx, `INSERT INTO processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+				c.group, m.EventID)
+			if err != nil {
+				return nil, fmt.Errorf("outbox: record %s as processed: %w", m.EventID, err)
+			}
+			fresh = tag.RowsAffected() > 0
 		}
-		if tag.RowsAffected() > 0 {
+		if fresh {
 			failed[i] = c.runHandler(ctx, sp, m)
 		}
 		if failed[i] != nil {
@@ -379,24 +383,11 @@ func (c *Consumer) applyBatch(ctx context.Context, msgs []Message) (done bool, e
 		return false, fmt.Errorf("outbox: begin: %w", err)
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
-	ids := make([]uuid.UUID, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.EventID
-	}
-	rows, err := tx.Query(ctx, `INSERT INTO processed_events (consumer, event_id) SELECT $1, unnest($2::uuid[])
-		ON CONFLICT DO NOTHING RETURNING event_id`, c.group, ids)
+	isNew, err := c.record(ctx, tx, msgs)
 	if err != nil {
-		return false, fmt.Errorf("outbox: record %d events as processed: %w", len(msgs), err)
+		return false, err
 	}
-	recorded, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return false, fmt.Errorf("outbox: record %d events as processed: %w", len(msgs), err)
-	}
-	isNew := make(map[uuid.UUID]bool, len(recorded))
-	for _, id := range recorded {
-		isNew[id] = true
-	}
-	fresh := make([]Message, 0, len(recorded))
+	fresh := make([]Message, 0, len(isNew))
 	for _, m := range msgs {
 		if isNew[m.EventID] {
 			fresh = append(fresh, m)
@@ -414,6 +405,36 @@ func (c *Consumer) applyBatch(ctx context.Context, msgs []Message) (done bool, e
 		return false, nil
 	}
 	return true, nil
+}
+
+// record inserts the processed_events rows of msgs in one statement and answers which events
+// are new to the group: those it recorded, and every event of an idempotent type.
+func (c *Consumer) record(ctx context.Context, tx pgx.Tx, msgs []Message) (map[uuid.UUID]bool, error) {
+	isNew := make(map[uuid.UUID]bool, len(msgs))
+	ids := make([]uuid.UUID, 0, len(msgs))
+	for _, m := range msgs {
+		if c.cfg.idempotent[m.Type] {
+			isNew[m.EventID] = true
+		} else {
+			ids = append(ids, m.EventID)
+		}
+	}
+	if len(ids) == 0 {
+		return isNew, nil
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO processed_events (consumer, event_id) SELECT $1, unnest($2::uuid[])
+		ON CONFLICT DO NOTHING RETURNING event_id`, c.group, ids)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: record %d events as processed: %w", len(ids), err)
+	}
+	recorded, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("outbox: record %d events as processed: %w", len(ids), err)
+	}
+	for _, id := range recorded {
+		isNew[id] = true
+	}
+	return isNew, nil
 }
 
 // runBatch is runHandler for the batch handler.

@@ -86,6 +86,52 @@ func TestRepublishedEventIsHandledOnce(t *testing.T) {
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM handled`))
 }
 
+// Events of a type the handler applies idempotently leave no processed_events row and are
+// applied again when redelivered; the others are still applied once, one at a time and in a
+// batch alike.
+func TestIdempotentTypesAreAppliedAgainWithoutARecord(t *testing.T) {
+	t.Parallel()
+	for _, batched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batched=%v", batched), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			rec := &recorder{}
+			opts := []outbox.Option{outbox.WithIdempotent("contact.updated")}
+			if batched {
+				opts = append(opts, outbox.WithBatchHandler(func(ctx context.Context, tx pgx.Tx, ms []outbox.Message) error {
+					for _, m := range ms {
+						if err := rec.handler("m1")(ctx, tx, m); err != nil {
+							return err
+						}
+					}
+					return nil
+				}))
+			}
+			e.startRelay()
+			updated := e.enqueue("contact.updated", uuid.New(), "again")
+			deleted := e.enqueue("contact.deleted", uuid.New(), "once")
+			e.waitPublished(2) // before the consumer starts: one read takes both
+			e.startConsumer("g", "m1", rec.handler("m1"), opts...)
+			e.waitDrained("g")
+
+			entries, err := e.rdb.XRange(e.ctx, e.stream, "-", "+").Result()
+			require.NoError(t, err)
+			require.Len(t, entries, 2)
+			for _, en := range entries {
+				require.NoError(t, e.rdb.XAdd(e.ctx, &redis.XAddArgs{Stream: e.stream, Values: en.Values}).Err())
+			}
+			e.waitDrained("g")
+
+			require.Equal(t, 2, rec.callsOf(updated), "the idempotent event is applied on each delivery")
+			require.Equal(t, 1, rec.callsOf(deleted))
+			require.Equal(t, 2, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, updated))
+			require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, deleted))
+			require.Zero(t, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, updated))
+			require.Equal(t, 1, e.count(`SELECT count(*) FROM processed_events WHERE event_id = $1`, deleted))
+		})
+	}
+}
+
 func TestFailedHandlerIsRetriedThenProcessedOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

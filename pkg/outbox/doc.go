@@ -18,7 +18,8 @@
 // at a time when that fails. Publishing is
 // at least once (a relay that dies between XADD and commit publishes again) and so is delivery
 // (a consumer that dies before XACK is redelivered to); that record makes the effect happen
-// once. Failed entries stay pending and are retried with exponential backoff; entries left by
+// once. Events of the types a consumer names [WithIdempotent] get no record: its handler makes
+// a repeat change nothing. Failed entries stay pending and are retried with exponential backoff; entries left by
 // a consumer that went quiet are claimed by the others; an entry whose handler keeps failing
 // is moved to the dead-letter stream ([DeadLetterStream]) so it cannot stall its group.
 // Consumers need Redis 6.2 or later (XPENDING with IDLE).

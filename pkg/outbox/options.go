@@ -19,6 +19,7 @@ type settings struct {
 	claimIdle     time.Duration
 	maxDeliveries int64
 	types         map[string]bool    // nil: every type
+	idempotent    map[string]bool    // types applied without a processed_events row
 	keep          func(Message) bool // nil: every event of types
 	partitions    int
 	partitionKey  func(Message) string
@@ -142,6 +143,21 @@ func WithTypes(types ...string) Option {
 		s.types = make(map[string]bool, len(types))
 		for _, t := range types {
 			s.types[t] = true
+		}
+	}
+}
+
+// WithIdempotent names the event types a Consumer's handler applies idempotently: applying an
+// event of one of them again, after or while another member applies it, changes nothing (the
+// handler moves a state that only goes forward, under a lock of what it reads). Such events
+// get no processed_events row: a redelivered one is applied again, to no effect. For a group
+// that follows every message's status reports, that row is most of what the group costs the
+// database per event.
+func WithIdempotent(types ...string) Option {
+	return func(s *settings) {
+		s.idempotent = make(map[string]bool, len(types))
+		for _, t := range types {
+			s.idempotent[t] = true
 		}
 	}
 }

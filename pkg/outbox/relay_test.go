@@ -129,8 +129,11 @@ func TestRelayPublishesARowCommittedAfterLaterOnes(t *testing.T) {
 
 // However many rows were published before it (the entries of their ids stay in
 // outbox_pending's index until a vacuum, and this machine's PostgreSQL runs none), the relay's
-// next pass reads a number of buffers bounded by the rows it takes, and reads both tables by
-// key before either was analyzed, in the custom plan and in the generic one.
+// next pass reads a number of buffers bounded by the rows it takes and the LateIDs it looks
+// back, and reads both tables by key before either was analyzed, in the custom plan and in the
+// generic one. The window's dead entries cost some 70 buffers more or less, as an
+// earlier scan could or could not mark them dead (other transactions hold the horizon back);
+// a pass that walked all 100,000 reads 350 or more.
 func TestRelayPassReadsWhatItTakes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -168,7 +171,7 @@ func TestRelayPassReadsWhatItTakes(t *testing.T) {
 				}
 				require.NotContains(t, string(raw), "Seq Scan")
 				require.NoError(t, json.Unmarshal(raw, &plan))
-				require.Less(t, plan[0].Plan.Hit+plan[0].Plan.Read, 160, "%s", raw)
+				require.Less(t, plan[0].Plan.Hit+plan[0].Plan.Read, 260, "%s", raw)
 				var taken int
 				require.NoError(t, tx.QueryRow(e.ctx, `SELECT 10 - count(*) FROM outbox_pending`).Scan(&taken))
 				require.Equal(t, 10, taken)

@@ -89,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	for i := range MessagingMembers {
 		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName,
 			member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithBatchHandler(in.MessagingBatch()),
-			outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)).Run)
+			ingest.MessagingIdempotent(), outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)).Run)
 	}
 	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log)).Run,
 		func(ctx context.Context) error {

@@ -93,7 +93,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	campaignsv1.RegisterCampaignsServiceServer(sh.GRPC, server.New(server.Config{
 		Store: st, Orgs: peers.Orgs, Contacts: peers.Contacts, Messaging: peers.Messaging, Jobs: jobs,
 	}))
-	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, jobs), fanout.EventTypes(),
+	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, jobs), fanout.EventTypes(), fanout.IdempotentTypes(),
 		outbox.WithBatchHandler(fanout.EventBatch(st, jobs)), outbox.WithLogger(log)).Run,
 		outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log)).Run)
 	return &Service{sh.Server()}, nil

@@ -49,6 +49,15 @@ func (in *Ingester) MessagingHandler() outbox.Handler {
 // changes and the clicks written in one statement each, whatever the number of events.
 func (in *Ingester) MessagingBatch() outbox.BatchHandler { return in.applyMessaging }
 
+// MessagingIdempotent names the messaging events MessagingBatch applies idempotently (outbox's
+// WithIdempotent): a message's creation and status reports merge into its fact (least times,
+// highest status) under the fact's lock, and counts move only when the fact does, so a
+// redelivered one changes nothing. Inbound messages and clicks add to counters and keep their
+// processed_events rows.
+func MessagingIdempotent() outbox.Option {
+	return outbox.WithIdempotent(eventMessageCreated, eventStatusChanged)
+}
+
 // CampaignsHandler applies campaigns' campaign.changed snapshots.
 func (in *Ingester) CampaignsHandler() outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {

@@ -163,6 +163,14 @@ func EventTypes() outbox.Option {
 	return outbox.WithTypes(eventStatusChanged, eventReceived, eventLinkClicked)
 }
 
+// IdempotentTypes names the events EventHandler and EventBatch apply idempotently (outbox's
+// WithIdempotent): a status report moves its recipient only forward, under the recipient's
+// lock, and the counters and completion move only with it, so a redelivered one changes
+// nothing. Replies and clicks add to counters and keep their processed_events rows.
+func IdempotentTypes() outbox.Option {
+	return outbox.WithIdempotent(eventStatusChanged)
+}
+
 // recipientOf is the contact a message of campaign was sent to, from its dedupe key
 // ("campaign:<campaign id>:<contact id>", see outgoing.messages); uuid.Nil when the key is
 // not one (an event published before messaging named the key).
