@@ -2,9 +2,9 @@
 // (StorageFromEnv), open its pool (and Redis when it reads or writes streams), migrate its
 // schema, dial the services its registry row needs (at the addresses process.Wiring carries),
 // start its background work and run it beside its gRPC server, answer readiness, and release
-// what it holds in reverse order. Each service keeps
-// its own New, which hands Build what it adds to the shell, and delegates the rest here (its
-// Service embeds Server), so errors keep the service's name as their prefix.
+// what it holds in reverse order. Each service keeps its own New, which hands Build what it
+// adds to the shell, and delegates the rest here (its Service embeds Server), so errors keep
+// the service's name as their prefix.
 package service
 
 import (
