@@ -37,6 +37,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -156,7 +157,7 @@ func sign(t testing.TB, k signingKey, c jwt.MapClaims) string {
 
 // orgsSchema is the schema every orgs database starts with, migrated by the service itself.
 var orgsSchema = pgtest.NewTemplate("gateway_orgs", func(ctx context.Context, dsn string) error {
-	svc, err := orgs.New(ctx, orgs.Config{DatabaseURL: dsn, RedisURL: "redis://127.0.0.1:6379/0", Wiring: process.Wiring{Logger: quietLogger()}})
+	svc, err := orgs.New(ctx, orgs.Config{Storage: service.Storage{DatabaseURL: dsn, RedisURL: "redis://127.0.0.1:6379/0"}, Wiring: process.Wiring{Logger: quietLogger()}})
 	if err != nil {
 		return err
 	}
@@ -169,7 +170,7 @@ var orgsSchema = pgtest.NewTemplate("gateway_orgs", func(ctx context.Context, ds
 func startOrgs(t testing.TB, redisURL string) (string, orgsv1.OrgsServiceClient) {
 	t.Helper()
 	svc, err := orgs.New(context.Background(), orgs.Config{
-		DatabaseURL: orgsSchema.NewDatabase(t), RedisURL: redisURL, Wiring: process.Wiring{Logger: quietLogger()},
+		Storage: service.Storage{DatabaseURL: orgsSchema.NewDatabase(t), RedisURL: redisURL}, Wiring: process.Wiring{Logger: quietLogger()},
 	})
 	require.NoError(t, err)
 	conn := servetest.Serve(t, svc)

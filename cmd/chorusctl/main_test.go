@@ -20,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/sandbox"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/pkg/service"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/billing"
 	"github.com/chorus-sms/chorus/services/messaging"
@@ -111,7 +112,7 @@ func TestSandboxInboundPostsToTheGatewaysListenAddress(t *testing.T) {
 
 // An operator suspends and reactivates an account through a real billing service.
 func TestBillingSetStatus(t *testing.T) {
-	svc, err := billing.New(context.Background(), billing.Config{DatabaseURL: pgtest.NewDatabase(t)})
+	svc, err := billing.New(context.Background(), billing.Config{Storage: service.Storage{DatabaseURL: pgtest.NewDatabase(t)}})
 	require.NoError(t, err)
 	t.Setenv(registry.Billing.AddrVar, servetest.Serve(t, svc).Target())
 
@@ -140,7 +141,7 @@ func TestNumberAddWithARate(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
 	redisURL, _ := redistest.New(t)
-	orgSvc, err := orgs.New(ctx, orgs.Config{DatabaseURL: dsn, RedisURL: redisURL})
+	orgSvc, err := orgs.New(ctx, orgs.Config{Storage: service.Storage{DatabaseURL: dsn, RedisURL: redisURL}})
 	require.NoError(t, err)
 	orgConn := servetest.Serve(t, orgSvc)
 	r := envconfig.FromMap(map[string]string{"CHORUS_DATABASE_URL": dsn, "CHORUS_REDIS_URL": redisURL,

@@ -1,9 +1,6 @@
 package outbox
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // backoff is the wait after the n-th consecutive failure (n >= 1).
 func (s settings) backoff(n int64) time.Duration {
@@ -12,16 +9,4 @@ func (s settings) backoff(n int64) time.Duration {
 		d *= 2
 	}
 	return min(d, s.retryMax)
-}
-
-// sleep waits for d or until ctx is done, and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

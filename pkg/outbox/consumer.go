@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/chorus-sms/chorus/pkg/wait"
 )
 
 // maxBlock bounds one blocking read, and so how long Run takes to return once ctx is canceled
@@ -104,9 +106,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 			continue
 		}
 		failures++
-		wait := c.cfg.backoff(failures)
-		c.log.WarnContext(ctx, "outbox: consume failed", "err", err, "retry_in", wait)
-		if !sleep(ctx, wait) {
+		delay := c.cfg.backoff(failures)
+		c.log.WarnContext(ctx, "outbox: consume failed", "err", err, "retry_in", delay)
+		if !wait.For(ctx, delay) {
 			return nil
 		}
 	}

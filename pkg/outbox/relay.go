@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/chorus-sms/chorus/pkg/wait"
 )
 
 // Relay publishes a producer's committed outbox rows to its stream. Several relays may run on
@@ -63,20 +65,20 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	var failures int64
 	for {
-		wait := r.cfg.pollInterval
+		delay := r.cfg.pollInterval
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil
 		case err != nil:
 			failures++
-			wait = r.cfg.backoff(failures)
-			r.log.WarnContext(ctx, "outbox: publish failed", "err", err, "retry_in", wait)
+			delay = r.cfg.backoff(failures)
+			r.log.WarnContext(ctx, "outbox: publish failed", "err", err, "retry_in", delay)
 		case n == r.cfg.batchSize:
-			failures, wait = 0, 0 // more rows are likely waiting
+			failures, delay = 0, 0 // more rows are likely waiting
 		default:
 			failures = 0
 		}
-		if !sleep(ctx, wait) {
+		if !wait.For(ctx, delay) {
 			return nil
 		}
 		n, err = r.publish(ctx)

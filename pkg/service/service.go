@@ -1,9 +1,10 @@
-// Package service is the lifecycle every Chorus service shares: open its pool (and Redis when
-// it reads or writes streams), migrate its schema, dial the services its registry row needs
-// (at the addresses process.Wiring carries), start its background work and run it beside its
-// gRPC server, answer readiness, and release what it holds in reverse order. Each service keeps
-// its own New and delegates the rest here (its Service embeds Server), so errors keep the
-// service's name as their prefix.
+// Package service is the lifecycle every Chorus service shares: read where its storage is
+// (StorageFromEnv), open its pool (and Redis when it reads or writes streams), migrate its
+// schema, dial the services its registry row needs (at the addresses process.Wiring carries),
+// start its background work and run it beside its gRPC server, answer readiness, and release
+// what it holds in reverse order. Each service keeps its own New, which hands Build what it
+// adds to the shell, and delegates the rest here (its Service embeds Server), so errors keep
+// the service's name as their prefix.
 package service
 
 import (
@@ -11,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"slices"
@@ -28,19 +28,17 @@ import (
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 )
 
-// Config is what Open needs to reach and migrate a service's storage and to dial its peers.
+// Config is what Open needs to reach and migrate a service's storage and to dial its peers:
+// a service's New fills it from its own Config (which embeds Wiring and Storage) and Layout.
 type Config struct {
-	// Service is the registry row: its Name prefixes errors, its Needs are the peers dialed.
+	// Service is the registry row: its Name prefixes errors, its Needs are the peers dialed,
+	// its Drain bounds each stop that Starts registers.
 	Service registry.Service
-	// Wiring is where those peers answer, and the logger (where OnStop reports work that did
+	// Wiring is where those peers answer, and the logger (where Close reports work that did
 	// not stop in time).
 	process.Wiring
-	DatabaseURL string
-	Schema      string
-	MaxConns    int
-	RedisURL    string // empty: the service uses no Redis
-	Migrations  fs.FS
-	With        []pgdb.MigrateOption
+	Storage
+	Layout
 }
 
 // Shell holds a service's pool, optional Redis client, peers and gRPC server, and what to
@@ -53,6 +51,7 @@ type Shell struct {
 	GRPC  *grpc.Server  // set by the service once built; Close stops it first
 	// Log is the service's logger: Config.Logger, else slog.Default.
 	Log     *slog.Logger
+	drain   time.Duration
 	starts  []func(context.Context) error
 	runners []func(context.Context) error
 	closers []func()
@@ -69,11 +68,11 @@ func Open(ctx context.Context, cfg Config) (*Shell, error) {
 			return nil, fmt.Errorf("%s: CHORUS_REDIS_URL: %w", name, err)
 		}
 	}
-	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, cfg.Schema, pgdb.WithMaxConns(cfg.MaxConns))
+	pool, err := pgdb.Open(ctx, cfg.DatabaseURL, cfg.Schema, pgdb.WithMaxConns(cfg.maxConns()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	s := &Shell{Name: name, Pool: pool, Log: cmp.Or(cfg.Logger, slog.Default())}
+	s := &Shell{Name: name, Pool: pool, Log: cmp.Or(cfg.Logger, slog.Default()), drain: cfg.Service.Drain}
 	if ropts != nil {
 		s.Redis = redis.NewClient(ropts)
 	}
@@ -93,21 +92,27 @@ func Open(ctx context.Context, cfg Config) (*Shell, error) {
 // (River, consumers) stops while it is open.
 func (s *Shell) OnClose(f func()) { s.closers = append(s.closers, f) }
 
-// OnStop adds a bounded stop of running work (River jobs, a dispatcher) to what Close runs:
-// it gets timeout, the registry's Drain, to let that work finish while the pool is still open.
-func (s *Shell) OnStop(what string, timeout time.Duration, stop func(context.Context) error) {
+// Worker is work that runs in the background between a start and a bounded stop: a River
+// client working its jobs, the dispatcher.
+type Worker interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// Starts adds w to what Serve starts before it answers gRPC (in order of registration), and
+// its stop to what Close runs: bounded by the registry row's Drain, it lets running work
+// finish after the gRPC server stops and while the pool is still open. what names w in the
+// warning logged when it does not stop cleanly.
+func (s *Shell) Starts(what string, w Worker) {
+	s.starts = append(s.starts, w.Start)
 	s.OnClose(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.drain)
 		defer cancel()
-		if err := stop(ctx); err != nil {
+		if err := w.Stop(ctx); err != nil {
 			s.Log.Warn(s.Name+": "+what+" did not stop cleanly", "err", err)
 		}
 	})
 }
-
-// OnStart adds work Serve starts before it answers gRPC, in order of registration: a River
-// client starting its jobs, a dispatcher. Stopping it is OnStop's.
-func (s *Shell) OnStart(start func(context.Context) error) { s.starts = append(s.starts, start) }
 
 // Run adds background work Serve runs beside the gRPC server until ctx is done: event
 // consumers, outbox relays, folds.
@@ -115,7 +120,7 @@ func (s *Shell) Run(runners ...func(context.Context) error) {
 	s.runners = append(s.runners, runners...)
 }
 
-// Serve starts the OnStart work, then answers gRPC on lis and runs the background runners
+// Serve starts the Starts work, then answers gRPC on lis and runs the background runners
 // until ctx is done or one fails; errors carry the service's name.
 func (s *Shell) Serve(ctx context.Context, lis net.Listener) error {
 	for _, start := range s.starts {
@@ -142,12 +147,19 @@ func (s *Shell) Ready(ctx context.Context) error {
 	return nil
 }
 
-// CloseOnError closes the shell when *err is set: deferred by a service's New, it releases
-// what Open and New built when a later step fails.
-func (s *Shell) CloseOnError(err *error) {
-	if *err != nil {
-		s.Close()
+// Build opens the shell (Open) and lets build add the service's gRPC server and its work.
+// When build fails, what Open and build acquired is released, and the error carries the
+// service's name.
+func Build(ctx context.Context, cfg Config, build func(*Shell) error) (Server, error) {
+	sh, err := Open(ctx, cfg)
+	if err != nil {
+		return Server{}, err
 	}
+	if err := build(sh); err != nil {
+		sh.Close()
+		return Server{}, fmt.Errorf("%s: %w", sh.Name, err)
+	}
+	return Server{sh}, nil
 }
 
 // Close stops the gRPC server, runs the closers newest first, then closes the pool and Redis.
@@ -168,9 +180,6 @@ func (s *Shell) Close() {
 // Server is a built service as process.Main and the stack run it: its shell's Serve, Ready
 // and Close. Each service's own Service type embeds it.
 type Server struct{ shell *Shell }
-
-// Server is the shell as a built service.
-func (s *Shell) Server() Server { return Server{s} }
 
 // Serve starts the service's work and answers gRPC on lis until ctx is done (Shell.Serve).
 func (s Server) Serve(ctx context.Context, lis net.Listener) error { return s.shell.Serve(ctx, lis) }

@@ -5,13 +5,11 @@
 package analytics
 
 import (
-	"cmp"
 	"context"
 	"strconv"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
@@ -45,22 +43,20 @@ const MessagingBatchSize = 500
 // (one transaction each) and the folder.
 const DefaultDBMaxConns = 12
 
+// layout is the analytics schema, its Redis (messaging's and campaigns' event streams) and
+// its pool.
+var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
+
 // Config is the analytics process configuration.
 type Config struct {
-	DatabaseURL string // CHORUS_DATABASE_URL
-	RedisURL    string // CHORUS_REDIS_URL: messaging's and campaigns' event streams
-	DBMaxConns  int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	service.Storage // CHORUS_DATABASE_URL, CHORUS_REDIS_URL, CHORUS_DB_MAX_CONNS
 	// Wiring: orgs (organizations' zones) and contacts (contact totals), the logger.
 	process.Wiring
 }
 
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
-	return Config{
-		DatabaseURL: r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
-	}
+	return Config{Storage: service.StorageFromEnv(r, layout)}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
@@ -73,28 +69,27 @@ type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server and the event consumers.
 func New(ctx context.Context, cfg Config) (*Service, error) {
-	sh, err := service.Open(ctx, service.Config{
-		Service: registry.Analytics, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
-		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
+	srv, err := service.Build(ctx, service.Config{Service: registry.Analytics, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+		log := sh.Log
+		zones := orgzone.New(sh.Peers.Orgs)
+		sh.GRPC = rpcserver.New(log)
+		analyticsv1.RegisterAnalyticsServiceServer(sh.GRPC, server.New(server.Config{Store: store.New(sh.Pool), Zones: zones, Contacts: sh.Peers.Contacts}))
+		in := ingest.New(zones)
+		member := outbox.MemberName()
+		for i := range MessagingMembers {
+			sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName,
+				member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithBatchHandler(in.MessagingBatch()),
+				ingest.MessagingIdempotent(), outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)).Run)
+		}
+		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log)).Run,
+			func(ctx context.Context) error {
+				ingest.FoldLoop(ctx, sh.Pool, log)
+				return nil
+			})
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	log := sh.Log
-	zones := orgzone.New(sh.Peers.Orgs)
-	sh.GRPC = rpcserver.New(log)
-	analyticsv1.RegisterAnalyticsServiceServer(sh.GRPC, server.New(server.Config{Store: store.New(sh.Pool), Zones: zones, Contacts: sh.Peers.Contacts}))
-	in := ingest.New(zones)
-	member := outbox.MemberName()
-	for i := range MessagingMembers {
-		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName,
-			member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithBatchHandler(in.MessagingBatch()),
-			ingest.MessagingIdempotent(), outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)).Run)
-	}
-	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log)).Run,
-		func(ctx context.Context) error {
-			ingest.FoldLoop(ctx, sh.Pool, log)
-			return nil
-		})
-	return &Service{sh.Server()}, nil
+	return &Service{srv}, nil
 }

@@ -5,13 +5,10 @@
 package billing
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
@@ -35,24 +32,21 @@ const DefaultRenewalInterval = time.Minute
 // every dispatched message), River's own connections and the renewal sweep.
 const DefaultDBMaxConns = 12
 
-// stopTimeout bounds how long Close waits for a running renewal sweep: the registry's Drain,
-// which the pod's termination grace period outlasts.
-var stopTimeout = registry.Billing.Drain
+// layout is the billing schema and its pool; billing uses no Redis.
+var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, DefaultConns: DefaultDBMaxConns}
 
 // Config is the billing process configuration.
 type Config struct {
-	DatabaseURL     string        // CHORUS_DATABASE_URL
+	service.Storage               // CHORUS_DATABASE_URL, CHORUS_DB_MAX_CONNS
 	RenewalInterval time.Duration // CHORUS_RENEWAL_INTERVAL; 0 means DefaultRenewalInterval
-	DBMaxConns      int           // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
 	process.Wiring                // the logger; billing calls no other service
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the billing service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		DatabaseURL:     r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
+		Storage:         service.StorageFromEnv(r, layout),
 		RenewalInterval: r.Duration("CHORUS_RENEWAL_INTERVAL", DefaultRenewalInterval),
-		DBMaxConns:      r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
 	}
 }
 
@@ -65,27 +59,24 @@ type Service struct{ service.Server }
 
 // New connects, migrates and builds the gRPC server and the renewal sweep.
 func New(ctx context.Context, cfg Config) (*Service, error) {
-	sh, err := service.Open(ctx, service.Config{
-		Service: registry.Billing, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
-		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), Migrations: migrations.FS, With: migrations.With,
+	srv, err := service.Build(ctx, service.Config{Service: registry.Billing, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+		st := store.New(sh.Pool)
+		sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
+		billingv1.RegisterBillingServiceServer(sh.GRPC, server.New(st))
+		every := cfg.RenewalInterval
+		if every <= 0 {
+			every = DefaultRenewalInterval
+		}
+		sweeps, err := renewal.New(sh.Pool, Schema, st, every, sh.Log)
+		if err != nil {
+			return err
+		}
+		// A running sweep finishes (bounded) after the gRPC server stops and before the pool closes.
+		sh.Starts("renewal sweeps", sweeps)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(sh.Pool)
-	sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
-	billingv1.RegisterBillingServiceServer(sh.GRPC, server.New(st))
-	every := cfg.RenewalInterval
-	if every <= 0 {
-		every = DefaultRenewalInterval
-	}
-	sweeps, err := renewal.New(sh.Pool, Schema, st, every, sh.Log)
-	if err != nil {
-		sh.Close()
-		return nil, fmt.Errorf("billing: %w", err)
-	}
-	sh.OnStart(sweeps.Start)
-	// A running sweep finishes (bounded) after the gRPC server stops and before the pool closes.
-	sh.OnStop("renewal sweeps", stopTimeout, sweeps.Stop)
-	return &Service{sh.Server()}, nil
+	return &Service{srv}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	"github.com/chorus-sms/chorus/services/billing"
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 
 // migrated is the schema every test's database starts with, migrated by the service itself.
 var migrated = pgtest.NewTemplate("billing", func(ctx context.Context, dsn string) error {
-	svc, err := billing.New(ctx, billing.Config{DatabaseURL: dsn, Wiring: process.Wiring{Logger: quietLogger()}})
+	svc, err := billing.New(ctx, billing.Config{Storage: service.Storage{DatabaseURL: dsn}, Wiring: process.Wiring{Logger: quietLogger()}})
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/process"
+	"github.com/chorus-sms/chorus/pkg/service"
 
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	"github.com/chorus-sms/chorus/services/billing"
@@ -415,7 +416,7 @@ func TestSetPlanValidation(t *testing.T) {
 func TestAStartRenewsPeriodsThatEndedWhileDown(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
-	cfg := billing.Config{DatabaseURL: dsn, RenewalInterval: time.Hour, Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	cfg := billing.Config{Storage: service.Storage{DatabaseURL: dsn}, RenewalInterval: time.Hour, Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 
 	// The first run sets the plan, then stops.
 	first, err := billing.New(ctx, cfg)

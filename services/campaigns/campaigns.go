@@ -5,14 +5,11 @@
 package campaigns
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
@@ -34,15 +31,13 @@ const ServiceName = "campaigns"
 // its LISTEN connection, leader election) and the event consumer.
 const DefaultDBMaxConns = 12
 
-// stopTimeout bounds how long Close waits for running work: the registry's Drain, which the
-// pod's termination grace period outlasts.
-var stopTimeout = registry.Campaigns.Drain
+// layout is the campaigns schema, its Redis (messaging's event stream, campaigns' own) and
+// its pool.
+var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
 
 // Config is the campaigns process configuration.
 type Config struct {
-	DatabaseURL string // CHORUS_DATABASE_URL
-	RedisURL    string // CHORUS_REDIS_URL: messaging's event stream
-	DBMaxConns  int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	service.Storage // CHORUS_DATABASE_URL, CHORUS_REDIS_URL, CHORUS_DB_MAX_CONNS
 	// AbWaitUnit is how long one of an A/B test's abTestWaitMinutes lasts (CHORUS_AB_WAIT_UNIT,
 	// default a minute; shorter only for demonstrations and tests).
 	AbWaitUnit time.Duration
@@ -53,10 +48,8 @@ type Config struct {
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		DatabaseURL: r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
-		AbWaitUnit:  r.Duration("CHORUS_AB_WAIT_UNIT", time.Minute),
+		Storage:    service.StorageFromEnv(r, layout),
+		AbWaitUnit: r.Duration("CHORUS_AB_WAIT_UNIT", time.Minute),
 	}
 }
 
@@ -69,32 +62,28 @@ var Setup = process.SetupFor(registry.Campaigns, ConfigFromEnv, New)
 type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server, the fan-out jobs and the event consumer.
-func New(ctx context.Context, cfg Config) (_ *Service, err error) {
-	sh, err := service.Open(ctx, service.Config{
-		Service: registry.Campaigns, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
-		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	srv, err := service.Build(ctx, service.Config{Service: registry.Campaigns, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+		st := store.New(sh.Pool)
+		jobs, err := fanout.New(fanout.Config{
+			Pool: sh.Pool, Schema: Schema, Store: st, Orgs: sh.Peers.Orgs, Contacts: sh.Peers.Contacts, Billing: sh.Peers.Billing,
+			Messaging: sh.Peers.Messaging, Logger: sh.Log, AbWaitUnit: cfg.AbWaitUnit,
+		})
+		if err != nil {
+			return err
+		}
+		sh.Starts("fan-out", jobs)
+		sh.GRPC = rpcserver.New(sh.Log)
+		campaignsv1.RegisterCampaignsServiceServer(sh.GRPC, server.New(server.Config{
+			Store: st, Orgs: sh.Peers.Orgs, Contacts: sh.Peers.Contacts, Messaging: sh.Peers.Messaging, Jobs: jobs,
+		}))
+		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, jobs), fanout.EventTypes(), fanout.IdempotentTypes(),
+			outbox.WithBatchHandler(fanout.EventBatch(st, jobs)), outbox.WithLogger(sh.Log)).Run,
+			outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer sh.CloseOnError(&err)
-	log, peers := sh.Log, sh.Peers
-	st := store.New(sh.Pool)
-	jobs, err := fanout.New(fanout.Config{
-		Pool: sh.Pool, Schema: Schema, Store: st, Orgs: peers.Orgs, Contacts: peers.Contacts, Billing: peers.Billing, Messaging: peers.Messaging,
-		Logger: log, AbWaitUnit: cfg.AbWaitUnit,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("campaigns: %w", err)
-	}
-	sh.OnStart(jobs.Start)
-	sh.OnStop("fan-out", stopTimeout, jobs.Stop)
-	sh.GRPC = rpcserver.New(log)
-	campaignsv1.RegisterCampaignsServiceServer(sh.GRPC, server.New(server.Config{
-		Store: st, Orgs: peers.Orgs, Contacts: peers.Contacts, Messaging: peers.Messaging, Jobs: jobs,
-	}))
-	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, jobs), fanout.EventTypes(), fanout.IdempotentTypes(),
-		outbox.WithBatchHandler(fanout.EventBatch(st, jobs)), outbox.WithLogger(log)).Run,
-		outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log)).Run)
-	return &Service{sh.Server()}, nil
+	return &Service{srv}, nil
 }

@@ -31,10 +31,6 @@ const Schema = "contacts"
 // anywhere else: whoever knows it can forge list cursors.
 const DevCursorSecret = "chorus-dev-cursor-secret"
 
-// stopTimeout bounds how long Close waits for running lookups: the registry's Drain,
-// which the pod's termination grace period outlasts.
-var stopTimeout = registry.Contacts.Drain
-
 // DefaultDBMaxConns bounds the service's connections (CHORUS_DB_MAX_CONNS), split between
 // two pools (see inOrderConns): the main one serves gRPC calls, the lookup workers' short
 // writes (they mostly wait on the provider), River's own connections and the outbox relay; the
@@ -44,6 +40,12 @@ const DefaultDBMaxConns = 16
 // minDBMaxConns is the smallest CHORUS_DB_MAX_CONNS the service starts with: the main pool's
 // pgdb.MinConns and one in-order connection.
 const minDBMaxConns = pgdb.MinConns + 1
+
+// layout is the contacts schema, its Redis (where the outbox relay publishes contacts events)
+// and its connections.
+var layout = service.Layout{
+	Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns, MinConns: minDBMaxConns,
+}
 
 // inOrderConns is the share of the service's n connections (CHORUS_DB_MAX_CONNS) given to the
 // in-order pool (store.OpenInOrder: sessions with sorting off, for the statements whose plan
@@ -58,26 +60,22 @@ func inOrderConns(n int) int {
 
 // Config is the contacts process configuration.
 type Config struct {
-	DatabaseURL    string // CHORUS_DATABASE_URL
-	RedisURL       string // CHORUS_REDIS_URL: where the outbox relay publishes contacts events
-	CursorSecret   string // CHORUS_CURSOR_SECRET: signs list cursors; every replica must share it
-	LookupProvider string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
+	service.Storage        // CHORUS_DATABASE_URL, CHORUS_REDIS_URL, CHORUS_DB_MAX_CONNS
+	CursorSecret    string // CHORUS_CURSOR_SECRET: signs list cursors; every replica must share it
+	LookupProvider  string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
 	// with the twilio provider) and CHORUS_TWILIO_LOOKUP_URL (default the Twilio Lookup host).
 	Twilio         twilio.LookupConfig
-	DBMaxConns     int // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
-	process.Wiring     // the logger; contacts calls no other service
+	process.Wiring // the logger; contacts calls no other service
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the contacts service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
-		DatabaseURL:    r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		Storage:        service.StorageFromEnv(r, layout),
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         twilio.LookupConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", twilio.DefaultLookupURL)},
-		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, minDBMaxConns),
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Secret("CHORUS_TWILIO_ACCOUNT_SID", "")
@@ -112,29 +110,27 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("contacts: %d database connections: want at least %d", conns, minDBMaxConns)
 	}
 	inOrder := inOrderConns(conns)
-	sh, err := service.Open(ctx, service.Config{
-		Service: registry.Contacts, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
-		MaxConns: conns - inOrder, RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
+	storage := cfg.Storage
+	storage.DBMaxConns = conns - inOrder // the main pool; the in-order one has the rest
+	srv, err := service.Build(ctx, service.Config{Service: registry.Contacts, Wiring: cfg.Wiring, Storage: storage, Layout: layout}, func(sh *service.Shell) error {
+		inOrderPool, err := store.OpenInOrder(ctx, sh.Pool, inOrder)
+		if err != nil {
+			return err
+		}
+		sh.OnClose(inOrderPool.Close) // the last closer: after the gRPC server and the jobs stop
+		st := store.New(sh.Pool, inOrderPool)
+		jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, sh.Log)
+		if err != nil {
+			return err
+		}
+		sh.Starts("lookup jobs", jobs)
+		sh.GRPC = rpcserver.New(sh.Log)
+		contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
+		sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	inOrderPool, err := store.OpenInOrder(ctx, sh.Pool, inOrder)
-	if err != nil {
-		sh.Close()
-		return nil, fmt.Errorf("contacts: %w", err)
-	}
-	sh.OnClose(inOrderPool.Close) // the last closer: after the gRPC server and the jobs stop
-	st := store.New(sh.Pool, inOrderPool)
-	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, sh.Log)
-	if err != nil {
-		sh.Close()
-		return nil, fmt.Errorf("contacts: %w", err)
-	}
-	sh.OnStart(jobs.Start)
-	sh.OnStop("lookup jobs", stopTimeout, jobs.Stop)
-	sh.GRPC = rpcserver.New(sh.Log)
-	contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
-	sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
-	return &Service{sh.Server()}, nil
+	return &Service{srv}, nil
 }

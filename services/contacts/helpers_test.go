@@ -23,6 +23,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts"
@@ -53,7 +54,7 @@ var migrated = pgtest.NewTemplate("contacts", func(ctx context.Context, dsn stri
 
 func config(dsn, redisURL string) contacts.Config {
 	return contacts.Config{
-		DatabaseURL: dsn, RedisURL: redisURL, CursorSecret: "test-secret", LookupProvider: "sandbox",
+		Storage: service.Storage{DatabaseURL: dsn, RedisURL: redisURL}, CursorSecret: "test-secret", LookupProvider: "sandbox",
 		Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 	}
 }

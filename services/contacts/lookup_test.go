@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts"
@@ -146,14 +147,14 @@ func TestTwilioLookupProvider(t *testing.T) {
 
 func TestTwilioProviderNeedsCredentials(t *testing.T) {
 	t.Parallel()
-	_, err := contacts.New(t.Context(), contacts.Config{DatabaseURL: "postgres://unused", CursorSecret: "x", LookupProvider: "twilio"})
+	_, err := contacts.New(t.Context(), contacts.Config{Storage: service.Storage{DatabaseURL: "postgres://unused"}, CursorSecret: "x", LookupProvider: "twilio"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "CHORUS_TWILIO_ACCOUNT_SID")
 }
 
 // With a real lookup provider the default cursor secret, which anyone can read here, is refused.
 func TestTwilioProviderRefusesDefaultCursorSecret(t *testing.T) {
-	_, err := contacts.New(t.Context(), contacts.Config{DatabaseURL: "postgres://unused", CursorSecret: contacts.DevCursorSecret, LookupProvider: "twilio"})
+	_, err := contacts.New(t.Context(), contacts.Config{Storage: service.Storage{DatabaseURL: "postgres://unused"}, CursorSecret: contacts.DevCursorSecret, LookupProvider: "twilio"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "CHORUS_CURSOR_SECRET")
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/chorus-sms/chorus/pkg/cursor"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
@@ -48,10 +47,6 @@ const (
 	ProviderTwilio  = "twilio"
 )
 
-// stopTimeout bounds how long Close waits for running work: the registry's Drain, which the
-// pod's termination grace period outlasts.
-var stopTimeout = registry.Messaging.Drain
-
 // DefaultWorkers is how many queued messages are dispatched at once by default. The jobs running
 // at once share each dispatch step's round trip (dispatch/batches.go), so a worker costs a
 // goroutine, not a connection, and what each statement serves grows with the workers: at a
@@ -65,10 +60,13 @@ const DefaultWorkers = 500
 // and headroom for gRPC calls. It does not grow with the workers, which share connections.
 const DefaultDBMaxConns = 40
 
+// layout is the messaging schema, its Redis (outbox stream, per-number throttles, contacts'
+// event stream) and its pool.
+var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
+
 // Config is the messaging process configuration.
 type Config struct {
-	DatabaseURL string // CHORUS_DATABASE_URL
-	RedisURL    string // CHORUS_REDIS_URL: outbox stream and per-number throttles
+	service.Storage // CHORUS_DATABASE_URL, CHORUS_REDIS_URL, CHORUS_DB_MAX_CONNS
 	// PublicURL is the gateway's public base URL (CHORUS_PUBLIC_URL): carriers sign webhooks
 	// against it, status callbacks and default short links are built on it.
 	PublicURL    string
@@ -100,8 +98,6 @@ type Config struct {
 	// answer was lost) is looked up at the carrier: recorded sent if the carrier has it,
 	// queued again if not. Keep SendingTimeout well above twice it.
 	CallTimeout time.Duration
-	// DBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS); 0 means DefaultDBMaxConns.
-	DBMaxConns int
 	// Wiring: orgs, contacts and billing (registry.Messaging.Needs), the logger.
 	process.Wiring
 }
@@ -109,8 +105,7 @@ type Config struct {
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
-		DatabaseURL:    r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		Storage:        service.StorageFromEnv(r, layout),
 		PublicURL:      r.URL("CHORUS_PUBLIC_URL", "http://"+registry.Gateway.Addr),
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		Provider:       r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
@@ -122,7 +117,6 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		SendingTimeout: r.Duration("CHORUS_SENDING_TIMEOUT", time.Hour),
 		CallTimeout:    r.Duration("CHORUS_CARRIER_CALL_TIMEOUT", dispatch.DefaultCallTimeout),
 	}
-	cfg.DBMaxConns = r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns)
 	if cfg.Provider == ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Secret("CHORUS_TWILIO_ACCOUNT_SID", "")
 		cfg.Twilio.AuthToken = r.Secret("CHORUS_TWILIO_AUTH_TOKEN", "")
@@ -138,7 +132,7 @@ var Setup = process.SetupFor(registry.Messaging, ConfigFromEnv, New)
 type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server, the dispatcher and the event plumbing.
-func New(ctx context.Context, cfg Config) (_ *Service, err error) {
+func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.CursorSecret == "" || cfg.SandboxToken == "" {
 		return nil, errors.New("messaging: CHORUS_CURSOR_SECRET and CHORUS_SANDBOX_AUTH_TOKEN must not be empty")
 	}
@@ -150,63 +144,61 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 			return nil, fmt.Errorf("messaging: %w", err)
 		}
 	}
+	var live carrier.Provider
+	if cfg.Provider == ProviderTwilio {
+		t, err := carrier.NewTwilio(cfg.Twilio)
+		if err != nil {
+			return nil, fmt.Errorf("messaging: %w", err)
+		}
+		live = t
+	}
 	// Carriers sign the exact URL; a trailing slash would double the one every path starts with.
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	sh, err := service.Open(ctx, service.Config{
-		Service: registry.Messaging, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
-		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
+	srv, err := service.Build(ctx, service.Config{Service: registry.Messaging, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+		st := store.New(sh.Pool)
+		dispatcher, err := dispatch.New(dispatch.Config{
+			Pool:           sh.Pool,
+			Schema:         Schema,
+			Store:          st,
+			Contacts:       sh.Peers.Contacts,
+			Billing:        sh.Peers.Billing,
+			Redis:          sh.Redis,
+			Live:           live,
+			PublicURL:      cfg.PublicURL,
+			NumberRate:     cfg.NumberRate,
+			Workers:        cmp.Or(cfg.Workers, DefaultWorkers),
+			SandboxDelay:   cfg.SandboxDelay,
+			SendingTimeout: cfg.SendingTimeout,
+			CallTimeout:    cfg.CallTimeout,
+			Logger:         sh.Log,
+		})
+		if err != nil {
+			return err
+		}
+		sh.Starts("dispatch", dispatcher)
+		tokens := map[string]string{ProviderSandbox: cfg.SandboxToken}
+		if cfg.Provider == ProviderTwilio {
+			tokens[ProviderTwilio] = cfg.Twilio.AuthToken
+		}
+		in := inbound.New(st, sh.Peers.Orgs, sh.Peers.Contacts, dispatcher, sh.Redis, sh.Log)
+		sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
+		messagingv1.RegisterMessagingServiceServer(sh.GRPC, server.New(server.Config{
+			Store:     st,
+			Orgs:      sh.Peers.Orgs,
+			Contacts:  sh.Peers.Contacts,
+			Billing:   sh.Peers.Billing,
+			Dispatch:  dispatcher,
+			Inbound:   in,
+			Cursors:   cursor.New(cfg.CursorSecret),
+			PublicURL: cfg.PublicURL,
+			Tokens:    tokens,
+		}))
+		sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run,
+			outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(sh.Log)).Run)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer sh.CloseOnError(&err)
-	log, peers := sh.Log, sh.Peers
-	st := store.New(sh.Pool)
-	var live carrier.Provider
-	if cfg.Provider == ProviderTwilio {
-		if live, err = carrier.NewTwilio(cfg.Twilio); err != nil {
-			return nil, fmt.Errorf("messaging: %w", err)
-		}
-	}
-	dispatcher, err := dispatch.New(dispatch.Config{
-		Pool:           sh.Pool,
-		Schema:         Schema,
-		Store:          st,
-		Contacts:       peers.Contacts,
-		Billing:        peers.Billing,
-		Redis:          sh.Redis,
-		Live:           live,
-		PublicURL:      cfg.PublicURL,
-		NumberRate:     cfg.NumberRate,
-		Workers:        cmp.Or(cfg.Workers, DefaultWorkers),
-		SandboxDelay:   cfg.SandboxDelay,
-		SendingTimeout: cfg.SendingTimeout,
-		CallTimeout:    cfg.CallTimeout,
-		Logger:         log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("messaging: %w", err)
-	}
-	sh.OnStart(dispatcher.Start)
-	sh.OnStop("dispatch", stopTimeout, dispatcher.Stop)
-	tokens := map[string]string{ProviderSandbox: cfg.SandboxToken}
-	if cfg.Provider == ProviderTwilio {
-		tokens[ProviderTwilio] = cfg.Twilio.AuthToken
-	}
-	in := inbound.New(st, peers.Orgs, peers.Contacts, dispatcher, sh.Redis, log)
-	sh.GRPC = rpcserver.New(log, server.UnscopedMethods...)
-	messagingv1.RegisterMessagingServiceServer(sh.GRPC, server.New(server.Config{
-		Store:     st,
-		Orgs:      peers.Orgs,
-		Contacts:  peers.Contacts,
-		Billing:   peers.Billing,
-		Dispatch:  dispatcher,
-		Inbound:   in,
-		Cursors:   cursor.New(cfg.CursorSecret),
-		PublicURL: cfg.PublicURL,
-		Tokens:    tokens,
-	}))
-	sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log)).Run,
-		outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(log)).Run)
-	return &Service{sh.Server()}, nil
+	return &Service{srv}, nil
 }

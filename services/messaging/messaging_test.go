@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/pkg/twilio"
 	"github.com/chorus-sms/chorus/services/messaging"
 )
@@ -16,7 +17,7 @@ import (
 // naming the variable to set.
 func TestTwilioRefusesDefaultSecrets(t *testing.T) {
 	base := messaging.Config{
-		DatabaseURL: "postgres://unused", RedisURL: "redis://127.0.0.1:6379/0", PublicURL: "https://chorus.test",
+		Storage: service.Storage{DatabaseURL: "postgres://unused", RedisURL: "redis://127.0.0.1:6379/0"}, PublicURL: "https://chorus.test",
 		Provider: messaging.ProviderTwilio, Twilio: twilio.Config{AccountSID: "AC1", AuthToken: "t", BaseURL: "https://api.twilio.com"},
 		CursorSecret: "own-cursor-secret", SandboxToken: "own-sandbox-token", SendingTimeout: time.Hour,
 	}

@@ -3,11 +3,9 @@
 package orgs
 
 import (
-	"cmp"
 	"context"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
@@ -25,21 +23,18 @@ const Schema = "orgs"
 // reads and writes, and the gateways cache membership checks in process.
 const DefaultDBMaxConns = 4
 
+// layout is the orgs schema, its Redis and its pool.
+var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, Redis: true, DefaultConns: DefaultDBMaxConns}
+
 // Config is the orgs process configuration.
 type Config struct {
-	DatabaseURL    string // CHORUS_DATABASE_URL
-	RedisURL       string // CHORUS_REDIS_URL
-	DBMaxConns     int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
-	process.Wiring        // the logger; orgs calls no other service
+	service.Storage // CHORUS_DATABASE_URL, CHORUS_REDIS_URL, CHORUS_DB_MAX_CONNS
+	process.Wiring  // the logger; orgs calls no other service
 }
 
 // ConfigFromEnv reads the CHORUS_* variables of the orgs service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
-	return Config{
-		DatabaseURL: r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
-	}
+	return Config{Storage: service.StorageFromEnv(r, layout)}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
@@ -50,14 +45,13 @@ type Service struct{ service.Server }
 
 // New connects, migrates and builds the gRPC server.
 func New(ctx context.Context, cfg Config) (*Service, error) {
-	sh, err := service.Open(ctx, service.Config{
-		Service: registry.Orgs, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
-		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS,
+	srv, err := service.Build(ctx, service.Config{Service: registry.Orgs, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+		sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
+		orgsv1.RegisterOrgsServiceServer(sh.GRPC, server.New(store.New(sh.Pool), sh.Redis, sh.Log))
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
-	orgsv1.RegisterOrgsServiceServer(sh.GRPC, server.New(store.New(sh.Pool), sh.Redis, sh.Log))
-	return &Service{sh.Server()}, nil
+	return &Service{srv}, nil
 }

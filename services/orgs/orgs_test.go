@@ -20,6 +20,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/pkg/service"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/orgs"
 )
@@ -40,8 +41,8 @@ var migrated = pgtest.NewTemplate("orgs", func(ctx context.Context, dsn string) 
 
 func config(dsn, redisURL string) orgs.Config {
 	return orgs.Config{
-		DatabaseURL: dsn, RedisURL: redisURL,
-		Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Storage: service.Storage{DatabaseURL: dsn, RedisURL: redisURL},
+		Wiring:  process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 	}
 }
 

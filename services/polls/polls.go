@@ -5,14 +5,11 @@
 package polls
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
 	"github.com/chorus-sms/chorus/pkg/outbox"
-	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
@@ -35,15 +32,13 @@ const ServiceName = "polls"
 // jobs, its LISTEN connection, leader election) and the two event consumers.
 const DefaultDBMaxConns = 16
 
-// stopTimeout bounds how long Close waits for running work: the registry's Drain, which the
-// pod's termination grace period outlasts.
-var stopTimeout = registry.Polls.Drain
+// layout is the polls schema, its Redis (messaging's and contacts' event streams) and its
+// pool.
+var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
 
 // Config is the polls process configuration.
 type Config struct {
-	DatabaseURL string // CHORUS_DATABASE_URL
-	RedisURL    string // CHORUS_REDIS_URL: messaging's and contacts' event streams
-	DBMaxConns  int    // CHORUS_DB_MAX_CONNS; 0 means DefaultDBMaxConns
+	service.Storage // CHORUS_DATABASE_URL, CHORUS_REDIS_URL, CHORUS_DB_MAX_CONNS
 	// Hour is how long one of a poll's participantTimeoutHours lasts (CHORUS_POLL_HOUR, default
 	// an hour; shorter only for demonstrations and tests).
 	Hour time.Duration
@@ -57,11 +52,9 @@ type Config struct {
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		DatabaseURL: r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
-		RedisURL:    r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
-		DBMaxConns:  r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, pgdb.MinConns),
-		Hour:        r.Duration("CHORUS_POLL_HOUR", time.Hour),
-		SweepEvery:  r.Duration("CHORUS_POLL_SWEEP", time.Minute),
+		Storage:    service.StorageFromEnv(r, layout),
+		Hour:       r.Duration("CHORUS_POLL_HOUR", time.Hour),
+		SweepEvery: r.Duration("CHORUS_POLL_SWEEP", time.Minute),
 	}
 }
 
@@ -74,32 +67,26 @@ var Setup = process.SetupFor(registry.Polls, ConfigFromEnv, New)
 type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server, the jobs and the event consumers.
-func New(ctx context.Context, cfg Config) (_ *Service, err error) {
-	sh, err := service.Open(ctx, service.Config{
-		Service: registry.Polls, Wiring: cfg.Wiring, DatabaseURL: cfg.DatabaseURL, Schema: Schema,
-		MaxConns: cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns), RedisURL: cfg.RedisURL, Migrations: migrations.FS, With: migrations.With,
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	srv, err := service.Build(ctx, service.Config{Service: registry.Polls, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+		st := store.New(sh.Pool)
+		jobs, err := engine.New(engine.Config{
+			Pool: sh.Pool, Schema: Schema, Store: st, Orgs: sh.Peers.Orgs, Contacts: sh.Peers.Contacts, Billing: sh.Peers.Billing,
+			Messaging: sh.Peers.Messaging, Logger: sh.Log, Hour: cfg.Hour, SweepEvery: cfg.SweepEvery,
+		})
+		if err != nil {
+			return err
+		}
+		sh.Starts("jobs", jobs)
+		sh.GRPC = rpcserver.New(sh.Log)
+		pollsv1.RegisterPollsServiceServer(sh.GRPC, server.New(server.Config{Store: st, Contacts: sh.Peers.Contacts, Messaging: sh.Peers.Messaging, Jobs: jobs}))
+		member := outbox.MemberName()
+		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, jobs.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(sh.Log))...).Run,
+			outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(sh.Log)).Run)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer sh.CloseOnError(&err)
-	log, peers := sh.Log, sh.Peers
-	st := store.New(sh.Pool)
-	jobs, err := engine.New(engine.Config{
-		Pool: sh.Pool, Schema: Schema, Store: st, Orgs: peers.Orgs, Contacts: peers.Contacts, Billing: peers.Billing, Messaging: peers.Messaging,
-		Logger: log, Hour: cfg.Hour, SweepEvery: cfg.SweepEvery,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("polls: %w", err)
-	}
-	sh.OnStart(jobs.Start)
-	sh.OnStop("jobs", stopTimeout, jobs.Stop)
-	sh.GRPC = rpcserver.New(log)
-	pollsv1.RegisterPollsServiceServer(sh.GRPC, server.New(server.Config{
-		Store: st, Contacts: peers.Contacts, Messaging: peers.Messaging, Jobs: jobs,
-	}))
-	member := outbox.MemberName()
-	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, jobs.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(log))...).Run,
-		outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(log)).Run)
-	return &Service{sh.Server()}, nil
+	return &Service{srv}, nil
 }

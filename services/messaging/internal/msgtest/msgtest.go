@@ -25,6 +25,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/rpcserver"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	"github.com/chorus-sms/chorus/pkg/twilio"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -134,7 +135,7 @@ const (
 func (p *Peers) Messaging(t *testing.T, twilioURL string) messagingv1.MessagingServiceClient {
 	t.Helper()
 	svc, err := messaging.New(context.Background(), messaging.Config{
-		DatabaseURL: p.DSN, RedisURL: p.RedisURL, PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
+		Storage: service.Storage{DatabaseURL: p.DSN, RedisURL: p.RedisURL}, PublicURL: PublicURL, CursorSecret: "cursor-test-secret",
 		Provider: messaging.ProviderTwilio, SandboxToken: SandboxToken,
 		Twilio:     twilio.Config{AccountSID: "ACtest", AuthToken: TwilioToken, BaseURL: twilioURL},
 		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour,
