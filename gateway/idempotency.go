@@ -98,14 +98,6 @@ func (m *idempotency) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 			writeError(w, r, keyInUse)
 			return
 		}
-		// The request runs to its end whether or not the caller stays: a caller that hung up
-		// retries with the key, and must then find the answer, not a half-done request.
-		ctx := context.WithoutCancel(r.Context())
-		if deadline, ok := r.Context().Deadline(); ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, deadline)
-			defer cancel()
-		}
 		c := &capture{ResponseWriter: w}
 		func() {
 			// A panic must not keep the key: it is released, and the panic goes on to
@@ -116,7 +108,7 @@ func (m *idempotency) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 					panic(p)
 				}
 			}()
-			next(c, r.WithContext(ctx), params)
+			next(c, r, params)
 		}()
 		if !storable(c.status()) {
 			m.finish(r, claim, nil)
@@ -126,6 +118,16 @@ func (m *idempotency) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 			Fingerprint: fp, Status: c.status(), ContentType: c.Header().Get("Content-Type"), Body: c.body.Bytes(),
 		})
 	}
+}
+
+// detachKeyed lets a POST with an Idempotency-Key run to its end (its deadline) whether or not
+// the caller stays: a caller that hung up retries with the key, and must then find the
+// answer, not a request cut off halfway.
+func detachKeyed(r *http.Request) *http.Request {
+	if _, sent := r.Header[idempotencyHeader]; !sent || r.Method != http.MethodPost {
+		return r
+	}
+	return r.WithContext(context.WithoutCancel(r.Context()))
 }
 
 // finish stores rec as the key's answer, or releases the key when rec is nil. A failure is

@@ -164,7 +164,7 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		}
 		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
 			info.route = routeAPIUnrouted
-			protected.ServeHTTP(w, r)
+			protected.ServeHTTP(w, detachKeyed(r))
 			return
 		}
 		api.ServeHTTP(w, r)
