@@ -223,8 +223,7 @@ func (s *idempotencyStore) sweep(ctx context.Context, log *slog.Logger) {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
 	for {
-		_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1)`, idempotencyTTL.Seconds())
-		if err != nil && ctx.Err() == nil {
+		if err := s.sweepOnce(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("idempotency key sweep failed", "err", err)
 		}
 		select {
@@ -233,4 +232,10 @@ func (s *idempotencyStore) sweep(ctx context.Context, log *slog.Logger) {
 		case <-t.C:
 		}
 	}
+}
+
+// sweepOnce deletes the durable keys past their 24 hours.
+func (s *idempotencyStore) sweepOnce(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1)`, idempotencyTTL.Seconds())
+	return err
 }
