@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -219,7 +218,3 @@ func (c *capture) status() int { return c.code }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
-
-// errNoClaim is returned when a completion or release finds the key held by another request
-// (its claim's bound passed and it was taken over).
-var errNoClaim = errors.New("the key is no longer held by this request")

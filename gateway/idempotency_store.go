@@ -196,6 +196,10 @@ func (s *idempotencyStore) release(ctx context.Context, c claim) error {
 	return errors.Join(err, s.swap(ctx, c, "", 0))
 }
 
+// errNoClaim is returned when a completion finds the key held by another request (its claim's
+// bound passed and a retry took it over).
+var errNoClaim = errors.New("the key is no longer held by this request")
+
 // swapScript replaces the lock ARGV[1] with ARGV[2] for ARGV[3] ms, or deletes it when
 // ARGV[2] is empty; a key another request holds is left alone.
 var swapScript = redis.NewScript(`
