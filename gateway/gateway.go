@@ -14,13 +14,16 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 
+	"github.com/chorus-sms/chorus/gateway/migrations"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	messagingclient "github.com/chorus-sms/chorus/pkg/clients/messaging"
 	orgsclient "github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/pgdb"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 )
@@ -29,7 +32,10 @@ import (
 // ConfigFromEnv documents, except JWTLeeway, where zero means no leeway.
 type Config struct {
 	HTTPAddr string // CHORUS_HTTP_ADDR: where the REST API listens (used by main and the stack)
-	RedisURL string // CHORUS_REDIS_URL: rate-limit counters
+	RedisURL string // CHORUS_REDIS_URL: rate-limit counters, idempotency keys
+	// DatabaseURL (CHORUS_DATABASE_URL) holds the idempotency keys of the requests that send
+	// or spend, in the gateway's own schema.
+	DatabaseURL string
 
 	JWKSURL     string        // CHORUS_JWT_JWKS_URL: the identity provider's key set
 	Issuer      string        // CHORUS_JWT_ISSUER: required iss
@@ -57,6 +63,12 @@ const (
 	defaultJWKSRefresh    = 15 * time.Minute
 )
 
+// Schema is the gateway's PostgreSQL schema (its idempotency keys).
+const Schema = "gateway"
+
+// dbMaxConns bounds the gateway's pool: a key's claim and completion are one statement each.
+const dbMaxConns = 4
+
 // shutdownGrace bounds how long in-flight requests may finish after SIGTERM: the registry's
 // Drain, which the pod's termination grace period outlasts.
 var shutdownGrace = registry.Gateway.Drain
@@ -67,6 +79,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
 		HTTPAddr:       registry.Gateway.ListenFrom(r),
 		RedisURL:       r.URL("CHORUS_REDIS_URL", "redis://127.0.0.1:6379/0"),
+		DatabaseURL:    r.Secret("CHORUS_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/chorus?sslmode=disable"),
 		JWKSURL:        requiredURL(r, "CHORUS_JWT_JWKS_URL"),
 		Issuer:         r.Required("CHORUS_JWT_ISSUER"),
 		Audience:       r.Required("CHORUS_JWT_AUDIENCE"),
@@ -104,7 +117,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	var errs []error
 	for _, f := range []struct{ name, value string }{
-		{"JWKSURL", c.JWKSURL}, {"Issuer", c.Issuer}, {"Audience", c.Audience},
+		{"JWKSURL", c.JWKSURL}, {"Issuer", c.Issuer}, {"Audience", c.Audience}, {"DatabaseURL", c.DatabaseURL},
 		{"Peers[orgs]", c.Peers[registry.Orgs.Name]}, {"Peers[contacts]", c.Peers[registry.Contacts.Name]},
 	} {
 		if f.value == "" {
@@ -126,8 +139,9 @@ type Gateway struct {
 	log      *slog.Logger
 	backends []backend
 	rdb      *redis.Client
-	subRDB   *redis.Client      // the membership change subscription
-	stopJWKS context.CancelFunc // ends the background work: key refresh, change subscription, rate-limit decisions
+	subRDB   *redis.Client      // the membership change subscription and the idempotency keys
+	pool     *pgxpool.Pool      // the durable idempotency keys
+	stopJWKS context.CancelFunc // ends the background work: key refresh, change subscription, rate-limit decisions, key sweep
 	handler  http.Handler
 }
 
@@ -137,7 +151,8 @@ type backend struct {
 	conn *grpc.ClientConn
 }
 
-// New dials the services, fetches the JWKS (failing when it cannot) and builds the handler.
+// New dials the services, fetches the JWKS (failing when it cannot), opens and migrates its
+// schema and builds the handler.
 // Dialing is lazy: a service that is down answers 503 per request and fails /readyz.
 func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	cfg, err := cfg.withDefaults()
@@ -181,11 +196,20 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	accessCache := orgsclient.NewAccessCache(orgsclient.New(conns[registry.Orgs.Name]), g.subRDB, g.log)
 	go accessCache.Run(jwksCtx)
 	access := &accessChecker{orgs: accessCache}
+	if g.pool, err = pgdb.Open(ctx, cfg.DatabaseURL, Schema, pgdb.WithMaxConns(dbMaxConns)); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	if err := pgdb.Migrate(ctx, g.pool, Schema, migrations.FS); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	// A request holds its key for its deadline and a margin for storing the answer.
+	keys := &idempotencyStore{rdb: g.subRDB, pool: g.pool, hold: cfg.RequestTimeout + 2*finishTimeout}
+	go keys.sweep(jwksCtx, g.log)
 	api, err := newAPIMux(ctx, backendConns{
 		contacts: conns[registry.Contacts.Name].ClientConn(), billing: conns[registry.Billing.Name].ClientConn(),
 		messaging: conns[registry.Messaging.Name].ClientConn(), campaigns: conns[registry.Campaigns.Name].ClientConn(),
 		polls: conns[registry.Polls.Name].ClientConn(), analytics: conns[registry.Analytics.Name].ClientConn(),
-	}, g.log)
+	}, &idempotency{store: keys, log: g.log}, g.log)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +275,8 @@ func (g *Gateway) Serve(ctx context.Context, lis net.Listener) error {
 	return fmt.Errorf("gateway: serve: %w", err)
 }
 
-// Close stops the key refresh and the change subscription and releases the gRPC and Redis connections.
+// Close stops the key refresh, the change subscription and the key sweep and releases the
+// gRPC, Redis and PostgreSQL connections.
 func (g *Gateway) Close() {
 	if g.stopJWKS != nil {
 		g.stopJWKS()
@@ -267,5 +292,9 @@ func (g *Gateway) Close() {
 	if g.subRDB != nil {
 		_ = g.subRDB.Close()
 		g.subRDB = nil
+	}
+	if g.pool != nil {
+		g.pool.Close()
+		g.pool = nil
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chorus-sms/chorus/gateway"
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
@@ -69,7 +70,7 @@ func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
 	redis := redisURL(t)
 	orgsAddr, _ := startOrgs(t, redis)
 	gw, err := gateway.New(context.Background(), gateway.Config{
-		RedisURL: redis, JWKSURL: newIDP(t, key).url, Issuer: issuer, Audience: audience, RateLimit: 1, RateBurst: 1,
+		RedisURL: redis, DatabaseURL: pgtest.NewDatabase(t), JWKSURL: newIDP(t, key).url, Issuer: issuer, Audience: audience, RateLimit: 1, RateBurst: 1,
 		Wiring: process.Wiring{Logger: quietLogger(), Peers: registry.Peers{"orgs": orgsAddr, "contacts": servetest.ClosedAddr(t)}},
 	})
 	require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestServeShutsDownWhenTheContextEnds(t *testing.T) {
 func TestNewFailsWhenTheJWKSCannotBeFetched(t *testing.T) {
 	t.Parallel()
 	_, err := gateway.New(context.Background(), gateway.Config{
-		RedisURL: redisURL(t), JWKSURL: "http://" + servetest.ClosedAddr(t) + "/jwks.json", Issuer: issuer, Audience: audience,
+		RedisURL: redisURL(t), DatabaseURL: pgtest.NewDatabase(t), JWKSURL: "http://" + servetest.ClosedAddr(t) + "/jwks.json", Issuer: issuer, Audience: audience,
 		RateLimit: 1, RateBurst: 1,
 		Wiring: process.Wiring{Logger: quietLogger(), Peers: registry.Peers{"orgs": servetest.ClosedAddr(t), "contacts": servetest.ClosedAddr(t)}},
 	})

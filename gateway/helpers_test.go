@@ -371,6 +371,14 @@ func (s *stubMessaging) ListMessages(ctx context.Context, req *messagingv1.ListM
 	return &messagingv1.ListMessagesResponse{Timezone: "America/New_York"}, nil
 }
 
+// Reply answers a sent message; fail(phone, err) makes it fail.
+func (s *stubMessaging) Reply(ctx context.Context, req *messagingv1.ReplyRequest) (*messagingv1.ReplyResponse, error) {
+	if err := s.record(ctx, req, req.GetPhoneNumber()); err != nil {
+		return nil, err
+	}
+	return &messagingv1.ReplyResponse{Success: true, Provider: "sandbox", ProviderMessageId: "SM" + req.GetMessage()}, nil
+}
+
 func (s *stubMessaging) UpdateConversation(ctx context.Context, req *messagingv1.UpdateConversationRequest) (*messagingv1.UpdateConversationResponse, error) {
 	if err := s.record(ctx, req, ""); err != nil {
 		return nil, err
@@ -421,7 +429,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	orgsAddr, orgsClient := startOrgs(t, redis)
 	e.orgs = orgsClient
 	cfg := gateway.Config{
-		RedisURL: redis, JWKSURL: e.idp.url, Issuer: issuer, Audience: audience, JWTLeeway: leeway,
+		RedisURL: redis, DatabaseURL: pgtest.NewDatabase(t), JWKSURL: e.idp.url, Issuer: issuer, Audience: audience, JWTLeeway: leeway,
 		RateLimit: 1000, RateBurst: 1000,
 		Wiring: process.Wiring{
 			Logger: slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -34,7 +34,7 @@ type backendConns struct {
 // newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules. The generated
 // handlers call through answerConn (see answers.go); nothing else may, as the messages it
 // answers with are only fit for jsonMarshaler.
-func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.ServeMux, error) {
+func newAPIMux(ctx context.Context, b backendConns, idem *idempotency, log *slog.Logger) (*runtime.ServeMux, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
 		// Nothing from the HTTP request travels as metadata except what forwardPrincipal sets,
@@ -47,7 +47,9 @@ func newAPIMux(ctx context.Context, b backendConns, log *slog.Logger) (*runtime.
 		runtime.WithForwardResponseOption(writeHTTPCode),
 		runtime.WithErrorHandler(errorHandler(log)),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
-		runtime.WithMiddlewares(recordRoute, knownQuery),
+		// Innermost, the Idempotency-Key: it needs the route recordRoute labels, and a query
+		// knownQuery refuses never claims a key.
+		runtime.WithMiddlewares(recordRoute, knownQuery, idem.middleware),
 		// No POST-as-GET fallback or method override: a request's method is what the access
 		// check saw.
 		runtime.WithDisablePathLengthFallback(),
@@ -162,7 +164,7 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		}
 		if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
 			info.route = routeAPIUnrouted
-			protected.ServeHTTP(w, r)
+			protected.ServeHTTP(w, detachKeyed(r))
 			return
 		}
 		api.ServeHTTP(w, r)

@@ -561,7 +561,7 @@ func TestManifestCheckFindsDrift(t *testing.T) {
 			drift: func(m *manifests) {
 				dropValue(&m.policies["postgresql"].Spec.Ingress[0].From[0].PodSelector.MatchExpressions[0].Values, "billing")
 			},
-			want: "NetworkPolicy postgresql admits [analytics campaigns contacts messaging orgs polls], want the readers of CHORUS_DATABASE_URL [analytics billing campaigns contacts messaging orgs polls]",
+			want: "NetworkPolicy postgresql admits [analytics campaigns contacts gateway messaging orgs polls], want the readers of CHORUS_DATABASE_URL [analytics billing campaigns contacts gateway messaging orgs polls]",
 		},
 		"a Secret in the manifests": {
 			drift: func(m *manifests) { m.secrets = append(m.secrets, "chorus-orgs") },

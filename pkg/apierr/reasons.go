@@ -23,6 +23,8 @@ const (
 	ReasonPayloadTooLarge      = "PAYLOAD_TOO_LARGE"
 	ReasonMethodNotAllowed     = "METHOD_NOT_ALLOWED"
 	ReasonUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	ReasonIdempotencyKeyInUse  = "IDEMPOTENCY_KEY_IN_USE" // 409: the key's first request is still running
+	ReasonIdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED" // 422: the key was used with another request
 
 	// Payment: billing answers them, services that spend credits pass them on in their own
 	// words, and the gateway answers both with 402 Payment Required.

@@ -48,6 +48,7 @@ func main() {
 // overlay is overlay.yaml.
 type overlay struct {
 	APIErrors  []int                `yaml:"apiErrors"`
+	PostErrors []int                `yaml:"postErrors"`
 	Operations map[string]operation `yaml:"operations"`
 	Nullable   []string             `yaml:"nullable"`
 	// FieldSchemas and the raw OpenAPI parts stay generic: they are re-read as kin-openapi types.
@@ -126,6 +127,9 @@ func run(swaggerPath, rulesPath, overlayPath, outPath string) error {
 			}
 			if err := a.apiOperation(op, md, requestBody[string(md.FullName())], responseBody[string(md.FullName())], ovOp, ov.APIErrors); err != nil {
 				return fmt.Errorf("%s %s: %w", method, path, err)
+			}
+			if method == http.MethodPost {
+				idempotent(op, ov.PostErrors)
 			}
 		}
 	}
@@ -217,6 +221,20 @@ func (a *annotator) apiOperation(op *openapi3.Operation, md protoreflect.MethodD
 	op.Parameters = append(op.Parameters, &openapi3.ParameterRef{Ref: "#/components/parameters/OrganizationId"})
 	op.Security = &openapi3.SecurityRequirements{{"bearer": {}}}
 	return nil
+}
+
+// idempotent declares the Idempotency-Key of a POST (gateway/idempotency.go): the request
+// header, Idempotent-Replayed on its success answers, and the errors the key adds.
+func idempotent(op *openapi3.Operation, errors []int) {
+	op.Parameters = append(op.Parameters, &openapi3.ParameterRef{Ref: "#/components/parameters/IdempotencyKey"})
+	for code, r := range op.Responses.Map() {
+		if r.Value != nil && strings.HasPrefix(code, "2") {
+			r.Value.Headers = openapi3.Headers{"Idempotent-Replayed": {Ref: "#/components/headers/IdempotentReplayed"}}
+		}
+	}
+	for _, code := range errors {
+		op.Responses.Set(strconv.Itoa(code), errorRef(code))
+	}
 }
 
 func errorRef(code int) *openapi3.ResponseRef {
@@ -338,6 +356,7 @@ func mergeComponents(doc *openapi3.T, raw map[string]any) error {
 	doc.Components.SecuritySchemes = c.SecuritySchemes
 	doc.Components.Parameters = c.Parameters
 	doc.Components.Responses = c.Responses
+	doc.Components.Headers = c.Headers
 	return nil
 }
 
