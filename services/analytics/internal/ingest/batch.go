@@ -63,16 +63,28 @@ func (in *Ingester) applyMessaging(ctx context.Context, tx pgx.Tx, ms []outbox.M
 	var reports []keyed
 	ch := changes{counts: map[bucket]counts{}, received: map[bucket]int{}, clicks: map[bucket][2]int{}}
 	for _, m := range ms {
+		// created reports one message of m's organization from its creation.
+		created := func(ev *eventsv1.MessageCreated) {
+			r := report{kind: ev.GetSourceKind(), source: ev.GetSourceId(), status: ev.GetStatus(), created: ev.GetCreatedAt().AsTime()}
+			if id, err := uuid.Parse(ev.GetMessageId()); err == nil && !uncounted(r.kind) {
+				reports = append(reports, keyed{key{m.OrgID, id}, r})
+			}
+		}
 		switch m.Type {
+		case eventMessagesCreated:
+			var ev eventsv1.MessagesCreated
+			if err := m.Unmarshal(&ev); err != nil {
+				return err
+			}
+			for _, c := range ev.GetMessages() {
+				created(c)
+			}
 		case eventMessageCreated:
 			var ev eventsv1.MessageCreated
 			if err := m.Unmarshal(&ev); err != nil {
 				return err
 			}
-			r := report{kind: ev.GetSourceKind(), source: ev.GetSourceId(), status: ev.GetStatus(), created: ev.GetCreatedAt().AsTime()}
-			if id, err := uuid.Parse(ev.GetMessageId()); err == nil && !uncounted(r.kind) {
-				reports = append(reports, keyed{key{m.OrgID, id}, r})
-			}
+			created(&ev)
 		case eventStatusChanged:
 			var ev eventsv1.MessageStatusChanged
 			if err := m.Unmarshal(&ev); err != nil {

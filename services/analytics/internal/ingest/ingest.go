@@ -18,7 +18,8 @@ import (
 
 // The events analytics follows (types as their producers' outboxes name them).
 const (
-	eventMessageCreated  = "message.created"
+	eventMessagesCreated = "messages.created"
+	eventMessageCreated  = "message.created" // one message's, as published before messages.created
 	eventStatusChanged   = "message.status_changed"
 	eventMessageReceived = "message.received"
 	eventLinkClicked     = "link.clicked"
@@ -55,7 +56,7 @@ func (in *Ingester) MessagingBatch() outbox.BatchHandler { return in.applyMessag
 // redelivered one changes nothing. Inbound messages and clicks add to counters and keep their
 // processed_events rows.
 func MessagingIdempotent() outbox.Option {
-	return outbox.WithIdempotent(eventMessageCreated, eventStatusChanged)
+	return outbox.WithIdempotent(eventMessagesCreated, eventMessageCreated, eventStatusChanged)
 }
 
 // CampaignsHandler applies campaigns' campaign.changed snapshots.

@@ -48,8 +48,8 @@ func (f *fixture) messagesOf(source string) int {
 	return f.count(`SELECT count(*) FROM messages WHERE source_id = $1`, source)
 }
 
-// A due bulk batch becomes its messages, each with its dispatch job and message.created
-// event; the same batch handed twice creates nothing more; a batch due later (quiet hours)
+// A due bulk batch becomes its messages, each with its dispatch job, announced together in one
+// messages.created event; the same batch handed twice creates nothing more; a batch due later (quiet hours)
 // stays a row until it is due.
 func TestBulkBatchBecomesMessagesWhenDueAndOnce(t *testing.T) {
 	f := newFixture(t)
@@ -63,7 +63,7 @@ func TestBulkBatchBecomesMessagesWhenDueAndOnce(t *testing.T) {
 	assert.Equal(t, 3, f.messagesOf("c1"), "one message per dedupe key")
 	assert.Equal(t, 3, f.queuedFor(f.number), "each queued for dispatch once")
 	assert.Equal(t, 1, f.count(`SELECT count(*) FROM river_job WHERE kind = $1`, sendGroupArgs{}.Kind()), "in one group job")
-	assert.Equal(t, 3, f.count(`SELECT count(*) FROM outbox WHERE event_type = $1`, store.EventCreated), "each announced once")
+	assert.Equal(t, 1, f.count(`SELECT count(*) FROM outbox WHERE event_type = $1`, store.EventCreated), "announced together")
 	assert.Zero(t, f.messagesOf("c2"), "not due yet: no message")
 	assert.Equal(t, 1, f.count(`SELECT count(*) FROM bulk_batches`), "the later batch waits")
 

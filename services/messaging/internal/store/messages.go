@@ -178,8 +178,12 @@ func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Messa
 	return inserted, nil
 }
 
-// EventCreated is the outbox event type of MessageCreated.
-const EventCreated = "message.created"
+// EventCreated is the outbox event type of MessagesCreated.
+const EventCreated = "messages.created"
+
+// createdPerEvent bounds the messages one MessagesCreated event names, and so the size of its
+// outbox row and stream entry.
+const createdPerEvent = 250
 
 // outgoingInput names the columns of insertOutgoing's input, in outgoingColumns.args' order.
 const outgoingInput = `(id, organization_id, contact_phone, our_number, phone_number_id, body, media, is_mms, status, provider,
@@ -209,7 +213,7 @@ const insertOutgoing = `, stored AS (
 	)
 	SELECT id, organization_id, contact_phone, status, coalesce(source_kind, ''), coalesce(source_id, ''), created_at FROM stored`
 
-// collectCreated reads insertOutgoing's rows: what a message.created event tells of each
+// collectCreated reads insertOutgoing's rows: what a MessagesCreated event tells of each
 // message stored.
 func collectCreated(rows pgx.Rows) ([]Message, error) {
 	var m Message
@@ -219,11 +223,17 @@ func collectCreated(rows pgx.Rows) ([]Message, error) {
 	})
 }
 
-// createdEvents are the message.created events of messages just stored.
+// createdEvents are the MessagesCreated events of messages just stored: each of an
+// organization's runs of messages, in createdPerEvent chunks.
 func createdEvents(stored []Message) []outbox.Event {
-	events := make([]outbox.Event, len(stored))
+	var events []outbox.Event
+	var ev *eventsv1.MessagesCreated
 	for i, m := range stored {
-		events[i] = outbox.Event{Type: EventCreated, OrgID: m.OrgID, Payload: &eventsv1.MessageCreated{
+		if i == 0 || m.OrgID != stored[i-1].OrgID || len(ev.Messages) == createdPerEvent {
+			ev = &eventsv1.MessagesCreated{OrganizationId: m.OrgID.String()}
+			events = append(events, outbox.Event{Type: EventCreated, OrgID: m.OrgID, Payload: ev})
+		}
+		ev.Messages = append(ev.Messages, &eventsv1.MessageCreated{
 			OrganizationId: m.OrgID.String(),
 			MessageId:      m.ID.String(),
 			To:             m.ContactPhone,
@@ -231,7 +241,7 @@ func createdEvents(stored []Message) []outbox.Event {
 			SourceId:       m.SourceID,
 			Status:         m.Status,
 			CreatedAt:      timestamppb.New(m.CreatedAt),
-		}}
+		})
 	}
 	return events
 }

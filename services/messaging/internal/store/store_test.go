@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -381,8 +382,9 @@ func TestClaimManyClaimsEachMessageOnce(t *testing.T) {
 	assert.Equal(t, []bool{false}, claimed, "claimed already")
 }
 
-// Each stored outgoing message is announced once as message.created, in the transaction that
-// stores it (analytics counts messages from it); a deduplicated one is not announced again.
+// Each stored outgoing message is announced once in a messages.created event, in the
+// transaction that stores it (analytics counts messages from it); a deduplicated one is not
+// announced again. One event names up to 250 of the messages a statement stored.
 func TestStoredOutgoingMessagesAreAnnouncedOnce(t *testing.T) {
 	ctx := context.Background()
 	pool := newPool(t)
@@ -393,21 +395,42 @@ func TestStoredOutgoingMessagesAreAnnouncedOnce(t *testing.T) {
 	b.SourceKind, b.DedupeKey = store.SourceTest, "k:b"
 	dup := outgoing(org, "+12025550143")
 	dup.DedupeKey = "k:a"
-	for _, batch := range [][]*store.Message{{a, b}, {dup}} {
+	var many []*store.Message
+	for i := range 600 {
+		m := outgoing(org, fmt.Sprintf("+1202555%04d", 2000+i))
+		m.DedupeKey = fmt.Sprint("many:", i)
+		many = append(many, m)
+	}
+	for _, batch := range [][]*store.Message{{a, b}, {dup}, many} {
 		require.NoError(t, st.InTx(ctx, func(tx pgx.Tx) error { _, err := st.InsertOutgoingMany(ctx, tx, batch); return err }))
 	}
-	rows, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE event_type = $1 ORDER BY event_id`, store.EventCreated)
+	rows, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE event_type = $1 ORDER BY id`, store.EventCreated)
 	require.NoError(t, err)
 	payloads, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	require.NoError(t, err)
-	require.Len(t, payloads, 2, "the duplicate is not announced")
-	var ev eventsv1.MessageCreated
-	require.NoError(t, proto.Unmarshal(payloads[0], &ev))
-	assert.Equal(t, a.ID.String(), ev.GetMessageId())
-	assert.Equal(t, "campaign", ev.GetSourceKind())
-	assert.Equal(t, a.SourceID, ev.GetSourceId())
-	assert.Equal(t, "queued", ev.GetStatus())
-	assert.Equal(t, a.CreatedAt.UnixMicro(), ev.GetCreatedAt().AsTime().UnixMicro())
-	require.NoError(t, proto.Unmarshal(payloads[1], &ev))
-	assert.Equal(t, "test", ev.GetSourceKind(), "a test copy is announced as one")
+	var sizes []int
+	announced := map[string]int{}
+	var events []*eventsv1.MessagesCreated
+	for _, p := range payloads {
+		var ev eventsv1.MessagesCreated
+		require.NoError(t, proto.Unmarshal(p, &ev))
+		assert.Equal(t, org.String(), ev.GetOrganizationId())
+		sizes = append(sizes, len(ev.GetMessages()))
+		for _, m := range ev.GetMessages() {
+			announced[m.GetMessageId()]++
+		}
+		events = append(events, &ev)
+	}
+	assert.Equal(t, []int{2, 250, 250, 100}, sizes, "the duplicate is not announced; 600 in three events")
+	assert.Len(t, announced, 602)
+	for id, n := range announced {
+		assert.Equal(t, 1, n, "announced once: %s", id)
+	}
+	first := events[0].GetMessages()
+	assert.Equal(t, a.ID.String(), first[0].GetMessageId())
+	assert.Equal(t, "campaign", first[0].GetSourceKind())
+	assert.Equal(t, a.SourceID, first[0].GetSourceId())
+	assert.Equal(t, "queued", first[0].GetStatus())
+	assert.Equal(t, a.CreatedAt.UnixMicro(), first[0].GetCreatedAt().AsTime().UnixMicro())
+	assert.Equal(t, "test", first[1].GetSourceKind(), "a test copy is announced as one")
 }

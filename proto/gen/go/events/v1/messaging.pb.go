@@ -453,9 +453,66 @@ func (x *LinkClicked) GetUserAgent() string {
 	return ""
 }
 
-// MessageCreated is published by messaging when it stores an outgoing message (queued, or
-// handed to the carrier at once), so that analytics counts every outgoing message from its
-// creation, with what it was sent for.
+// MessagesCreated is published by messaging when it stores outgoing messages (queued, or
+// handed to the carrier at once), one event for up to 250 of an organization's messages stored
+// by one statement, so that analytics counts every outgoing message from its creation, with
+// what it was sent for. A campaign's messages are stored a thousand at a time: one event each
+// cost a stream entry, an outbox row and a delivery to every consumer group per message.
+type MessagesCreated struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	Messages       []*MessageCreated      `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *MessagesCreated) Reset() {
+	*x = MessagesCreated{}
+	mi := &file_events_v1_messaging_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessagesCreated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessagesCreated) ProtoMessage() {}
+
+func (x *MessagesCreated) ProtoReflect() protoreflect.Message {
+	mi := &file_events_v1_messaging_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessagesCreated.ProtoReflect.Descriptor instead.
+func (*MessagesCreated) Descriptor() ([]byte, []int) {
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MessagesCreated) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *MessagesCreated) GetMessages() []*MessageCreated {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// MessageCreated is one message of a MessagesCreated event. It was published as an event of
+// its own (message.created) before MessagesCreated; consumers still read such events, so that
+// a stream or outbox written before the change is read as it was.
 type MessageCreated struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
@@ -476,7 +533,7 @@ type MessageCreated struct {
 
 func (x *MessageCreated) Reset() {
 	*x = MessageCreated{}
-	mi := &file_events_v1_messaging_proto_msgTypes[4]
+	mi := &file_events_v1_messaging_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -488,7 +545,7 @@ func (x *MessageCreated) String() string {
 func (*MessageCreated) ProtoMessage() {}
 
 func (x *MessageCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_events_v1_messaging_proto_msgTypes[4]
+	mi := &file_events_v1_messaging_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -501,7 +558,7 @@ func (x *MessageCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageCreated.ProtoReflect.Descriptor instead.
 func (*MessageCreated) Descriptor() ([]byte, []int) {
-	return file_events_v1_messaging_proto_rawDescGZIP(), []int{4}
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *MessageCreated) GetOrganizationId() string {
@@ -611,7 +668,10 @@ const file_events_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"clicked_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tclickedAt\x12\x1d\n" +
 	"\n" +
-	"user_agent\x18\a \x01(\tR\tuserAgent\"\xf9\x01\n" +
+	"user_agent\x18\a \x01(\tR\tuserAgent\"x\n" +
+	"\x0fMessagesCreated\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12<\n" +
+	"\bmessages\x18\x02 \x03(\v2 .chorus.events.v1.MessageCreatedR\bmessages\"\xf9\x01\n" +
 	"\x0eMessageCreated\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x1d\n" +
 	"\n" +
@@ -636,26 +696,28 @@ func file_events_v1_messaging_proto_rawDescGZIP() []byte {
 	return file_events_v1_messaging_proto_rawDescData
 }
 
-var file_events_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_events_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_events_v1_messaging_proto_goTypes = []any{
 	(*MessageReceived)(nil),       // 0: chorus.events.v1.MessageReceived
 	(*Attribution)(nil),           // 1: chorus.events.v1.Attribution
 	(*MessageStatusChanged)(nil),  // 2: chorus.events.v1.MessageStatusChanged
 	(*LinkClicked)(nil),           // 3: chorus.events.v1.LinkClicked
-	(*MessageCreated)(nil),        // 4: chorus.events.v1.MessageCreated
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*MessagesCreated)(nil),       // 4: chorus.events.v1.MessagesCreated
+	(*MessageCreated)(nil),        // 5: chorus.events.v1.MessageCreated
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
 }
 var file_events_v1_messaging_proto_depIdxs = []int32{
-	5, // 0: chorus.events.v1.MessageReceived.received_at:type_name -> google.protobuf.Timestamp
+	6, // 0: chorus.events.v1.MessageReceived.received_at:type_name -> google.protobuf.Timestamp
 	1, // 1: chorus.events.v1.MessageReceived.attribution:type_name -> chorus.events.v1.Attribution
-	5, // 2: chorus.events.v1.MessageStatusChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	5, // 3: chorus.events.v1.LinkClicked.clicked_at:type_name -> google.protobuf.Timestamp
-	5, // 4: chorus.events.v1.MessageCreated.created_at:type_name -> google.protobuf.Timestamp
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	6, // 2: chorus.events.v1.MessageStatusChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	6, // 3: chorus.events.v1.LinkClicked.clicked_at:type_name -> google.protobuf.Timestamp
+	5, // 4: chorus.events.v1.MessagesCreated.messages:type_name -> chorus.events.v1.MessageCreated
+	6, // 5: chorus.events.v1.MessageCreated.created_at:type_name -> google.protobuf.Timestamp
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_events_v1_messaging_proto_init() }
@@ -669,7 +731,7 @@ func file_events_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_events_v1_messaging_proto_rawDesc), len(file_events_v1_messaging_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
