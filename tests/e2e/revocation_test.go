@@ -20,19 +20,28 @@ func outgoing(thread []map[string]any) int {
 	return n
 }
 
+const revocationPhone = "+12025550143"
+
+// textFromContact makes a tenant with a contact, delivers body from the contact, and returns
+// the tenant, the contact's id and whether the contact is opted in after it.
+func textFromContact(t *testing.T, bodies ...string) (*msgEnv, *tenant, string, bool) {
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+12025550100", 5)
+	id := tn.contact(revocationPhone, "Ada", true)
+	for _, body := range bodies {
+		e.text("+12025550100", revocationPhone, body)
+	}
+	return e, tn, id, tn.do("GET", "/api/contacts/"+id, nil).JSON(t)["isOptedIn"].(bool)
+}
+
 // A contact who asks in words of their own to stop is opted out as by STOP: one confirmation,
 // which a second request in words (in Spanish) does not repeat, and no reply gets through.
 func TestRevocationInWordsOptsOut(t *testing.T) {
 	t.Parallel()
-	e := newMsgEnv(t, nil)
-	tn := e.newTenant("+12025550100", 5)
-	const phone = "+12025550143"
-	id := tn.contact(phone, "Ada", true)
-
-	e.text("+12025550100", phone, "Please stop texting me, thanks")
-	contact := tn.do("GET", "/api/contacts/"+id, nil).JSON(t)
-	assert.Equal(t, false, contact["isOptedIn"], "the opt-out is recorded before the webhook answers")
-	assert.NotNil(t, contact["optedOutAt"])
+	e, tn, id, optedIn := textFromContact(t, "Please stop texting me, thanks")
+	const phone = revocationPhone
+	assert.False(t, optedIn, "the opt-out is recorded before the webhook answers")
+	assert.NotNil(t, tn.do("GET", "/api/contacts/"+id, nil).JSON(t)["optedOutAt"])
 	msgs := tn.thread(phone)
 	in := msgs[len(msgs)-1]
 	assert.Equal(t, true, in["optOutDetected"])
@@ -56,14 +65,9 @@ func TestRevocationInWordsOptsOut(t *testing.T) {
 // nothing is answered, and the message is marked optOutDetected and requiresResponse.
 func TestDoubtfulRevocationIsMarkedForAPerson(t *testing.T) {
 	t.Parallel()
-	e := newMsgEnv(t, nil)
-	tn := e.newTenant("+12025550100", 5)
-	const phone = "+12025550143"
-	id := tn.contact(phone, "Ada", true)
-
-	e.text("+12025550100", phone, "stop texting me after 9pm")
-	assert.Equal(t, true, tn.do("GET", "/api/contacts/"+id, nil).JSON(t)["isOptedIn"])
-	msgs := tn.thread(phone)
+	_, tn, _, optedIn := textFromContact(t, "stop texting me after 9pm")
+	assert.True(t, optedIn)
+	msgs := tn.thread(revocationPhone)
 	require.Len(t, msgs, 1, "nothing is answered")
 	assert.Equal(t, true, msgs[0]["optOutDetected"])
 	assert.Equal(t, true, msgs[0]["requiresResponse"])
@@ -75,17 +79,10 @@ func TestDoubtfulRevocationIsMarkedForAPerson(t *testing.T) {
 // Words of a revocation saying something else change nothing.
 func TestRevocationLookalikesChangeNothing(t *testing.T) {
 	t.Parallel()
-	e := newMsgEnv(t, nil)
-	tn := e.newTenant("+12025550100", 5)
-	const phone = "+12025550143"
-	id := tn.contact(phone, "Ada", true)
-
 	texts := []string{"don't stop", "stop by the store at 5", "can you remove the extra charge", "no pares", "baja el precio"}
-	for _, text := range texts {
-		e.text("+12025550100", phone, text)
-	}
-	assert.Equal(t, true, tn.do("GET", "/api/contacts/"+id, nil).JSON(t)["isOptedIn"])
-	msgs := tn.thread(phone)
+	_, tn, _, optedIn := textFromContact(t, texts...)
+	assert.True(t, optedIn)
+	msgs := tn.thread(revocationPhone)
 	require.Len(t, msgs, len(texts), "nothing is answered")
 	for _, m := range msgs {
 		assert.Equal(t, false, m["optOutDetected"], "%v", m["message"])

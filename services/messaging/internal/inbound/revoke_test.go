@@ -11,37 +11,40 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
-// latestIncoming is the newest message sender sent.
-func (e *env) latestIncoming(t *testing.T) store.Message {
+// receive processes body from sender and returns whether sender is opted in after it, and the
+// message as stored.
+func (e *env) receive(t *testing.T, body string) (bool, store.Message) {
 	t.Helper()
-	thread, err := e.st.Thread(context.Background(), e.org, sender, nil, 10)
+	ctx := context.Background()
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text(body)))
+	optedIn, _ := e.peers.Consent(t, e.org, sender)
+	thread, err := e.st.Thread(ctx, e.org, sender, nil, 10)
 	require.NoError(t, err)
 	for _, m := range thread {
 		if m.Direction == store.Incoming {
-			return m
+			return optedIn, m
 		}
 	}
 	t.Fatal("no incoming message")
-	return store.Message{}
+	return optedIn, store.Message{}
 }
 
 // An opt-out in words is a STOP: the contact is opted out and gets one confirmation, which a
 // later STOP or another opt-out in words does not repeat.
 func TestRevocationInWordsOptsOutOnce(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
-	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("Please stop texting me, thanks")))
-	optedIn, _ := e.peers.Consent(t, e.org, sender)
+	optedIn, in := e.receive(t, "Please stop texting me, thanks")
 	assert.False(t, optedIn)
 	assert.Equal(t, 1, e.confirmations(t))
-	in := e.latestIncoming(t)
 	assert.True(t, in.OptOutDetected)
 	assert.False(t, in.RequiresResponse)
 	assert.Equal(t, "opt_out", in.Category)
 	assert.Empty(t, in.Keyword, "no keyword was sent")
 
-	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("STOP")))
-	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("bórrenme de la lista")))
+	for _, again := range []string{"STOP", "bórrenme de la lista"} {
+		optedIn, _ = e.receive(t, again)
+		assert.False(t, optedIn)
+	}
 	assert.Equal(t, 1, e.confirmations(t), "an opt-out after an opt-out is not confirmed again")
 }
 
@@ -49,12 +52,9 @@ func TestRevocationInWordsOptsOutOnce(t *testing.T) {
 // answered, and the message is marked for a reply.
 func TestDoubtfulRevocationIsLeftToAPerson(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
-	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("stop texting me after 9pm")))
-	optedIn, _ := e.peers.Consent(t, e.org, sender)
+	optedIn, in := e.receive(t, "stop texting me after 9pm")
 	assert.True(t, optedIn)
 	assert.Equal(t, 0, e.confirmations(t))
-	in := e.latestIncoming(t)
 	assert.True(t, in.OptOutDetected)
 	assert.True(t, in.RequiresResponse)
 	assert.NotEqual(t, "opt_out", in.Category)
