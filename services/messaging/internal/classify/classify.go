@@ -6,6 +6,8 @@
 //  1. opt_out, opt_in, help: the whole message is a compliance keyword (see DetectKeyword).
 //     Opt-out: STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE, OPTOUT; opt-in: START,
 //     UNSTOP; help: HELP, INFO. Case, spacing, punctuation and full-width forms are ignored.
+//     opt_out too: a high-confidence revocation in words of its own, such as "please stop
+//     texting me" or "bórrenme de la lista" (see DetectRevocation and revoke.go).
 //  2. question: the message contains a question mark ("?", full-width "？" or "¿").
 //  3. affirmative / negative: the message is a short answer. It is split into words (runs of
 //     letters and digits, apostrophes dropped, so "don't" is "dont") and reaction emoji; it
@@ -28,9 +30,12 @@
 // positive when ≥ 0.05, negative when ≤ -0.05, neutral in between (the thresholds of the
 // VADER paper).
 //
-// RequiresResponse is true for question and help, and for other messages with negative
-// sentiment (complaints). Keyword opt-outs and opt-ins are answered automatically by the
-// compliance flow, and answers, neutral and positive chatter need no human.
+// RequiresResponse is true for question and help, for other messages with negative sentiment
+// (complaints), and for a low-confidence revocation, which only a person can tell from chatter.
+// Opt-outs (keyword or high-confidence revocation) and opt-ins are answered automatically by
+// the compliance flow, and answers, neutral and positive chatter need no human.
+//
+// OptOutDetected is true for every opt-out and for a low-confidence revocation too.
 package classify
 
 import (
@@ -54,11 +59,31 @@ const (
 type Result struct {
 	Keyword Keyword
 	// Word is the canonical keyword matched, e.g. "STOP", "UNSUBSCRIBE"; "" when none.
-	Word             string
+	Word string
+	// Revocation is how surely a message that is no keyword revokes consent in words of its
+	// own; Rule names the rule that said so ("" with RevocationNone).
+	Revocation       Revocation
+	Rule             string
 	Category         string
 	Sentiment        string
 	Score            float64 // VADER compound score in [-1, 1]
 	RequiresResponse bool
+	OptOutDetected   bool
+}
+
+// OptsOut reports whether the message withdraws consent and is acted on as STOP is: a keyword
+// or a high-confidence revocation.
+func (r Result) OptsOut() bool {
+	return r.Keyword == KeywordOptOut || r.Revocation == RevocationHigh
+}
+
+// ConsentSource is how a consent change made by the message is recorded in contacts' audit
+// trail: "keyword:STOP" for a keyword, "text:<rule>" for a revocation in words.
+func (r Result) ConsentSource() string {
+	if r.Keyword == KeywordNone && r.Rule != "" {
+		return "text:" + r.Rule
+	}
+	return "keyword:" + r.Word
 }
 
 // Classify labels one inbound message. It never fails: any string, including empty,
@@ -73,12 +98,20 @@ func Classify(text string) Result {
 		Sentiment: sentimentOf(score),
 		Score:     score,
 	}
+	if kw == KeywordNone {
+		r.Revocation, r.Rule = DetectRevocation(text)
+	}
+	if r.Revocation == RevocationHigh {
+		r.Category = CategoryOptOut
+	}
 	switch r.Category {
 	case CategoryQuestion, CategoryHelp:
 		r.RequiresResponse = true
 	case CategoryOther:
 		r.RequiresResponse = r.Sentiment == SentimentNegative
 	}
+	r.RequiresResponse = r.RequiresResponse || r.Revocation == RevocationLow
+	r.OptOutDetected = r.OptsOut() || r.Revocation == RevocationLow
 	return r
 }
 

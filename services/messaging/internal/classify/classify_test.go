@@ -38,9 +38,11 @@ func TestClassifyCategories(t *testing.T) {
 		{"👎", CategoryNegative},
 		{"No I never signed up for this list", CategoryOther},
 		{"yesterday was fun", CategoryOther},
-		{"Do not text me", CategoryOther},
+		{"Do not forget the tickets", CategoryOther},
+		{"Do not text me", CategoryOptOut},
 		{"Thanks for the reminder", CategoryOther},
-		{"stop it", CategoryOther},
+		{"stop it", CategoryOptOut},
+		{"stop by the store at 5", CategoryOther},
 		{"", CategoryOther},
 		{"🎉🎉", CategoryOther},
 	}
@@ -57,6 +59,38 @@ func TestClassifyKeywordFields(t *testing.T) {
 	r = Classify("stop texting me")
 	assert.Equal(t, KeywordNone, r.Keyword)
 	assert.Empty(t, r.Word)
+}
+
+// A revocation in words is an opt-out recorded as such when the rules are sure of it, and a
+// message for a person, still in its own category, when they are not.
+func TestClassifyRevocation(t *testing.T) {
+	r := Classify("Please stop texting me")
+	assert.True(t, r.OptsOut())
+	assert.Equal(t, CategoryOptOut, r.Category)
+	assert.True(t, r.OptOutDetected)
+	assert.False(t, r.RequiresResponse)
+	assert.Equal(t, "text:stop-messaging", r.ConsentSource())
+
+	r = Classify("how do I stop these texts?")
+	assert.False(t, r.OptsOut())
+	assert.Equal(t, CategoryQuestion, r.Category)
+	assert.True(t, r.OptOutDetected)
+	assert.True(t, r.RequiresResponse)
+
+	r = Classify("Leave me alone")
+	assert.False(t, r.OptsOut())
+	assert.Equal(t, CategoryOther, r.Category)
+	assert.True(t, r.OptOutDetected)
+	assert.True(t, r.RequiresResponse)
+
+	r = Classify("STOP")
+	assert.True(t, r.OptsOut())
+	assert.Equal(t, RevocationNone, r.Revocation, "a keyword is no revocation in words")
+	assert.Equal(t, "keyword:STOP", r.ConsentSource())
+
+	r = Classify("stop by the store at 5")
+	assert.False(t, r.OptsOut())
+	assert.False(t, r.OptOutDetected)
 }
 
 func TestClassifySentiment(t *testing.T) {

@@ -14,6 +14,7 @@ func FuzzClassify(f *testing.F) {
 	for _, s := range []string{
 		"STOP", " Stop! ", "opt-out", "ＳＴＯＰ", "stop it", "yes", "No thanks", "who is this?",
 		"I hate this!!!", "👍🏽", "", "\xff\xfe", "ſtop", "STOP\u0345", "e\u0301",
+		"please stop texting me", "don't stop", "bórrenme de la lista", "¿cómo me doy de baja?",
 	} {
 		f.Add(s)
 	}
@@ -27,6 +28,18 @@ func FuzzClassify(f *testing.F) {
 		}
 		if (r.Keyword == KeywordNone) != (r.Word == "") {
 			t.Fatalf("Classify(%q) keyword %v with word %q", text, r.Keyword, r.Word)
+		}
+		if (r.Revocation == RevocationNone) != (r.Rule == "") || (r.Keyword != KeywordNone && r.Rule != "") {
+			t.Fatalf("Classify(%q) revocation %v with rule %q and keyword %v", text, r.Revocation, r.Rule, r.Keyword)
+		}
+		if r.OptsOut() != (r.Category == CategoryOptOut) || (r.Revocation == RevocationLow && !(r.RequiresResponse && r.OptOutDetected)) {
+			t.Fatalf("Classify(%q) = %+v: an opt-out is categorized opt_out, a doubtful one goes to a person", text, r)
+		}
+		conf, rule := DetectRevocation(text)
+		for _, variant := range []string{"  " + text + " ", "!" + text + " .", strings.ToLower(text)} {
+			if c, ru := DetectRevocation(variant); c != conf || ru != rule {
+				t.Fatalf("DetectRevocation(%q) = %v %q, but DetectRevocation(%q) = %v %q", text, conf, rule, variant, c, ru)
+			}
 		}
 		kind, word := DetectKeyword(text)
 		for _, variant := range []string{

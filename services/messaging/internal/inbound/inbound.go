@@ -1,7 +1,8 @@
 // Package inbound processes the messages carriers deliver to our numbers: it stores each once,
-// applies opt-out, opt-in and help keywords (consent is recorded in contacts before anything
-// else can be sent to the number), classifies the text, attributes it to the latest outgoing
-// message, and publishes it as an event for polls, campaigns and analytics.
+// applies opt-out, opt-in and help keywords and opt-outs in words of their own (consent is
+// recorded in contacts before anything else can be sent to the number), classifies the text,
+// attributes it to the latest outgoing message, and publishes it as an event for polls,
+// campaigns and analytics.
 package inbound
 
 import (
@@ -81,7 +82,8 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	// A STOP holds back every send to its phone from the moment it arrives, before it waits
 	// for the sender's lock and before contacts records it (dispatch/stops.go). Its mark goes
 	// once it is handled; a STOP that failed keeps it until it expires or the carrier retries.
-	if res.Keyword == classify.KeywordOptOut && fromErr == nil {
+	// An opt-out in words ("please stop texting me") is a STOP here and below.
+	if res.OptsOut() && fromErr == nil {
 		clearMark, err := p.dispatch.MarkStop(ctx, num.OrgID, from)
 		if err != nil {
 			return err
@@ -120,7 +122,7 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 		SentimentScore:    res.Score,
 		Category:          res.Category,
 		RequiresResponse:  res.RequiresResponse,
-		OptOutDetected:    res.Keyword == classify.KeywordOptOut,
+		OptOutDetected:    res.OptOutDetected,
 		Keyword:           res.Word,
 		CreatedAt:         now,
 	}
@@ -133,7 +135,7 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 		}
 		// A STOP is answered (and the carrier told it was received) only once nothing that
 		// passed its consent check before the opt-out can still reach the carrier.
-		if res.Keyword == classify.KeywordOptOut {
+		if res.OptsOut() {
 			if err := p.dispatch.AwaitHandOffs(ctx, num.OrgID, from); err != nil {
 				return err
 			}
@@ -178,12 +180,13 @@ type consentResult struct {
 	changed bool // the contact's consent flipped
 }
 
-// applyToContact records consent keywords and the sender's textability in contacts, and
-// returns the sender's contact id and what the keyword did.
+// applyToContact records opt-outs and opt-ins and the sender's textability in contacts, and
+// returns the sender's contact id and what the consent change did. The source tells a keyword
+// ("keyword:STOP") from words ("text:stop-messaging") in contacts' audit trail.
 func (p *Processor) applyToContact(ctx context.Context, org uuid.UUID, from string, res classify.Result, now time.Time) (contactID string, consent consentResult, err error) {
-	if res.Keyword == classify.KeywordOptOut || res.Keyword == classify.KeywordOptIn {
+	if res.OptsOut() || res.Keyword == classify.KeywordOptIn {
 		c, err := p.contacts.SetConsent(ctx, org, &contactsv1.SetConsentRequest{
-			Phone: from, OptedIn: res.Keyword == classify.KeywordOptIn, OccurredAt: timestamppb.New(now), Source: "keyword:" + res.Word,
+			Phone: from, OptedIn: res.Keyword == classify.KeywordOptIn, OccurredAt: timestamppb.New(now), Source: res.ConsentSource(),
 		})
 		if err != nil {
 			return "", consentResult{}, fmt.Errorf("record consent: %w", err)
@@ -197,14 +200,15 @@ func (p *Processor) applyToContact(ctx context.Context, org uuid.UUID, from stri
 	return rec.GetContactId(), consent, nil
 }
 
-// answer returns the automatic answer to m, if any, inside tx. A consent keyword is confirmed
-// when it changed the contact's consent, or when the number's previous keyword here was not
-// the same one: a delivery whose consent change was recorded in contacts but whose message
-// was not stored here (the transaction failed) comes again and finds "no change", and must
-// still be confirmed once. A repeated STOP is not confirmed again.
+// answer returns the automatic answer to m, if any, inside tx. An opt-out (keyword or words)
+// or opt-in is confirmed when it changed the contact's consent, or when the number's previous
+// one here was not of the same kind: a delivery whose consent change was recorded in contacts
+// but whose message was not stored here (the transaction failed) comes again and finds "no
+// change", and must still be confirmed once. A repeated STOP, or "please stop texting me"
+// after STOP, is not confirmed again.
 func (p *Processor) answer(ctx context.Context, tx pgx.Tx, o *orgsv1.Organization, m store.Message, res classify.Result, consent consentResult) (string, error) {
-	switch res.Keyword {
-	case classify.KeywordOptOut, classify.KeywordOptIn:
+	switch {
+	case res.OptsOut() || res.Keyword == classify.KeywordOptIn:
 		if !consent.found {
 			return "", nil // no contact to confirm anything to
 		}
@@ -219,7 +223,7 @@ func (p *Processor) answer(ctx context.Context, tx pgx.Tx, o *orgsv1.Organizatio
 			return optInReply(o), nil
 		}
 		return optOutReply(o), nil
-	case classify.KeywordHelp:
+	case res.Keyword == classify.KeywordHelp:
 		return helpReply(o), nil
 	default:
 		return "", nil
