@@ -1,0 +1,131 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+)
+
+// The producers' event types intake reads (as their outboxes name them).
+const (
+	eventMessageReceived = "message.received"
+	eventStatusChanged   = "message.status_changed"
+	eventConsentChanged  = "contact.consent_changed"
+)
+
+// Contacts reads a contact (the contacts client).
+type Contacts interface {
+	Get(ctx context.Context, org uuid.UUID, id string) (*contactsv1.Contact, error)
+}
+
+// Source is one producer's stream: its name, the types intake reads from it, and the handler.
+type Source struct {
+	Stream  string
+	Types   []string
+	Handler outbox.Handler
+}
+
+// Sources are the streams intake consumes.
+func (in *Intake) Sources() []Source {
+	return []Source{
+		{Stream: "messaging", Types: []string{eventMessageReceived, eventStatusChanged}, Handler: in.handler(readMessaging)},
+		{Stream: "contacts", Types: []string{eventConsentChanged}, Handler: in.handler(in.readContacts)},
+	}
+}
+
+// reportedStatuses are the outgoing statuses message.status reports.
+var reportedStatuses = []string{"sent", "delivered", "failed", "undelivered"}
+
+func readMessaging(m outbox.Message) (Event, error) {
+	switch m.Type {
+	case eventMessageReceived:
+		var ev eventsv1.MessageReceived
+		if err := m.Unmarshal(&ev); err != nil {
+			return Event{}, err
+		}
+		return Event{Type: MessageReceived, Key: m.EventID.String(), At: ev.GetReceivedAt().AsTime(),
+			Extra: map[string]string{"phoneNumber": ev.GetFrom()},
+			Data:  func(context.Context) (proto.Message, error) { return receivedMessage(&ev), nil }}, nil
+	case eventStatusChanged:
+		var ev eventsv1.MessageStatusChanged
+		if err := m.Unmarshal(&ev); err != nil {
+			return Event{}, err
+		}
+		// A message withdrawn before the carrier saw it was never sent: the API shows it
+		// nowhere, so it is reported nowhere.
+		if !slices.Contains(reportedStatuses, ev.GetStatus()) || apierr.Withdrawn(ev.GetErrorCode()) {
+			return Event{}, nil
+		}
+		return Event{Type: MessageStatus, Key: m.EventID.String(), At: ev.GetOccurredAt().AsTime(),
+			Extra: map[string]string{"phoneNumber": ev.GetTo()},
+			Data:  func(context.Context) (proto.Message, error) { return statusMessage(&ev), nil }}, nil
+	}
+	return Event{}, nil
+}
+
+// receivedMessage is an inbound message as the thread shows it.
+func receivedMessage(ev *eventsv1.MessageReceived) *messagingv1.Message {
+	msg := &messagingv1.Message{
+		Id: ev.GetMessageId(), Direction: "incoming", Message: ev.GetBody(),
+		Sentiment:        wrapperspb.String(ev.GetSentiment()),
+		SentimentScore:   proto.Float64(ev.GetSentimentScore()),
+		MessageCategory:  proto.String(ev.GetCategory()),
+		RequiresResponse: wrapperspb.Bool(ev.GetRequiresResponse()),
+		OptOutDetected:   wrapperspb.Bool(ev.GetOptOutDetected()),
+		Timestamp:        ev.GetReceivedAt(),
+		MediaUrls:        &structpb.ListValue{},
+	}
+	for _, u := range ev.GetMediaUrls() {
+		msg.MediaUrls.Values = append(msg.MediaUrls.Values, structpb.NewStringValue(u))
+	}
+	if len(ev.GetMediaUrls()) > 0 {
+		msg.MediaUrl = wrapperspb.String(ev.GetMediaUrls()[0])
+	}
+	return msg
+}
+
+// statusMessage is an outgoing message as the thread shows it, as far as its status event
+// tells: the text is not part of the event, so it is left empty.
+func statusMessage(ev *eventsv1.MessageStatusChanged) *messagingv1.Message {
+	return &messagingv1.Message{
+		Id: ev.GetMessageId(), Direction: "outgoing", Status: wrapperspb.String(ev.GetStatus()), Timestamp: ev.GetOccurredAt(),
+	}
+}
+
+func (in *Intake) readContacts(m outbox.Message) (Event, error) {
+	if m.Type != eventConsentChanged {
+		return Event{}, nil
+	}
+	var ev eventsv1.ContactConsentChanged
+	if err := m.Unmarshal(&ev); err != nil {
+		return Event{}, err
+	}
+	typ := ContactOptedOut
+	if ev.GetIsOptedIn() {
+		typ = ContactOptedIn
+	}
+	org := m.OrgID
+	return Event{Type: typ, Key: m.EventID.String(), At: ev.GetOccurredAt().AsTime(), Data: func(ctx context.Context) (proto.Message, error) {
+		c, err := in.contacts.Get(ctx, org, ev.GetContactId())
+		if errors.Is(err, clients.ErrNotFound) { // deleted since: what the event tells
+			c = &contactsv1.Contact{Id: ev.GetContactId(), OrganizationId: ev.GetOrganizationId(), Phone: ev.GetPhone(), IsOptedIn: ev.GetIsOptedIn()}
+			if !ev.GetIsOptedIn() {
+				c.OptedOutAt = ev.GetOccurredAt()
+			}
+			return c, nil
+		}
+		return c, err
+	}}, nil
+}
