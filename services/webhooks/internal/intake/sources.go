@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
@@ -84,7 +86,7 @@ func receivedMessage(ev *eventsv1.MessageReceived) *messagingv1.Message {
 		MessageCategory:  proto.String(ev.GetCategory()),
 		RequiresResponse: wrapperspb.Bool(ev.GetRequiresResponse()),
 		OptOutDetected:   wrapperspb.Bool(ev.GetOptOutDetected()),
-		Timestamp:        ev.GetReceivedAt(),
+		Timestamp:        stored(ev.GetReceivedAt()),
 		MediaUrls:        &structpb.ListValue{},
 	}
 	for _, u := range ev.GetMediaUrls() {
@@ -100,7 +102,7 @@ func receivedMessage(ev *eventsv1.MessageReceived) *messagingv1.Message {
 // tells: the text is not part of the event, so it is left empty.
 func statusMessage(ev *eventsv1.MessageStatusChanged) *messagingv1.Message {
 	return &messagingv1.Message{
-		Id: ev.GetMessageId(), Direction: "outgoing", Status: wrapperspb.String(ev.GetStatus()), Timestamp: ev.GetOccurredAt(),
+		Id: ev.GetMessageId(), Direction: "outgoing", Status: wrapperspb.String(ev.GetStatus()), Timestamp: stored(ev.GetOccurredAt()),
 	}
 }
 
@@ -122,10 +124,16 @@ func (in *Intake) readContacts(m outbox.Message) (Event, error) {
 		if errors.Is(err, clients.ErrNotFound) { // deleted since: what the event tells
 			c = &contactsv1.Contact{Id: ev.GetContactId(), OrganizationId: ev.GetOrganizationId(), Phone: ev.GetPhone(), IsOptedIn: ev.GetIsOptedIn()}
 			if !ev.GetIsOptedIn() {
-				c.OptedOutAt = ev.GetOccurredAt()
+				c.OptedOutAt = stored(ev.GetOccurredAt())
 			}
 			return c, nil
 		}
 		return c, err
 	}}, nil
+}
+
+// stored is t as the API shows it: PostgreSQL keeps microseconds, events carry the producer's
+// clock to the nanosecond.
+func stored(t *timestamppb.Timestamp) *timestamppb.Timestamp {
+	return timestamppb.New(t.AsTime().Truncate(time.Microsecond))
 }
