@@ -22,10 +22,10 @@ import (
 
 // The event types endpoints subscribe to.
 const (
-	MessageReceived   = "message.received"
-	MessageStatus     = "message.status"
-	ContactOptedOut   = "contact.opted_out"
-	ContactOptedIn    = "contact.opted_in"
+	MessageReceived = "message.received"
+	MessageStatus   = "message.status"
+	ContactOptedOut = "contact.opted_out"
+	ContactOptedIn  = "contact.opted_in"
 )
 
 // Types are the event types an endpoint may subscribe to.
