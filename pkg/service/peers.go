@@ -5,6 +5,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/clients/campaigns"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
@@ -18,6 +19,7 @@ type Peers struct {
 	Contacts  *contacts.Client
 	Billing   *billing.Client
 	Messaging *messaging.Client
+	Campaigns *campaigns.Client
 }
 
 // dialPeers connects lazily to every service reg needs, at its address in addrs, acting as
@@ -45,6 +47,8 @@ func (s *Shell) dialPeers(reg registry.Service, addrs registry.Peers) error {
 			s.Peers.Billing = billing.New(c)
 		case registry.Messaging.Name:
 			s.Peers.Messaging = messaging.New(c)
+		case registry.Campaigns.Name:
+			s.Peers.Campaigns = campaigns.New(c)
 		default:
 			return fmt.Errorf("no client for %s", name)
 		}

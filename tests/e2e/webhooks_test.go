@@ -448,3 +448,39 @@ func TestWebhookSlowEndpointDoesNotDelayOthers(t *testing.T) {
 	assert.LessOrEqual(t, len(slow.got()), 2, "at most its share of attempts at once")
 	once.Do(func() { close(release) })
 }
+
+// A campaign that completes reaches the endpoint once as campaign.completed, with the campaign
+// as GET /api/campaigns/{id} showed it on completion.
+func TestWebhookDeliversCampaignCompleted(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550761", 100)
+	rc := newReceiver(t, nil)
+	id, secret := tn.createWebhook(rc.URL, "campaign.completed")
+	tn.contacts("webhook", []string{"+12025551201", "+12025551202", "+12025551203"})
+	created := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "Hooked", "message": "Hi {{firstName}}", "contactFilter": tagged("webhook"), "timezone": zoneWhere(12),
+	}), http.StatusCreated)
+	campaign := created.str("id")
+	tn.awaitStatus(campaign, "completed", 60*time.Second)
+
+	eventually(t, 15*time.Second, "campaign.completed delivered", func() bool { return len(rc.got()) > 0 })
+	h := rc.got()[0]
+	assert.True(t, h.verifies(t, secret))
+	body := h.JSON(t)
+	assert.Equal(t, "campaign.completed", body["type"])
+	data := body["data"].(map[string]any)
+	assert.Equal(t, campaign, data["id"])
+	assert.Equal(t, "completed", data["status"])
+	assert.Equal(t, "Hooked", data["name"])
+	assert.EqualValues(t, 3, data["totalCount"])
+	assert.NotNil(t, data["completedAt"])
+	// Later snapshots of the completed campaign (delivery reports moving its counters) are not
+	// completions.
+	eventually(t, 30*time.Second, "the delivery receipts counted", func() bool { return tn.getCampaign(campaign).num("deliveryRate") == 100 })
+	eventually(t, 15*time.Second, "the delivery listed as succeeded", func() bool {
+		ds := tn.deliveries(id)
+		return len(ds) == 1 && ds[0]["status"] == "succeeded"
+	})
+	assert.Len(t, rc.ofType(t, "campaign.completed"), 1)
+}

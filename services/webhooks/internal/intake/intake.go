@@ -22,14 +22,15 @@ import (
 
 // The event types endpoints subscribe to.
 const (
-	MessageReceived = "message.received"
-	MessageStatus   = "message.status"
-	ContactOptedOut = "contact.opted_out"
-	ContactOptedIn  = "contact.opted_in"
+	MessageReceived   = "message.received"
+	MessageStatus     = "message.status"
+	ContactOptedOut   = "contact.opted_out"
+	ContactOptedIn    = "contact.opted_in"
+	CampaignCompleted = "campaign.completed"
 )
 
 // Types are the event types an endpoint may subscribe to.
-var Types = []string{MessageReceived, MessageStatus, ContactOptedOut, ContactOptedIn}
+var Types = []string{MessageReceived, MessageStatus, ContactOptedOut, ContactOptedIn, CampaignCompleted}
 
 // Queuer queues the first attempt of deliveries (deliver.Runner).
 type Queuer interface {
@@ -50,12 +51,15 @@ type Event struct {
 
 // Intake stores deliveries for events.
 type Intake struct {
-	queue    Queuer
-	contacts Contacts
+	queue     Queuer
+	contacts  Contacts
+	campaigns Campaigns
 }
 
-// New returns an Intake queuing with q and reading contacts from c.
-func New(q Queuer, c Contacts) *Intake { return &Intake{queue: q, contacts: c} }
+// New returns an Intake queuing with q, reading contacts and campaigns from their services.
+func New(q Queuer, contacts Contacts, campaigns Campaigns) *Intake {
+	return &Intake{queue: q, contacts: contacts, campaigns: campaigns}
+}
 
 // rest is the REST API's JSON: every field present, lowerCamelCase.
 var rest = protojson.MarshalOptions{EmitUnpopulated: true}

@@ -15,6 +15,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/outbox"
+	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
@@ -25,11 +26,17 @@ const (
 	eventMessageReceived = "message.received"
 	eventStatusChanged   = "message.status_changed"
 	eventConsentChanged  = "contact.consent_changed"
+	eventCampaignChanged = "campaign.changed"
 )
 
 // Contacts reads a contact (the contacts client).
 type Contacts interface {
 	Get(ctx context.Context, org uuid.UUID, id string) (*contactsv1.Contact, error)
+}
+
+// Campaigns reads a campaign (the campaigns client).
+type Campaigns interface {
+	Get(ctx context.Context, org uuid.UUID, id string) (*campaignsv1.Campaign, error)
 }
 
 // Source is one producer's stream: its name, the types intake reads from it, and the handler.
@@ -44,6 +51,7 @@ func (in *Intake) Sources() []Source {
 	return []Source{
 		{Stream: "messaging", Types: []string{eventMessageReceived, eventStatusChanged}, Handler: in.handler(readMessaging)},
 		{Stream: "contacts", Types: []string{eventConsentChanged}, Handler: in.handler(in.readContacts)},
+		{Stream: "campaigns", Types: []string{eventCampaignChanged}, Handler: in.handler(in.readCampaigns)},
 	}
 }
 
@@ -130,6 +138,27 @@ func (in *Intake) readContacts(m outbox.Message) (Event, error) {
 		}
 		return c, err
 	}}, nil
+}
+
+// readCampaigns reports a campaign's completion once (keyed by the campaign, whatever the
+// number of its completed snapshots), with the campaign as GET /api/campaigns/{id} shows it
+// when the event is fanned out.
+func (in *Intake) readCampaigns(m outbox.Message) (Event, error) {
+	if m.Type != eventCampaignChanged {
+		return Event{}, nil
+	}
+	var ev eventsv1.CampaignChanged
+	if err := m.Unmarshal(&ev); err != nil {
+		return Event{}, err
+	}
+	if ev.GetStatus() != "completed" {
+		return Event{}, nil
+	}
+	org := m.OrgID
+	return Event{Type: CampaignCompleted, Key: "campaign:" + ev.GetCampaignId(), At: ev.GetCompletedAt().AsTime(),
+		Data: func(ctx context.Context) (proto.Message, error) {
+			return in.campaigns.Get(ctx, org, ev.GetCampaignId())
+		}}, nil
 }
 
 // stored is t as the API shows it: PostgreSQL keeps microseconds, events carry the producer's
