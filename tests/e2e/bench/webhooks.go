@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/outbox"
@@ -75,18 +74,8 @@ func benchWebhooks(ctx context.Context, wr webhooksRun) error {
 	}
 	want := int64(wr.events * wr.endpoints)
 	start := time.Now()
-	for len(events) > 0 {
-		batch := events[:min(1000, len(events))]
-		events = events[len(batch):]
-		err := pgx.BeginFunc(ctx, ms.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SET LOCAL search_path = messaging`); err != nil {
-				return err
-			}
-			return outbox.EnqueueMany(ctx, tx, batch)
-		})
-		if err != nil {
-			return fmt.Errorf("enqueue events: %w", err)
-		}
+	if err := enqueueMessagingEvents(ctx, ms.pool, events); err != nil {
+		return fmt.Errorf("webhooks: %w", err)
 	}
 	deadline := time.Now().Add(10 * time.Minute)
 	for received.Load() < want {
