@@ -9,6 +9,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/clients/polls"
 	"github.com/chorus-sms/chorus/pkg/registry"
 )
 
@@ -20,6 +21,7 @@ type Peers struct {
 	Billing   *billing.Client
 	Messaging *messaging.Client
 	Campaigns *campaigns.Client
+	Polls     *polls.Client
 }
 
 // dialPeers connects lazily to every service reg needs, at its address in addrs, acting as
@@ -49,6 +51,8 @@ func (s *Shell) dialPeers(reg registry.Service, addrs registry.Peers) error {
 			s.Peers.Messaging = messaging.New(c)
 		case registry.Campaigns.Name:
 			s.Peers.Campaigns = campaigns.New(c)
+		case registry.Polls.Name:
+			s.Peers.Polls = polls.New(c)
 		default:
 			return fmt.Errorf("no client for %s", name)
 		}

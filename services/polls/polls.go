@@ -69,8 +69,9 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 var Setup = process.SetupFor(registry.Polls, ConfigFromEnv, New)
 
 // Service is a running polls service: it runs the start and step jobs, consumes messaging's
-// events (answers, opt-outs) and contacts' (consent, deletions), and answers gRPC. Close lets
-// running jobs finish (bounded).
+// events (answers, opt-outs) and contacts' (consent, deletions), relays its own
+// (poll.response_recorded, poll.completed) onto chorus.polls.events, and answers gRPC. Close
+// lets running jobs finish (bounded).
 type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server, the jobs and the event consumers.
@@ -100,6 +101,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	}))
 	member := outbox.MemberName()
 	sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, jobs.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(log))...).Run,
-		outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(log)).Run)
+		outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(log)).Run,
+		outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(log)).Run)
 	return &Service{sh.Server()}, nil
 }

@@ -1,7 +1,7 @@
 // Package webhooks is the outbound webhooks service: an organization's endpoints, and the
 // delivery to them of the events other services publish (messages received and their status
-// reports, opt-outs and opt-ins, completed campaigns), signed per Standard Webhooks and retried with backoff for
-// over a day. This is the public entry used by its own main and by the all-in-one binary.
+// reports, opt-outs and opt-ins, completed campaigns, poll answers and completed polls),
+// signed per Standard Webhooks and retried with backoff for over a day. This is the public entry used by its own main and by the all-in-one binary.
 package webhooks
 
 import (
@@ -54,8 +54,8 @@ type Config struct {
 	// Workers is how many attempts run at once (CHORUS_WEBHOOKS_WORKERS), PerEndpoint how
 	// many of them one endpoint may have (CHORUS_WEBHOOKS_PER_ENDPOINT).
 	Workers, PerEndpoint int
-	// Wiring: contacts (the contact of an opt-out or opt-in), campaigns (a completed
-	// campaign), the logger.
+	// Wiring: contacts (the contact of an opt-out or opt-in), campaigns and polls (a
+	// completed one), the logger.
 	process.Wiring
 }
 
@@ -76,8 +76,8 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
 var Setup = process.SetupFor(registry.Webhooks, ConfigFromEnv, New)
 
-// Service is a running webhooks service: it consumes messaging's, contacts' and campaigns'
-// events into deliveries, works their attempts, and answers gRPC.
+// Service is a running webhooks service: it consumes messaging's, contacts', campaigns' and
+// polls' events into deliveries, works their attempts, and answers gRPC.
 type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server, the consumers and the attempts' runner.
@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	sh.GRPC = rpcserver.New(log)
 	webhooksv1.RegisterWebhooksServiceServer(sh.GRPC, server.New(server.Config{Store: st, Retrier: runner, Policy: policy, Types: intake.Types}))
 	member := outbox.MemberName()
-	for _, src := range intake.New(runner, sh.Peers.Contacts, sh.Peers.Campaigns).Sources() {
+	for _, src := range intake.New(runner, sh.Peers.Contacts, sh.Peers.Campaigns, sh.Peers.Polls).Sources() {
 		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName(src.Stream), ServiceName, member, src.Handler,
 			outbox.WithTypes(src.Types...), outbox.WithLogger(log)).Run)
 	}

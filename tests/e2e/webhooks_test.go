@@ -484,3 +484,48 @@ func TestWebhookDeliversCampaignCompleted(t *testing.T) {
 	})
 	assert.Len(t, rc.ofType(t, "campaign.completed"), 1)
 }
+
+// Each answer reaches the endpoint as poll.response (the answer as the participant list shows
+// it, with its poll, participant and phone), and the poll's completion once as poll.completed
+// (the poll as GET /api/polls/{id} shows it).
+func TestWebhookDeliversPollResponsesAndCompletion(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550771", 100)
+	rc := newReceiver(t, nil)
+	_, secret := tn.createWebhook(rc.URL, "poll.response", "poll.completed")
+	ada := "+12025554101"
+	tn.contacts("hooked", []string{ada})
+	poll := tn.createPoll(pollBody("Hooked poll"))["id"].(string)
+	tn.startPoll(poll, "hooked")
+
+	tn.awaitAsked(ada, 1)
+	e.text(tn.number, ada, "B")
+	tn.awaitAsked(ada, 2)
+	e.text(tn.number, ada, "L")
+	tn.awaitPollStatus(poll, "completed")
+
+	eventually(t, 15*time.Second, "two answers and the completion delivered", func() bool {
+		return len(rc.ofType(t, "poll.response")) == 2 && len(rc.ofType(t, "poll.completed")) == 1
+	})
+	_, ps := tn.participants(poll, "")
+	answered := map[any]any{} // by question number
+	for _, r := range ps[ada]["responses"].([]any) {
+		answered[r.(map[string]any)["questionNumber"]] = r
+	}
+	for _, h := range rc.ofType(t, "poll.response") {
+		assert.True(t, h.verifies(t, secret))
+		body := h.JSON(t)
+		assert.Equal(t, poll, body["pollId"])
+		assert.Equal(t, ps[ada]["participantId"], body["participantId"])
+		assert.Equal(t, ps[ada]["contactId"], body["contactId"])
+		assert.Equal(t, ada, body["phoneNumber"])
+		data := body["data"].(map[string]any)
+		assert.Equal(t, answered[data["questionNumber"]], data, "the answer as the participant list shows it")
+	}
+	done := rc.ofType(t, "poll.completed")[0].JSON(t)["data"].(map[string]any)
+	assert.Equal(t, poll, done["id"])
+	assert.Equal(t, "completed", done["status"])
+	assert.Equal(t, "Hooked poll", done["name"])
+	assert.NotNil(t, done["completedAt"])
+}

@@ -27,10 +27,12 @@ const (
 	ContactOptedOut   = "contact.opted_out"
 	ContactOptedIn    = "contact.opted_in"
 	CampaignCompleted = "campaign.completed"
+	PollResponse      = "poll.response"
+	PollCompleted     = "poll.completed"
 )
 
 // Types are the event types an endpoint may subscribe to.
-var Types = []string{MessageReceived, MessageStatus, ContactOptedOut, ContactOptedIn, CampaignCompleted}
+var Types = []string{MessageReceived, MessageStatus, ContactOptedOut, ContactOptedIn, CampaignCompleted, PollResponse, PollCompleted}
 
 // Queuer queues the first attempt of deliveries (deliver.Runner).
 type Queuer interface {
@@ -54,11 +56,13 @@ type Intake struct {
 	queue     Queuer
 	contacts  Contacts
 	campaigns Campaigns
+	polls     Polls
 }
 
-// New returns an Intake queuing with q, reading contacts and campaigns from their services.
-func New(q Queuer, contacts Contacts, campaigns Campaigns) *Intake {
-	return &Intake{queue: q, contacts: contacts, campaigns: campaigns}
+// New returns an Intake queuing with q, reading contacts, campaigns and polls from their
+// services.
+func New(q Queuer, contacts Contacts, campaigns Campaigns, polls Polls) *Intake {
+	return &Intake{queue: q, contacts: contacts, campaigns: campaigns, polls: polls}
 }
 
 // rest is the REST API's JSON: every field present, lowerCamelCase.

@@ -19,6 +19,7 @@ import (
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 )
 
 // The producers' event types intake reads (as their outboxes name them).
@@ -27,6 +28,8 @@ const (
 	eventStatusChanged   = "message.status_changed"
 	eventConsentChanged  = "contact.consent_changed"
 	eventCampaignChanged = "campaign.changed"
+	eventPollResponse    = "poll.response_recorded"
+	eventPollCompleted   = "poll.completed"
 )
 
 // Contacts reads a contact (the contacts client).
@@ -37,6 +40,11 @@ type Contacts interface {
 // Campaigns reads a campaign (the campaigns client).
 type Campaigns interface {
 	Get(ctx context.Context, org uuid.UUID, id string) (*campaignsv1.Campaign, error)
+}
+
+// Polls reads a poll (the polls client).
+type Polls interface {
+	Get(ctx context.Context, org uuid.UUID, id string) (*pollsv1.Poll, error)
 }
 
 // Source is one producer's stream: its name, the types intake reads from it, and the handler.
@@ -52,6 +60,7 @@ func (in *Intake) Sources() []Source {
 		{Stream: "messaging", Types: []string{eventMessageReceived, eventStatusChanged}, Handler: in.handler(readMessaging)},
 		{Stream: "contacts", Types: []string{eventConsentChanged}, Handler: in.handler(in.readContacts)},
 		{Stream: "campaigns", Types: []string{eventCampaignChanged}, Handler: in.handler(in.readCampaigns)},
+		{Stream: "polls", Types: []string{eventPollResponse, eventPollCompleted}, Handler: in.handler(in.readPolls)},
 	}
 }
 
@@ -159,6 +168,34 @@ func (in *Intake) readCampaigns(m outbox.Message) (Event, error) {
 		Data: func(ctx context.Context) (proto.Message, error) {
 			return in.campaigns.Get(ctx, org, ev.GetCampaignId())
 		}}, nil
+}
+
+// readPolls reports each stored answer, as the participant list shows it, with the poll,
+// participant and contact it belongs to beside it, and each poll's completion once, with the
+// poll as GET /api/polls/{id} shows it.
+func (in *Intake) readPolls(m outbox.Message) (Event, error) {
+	switch m.Type {
+	case eventPollResponse:
+		var ev eventsv1.PollResponseRecorded
+		if err := m.Unmarshal(&ev); err != nil {
+			return Event{}, err
+		}
+		return Event{Type: PollResponse, Key: m.EventID.String(), At: ev.GetReceivedAt().AsTime(),
+			Extra: map[string]string{"pollId": ev.GetPollId(), "participantId": ev.GetParticipantId(), "contactId": ev.GetContactId(), "phoneNumber": ev.GetPhone()},
+			Data: func(context.Context) (proto.Message, error) {
+				return &pollsv1.Response{QuestionNumber: ev.GetQuestionNumber(), ResponseCode: ev.GetResponseCode(), Answer: ev.GetAnswer(),
+					OptionCode: ev.GetOptionCode(), ReceivedAt: stored(ev.GetReceivedAt())}, nil
+			}}, nil
+	case eventPollCompleted:
+		var ev eventsv1.PollCompleted
+		if err := m.Unmarshal(&ev); err != nil {
+			return Event{}, err
+		}
+		org := m.OrgID
+		return Event{Type: PollCompleted, Key: "poll:" + ev.GetPollId(), At: ev.GetCompletedAt().AsTime(),
+			Data: func(ctx context.Context) (proto.Message, error) { return in.polls.Get(ctx, org, ev.GetPollId()) }}, nil
+	}
+	return Event{}, nil
 }
 
 // stored is t as the API shows it: PostgreSQL keeps microseconds, events carry the producer's
