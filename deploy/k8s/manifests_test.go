@@ -557,7 +557,7 @@ func TestManifestCheckFindsDrift(t *testing.T) {
 			drift: func(m *manifests) {
 				dropValue(&m.policies["messaging"].Spec.Ingress[0].From[0].PodSelector.MatchExpressions[0].Values, "campaigns")
 			},
-			want: "messaging: NetworkPolicies admit [gateway polls] to the gRPC port (open to others: false), want its callers [campaigns gateway polls]",
+			want: "messaging: NetworkPolicies admit [gateway polls webhooks] to the gRPC port (open to others: false), want its callers [campaigns gateway polls webhooks]",
 		},
 		"a database reader shut out": {
 			drift: func(m *manifests) {

@@ -103,7 +103,7 @@ var (
 	}
 	Webhooks = Service{
 		Name: "webhooks", Protocol: GRPC, Addr: "127.0.0.1:9108", AddrVar: "CHORUS_WEBHOOKS_ADDR", OpsPort: opsPort,
-		Needs: []string{Contacts.Name, Campaigns.Name, Polls.Name},
+		Needs: []string{Contacts.Name, Messaging.Name, Campaigns.Name, Polls.Name},
 		Main:  "services/webhooks/cmd/webhooks", Drain: drain,
 	}
 	Gateway = Service{

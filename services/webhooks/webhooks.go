@@ -54,8 +54,8 @@ type Config struct {
 	// Workers is how many attempts run at once (CHORUS_WEBHOOKS_WORKERS), PerEndpoint how
 	// many of them one endpoint may have (CHORUS_WEBHOOKS_PER_ENDPOINT).
 	Workers, PerEndpoint int
-	// Wiring: contacts (the contact of an opt-out or opt-in), campaigns and polls (a
-	// completed one), the logger.
+	// Wiring: contacts (the contact of an opt-out or opt-in), messaging (a reported message),
+	// campaigns and polls (a completed one), the logger.
 	process.Wiring
 }
 
@@ -105,7 +105,9 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 	sh.GRPC = rpcserver.New(log)
 	webhooksv1.RegisterWebhooksServiceServer(sh.GRPC, server.New(server.Config{Store: st, Retrier: runner, Policy: policy, Types: intake.Types}))
 	member := outbox.MemberName()
-	for _, src := range intake.New(runner, sh.Peers.Contacts, sh.Peers.Campaigns, sh.Peers.Polls).Sources() {
+	for _, src := range intake.New(runner, intake.Peers{
+		Contacts: sh.Peers.Contacts, Messaging: sh.Peers.Messaging, Campaigns: sh.Peers.Campaigns, Polls: sh.Peers.Polls,
+	}).Sources() {
 		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName(src.Stream), ServiceName, member, src.Handler,
 			outbox.WithTypes(src.Types...), outbox.WithLogger(log)).Run)
 	}

@@ -53,17 +53,20 @@ type Event struct {
 
 // Intake stores deliveries for events.
 type Intake struct {
-	queue     Queuer
-	contacts  Contacts
-	campaigns Campaigns
-	polls     Polls
+	queue Queuer
+	peers Peers
 }
 
-// New returns an Intake queuing with q, reading contacts, campaigns and polls from their
-// services.
-func New(q Queuer, contacts Contacts, campaigns Campaigns, polls Polls) *Intake {
-	return &Intake{queue: q, contacts: contacts, campaigns: campaigns, polls: polls}
+// Peers are the services whose resources the events show.
+type Peers struct {
+	Contacts  Contacts
+	Messaging Messaging
+	Campaigns Campaigns
+	Polls     Polls
 }
+
+// New returns an Intake queuing with q, reading the events' resources from peers.
+func New(q Queuer, peers Peers) *Intake { return &Intake{queue: q, peers: peers} }
 
 // rest is the REST API's JSON: every field present, lowerCamelCase.
 var rest = protojson.MarshalOptions{EmitUnpopulated: true}

@@ -37,6 +37,11 @@ type Contacts interface {
 	Get(ctx context.Context, org uuid.UUID, id string) (*contactsv1.Contact, error)
 }
 
+// Messaging reads a message (the messaging client).
+type Messaging interface {
+	Message(ctx context.Context, org uuid.UUID, id string) (*messagingv1.Message, error)
+}
+
 // Campaigns reads a campaign (the campaigns client).
 type Campaigns interface {
 	Get(ctx context.Context, org uuid.UUID, id string) (*campaignsv1.Campaign, error)
@@ -57,7 +62,7 @@ type Source struct {
 // Sources are the streams intake consumes.
 func (in *Intake) Sources() []Source {
 	return []Source{
-		{Stream: "messaging", Types: []string{eventMessageReceived, eventStatusChanged}, Handler: in.handler(readMessaging)},
+		{Stream: "messaging", Types: []string{eventMessageReceived, eventStatusChanged}, Handler: in.handler(in.readMessaging)},
 		{Stream: "contacts", Types: []string{eventConsentChanged}, Handler: in.handler(in.readContacts)},
 		{Stream: "campaigns", Types: []string{eventCampaignChanged}, Handler: in.handler(in.readCampaigns)},
 		{Stream: "polls", Types: []string{eventPollResponse, eventPollCompleted}, Handler: in.handler(in.readPolls)},
@@ -67,7 +72,7 @@ func (in *Intake) Sources() []Source {
 // reportedStatuses are the outgoing statuses message.status reports.
 var reportedStatuses = []string{"sent", "delivered", "failed", "undelivered"}
 
-func readMessaging(m outbox.Message) (Event, error) {
+func (in *Intake) readMessaging(m outbox.Message) (Event, error) {
 	switch m.Type {
 	case eventMessageReceived:
 		var ev eventsv1.MessageReceived
@@ -87,9 +92,10 @@ func readMessaging(m outbox.Message) (Event, error) {
 		if !slices.Contains(reportedStatuses, ev.GetStatus()) || apierr.Withdrawn(ev.GetErrorCode()) {
 			return Event{}, nil
 		}
+		org := m.OrgID
 		return Event{Type: MessageStatus, Key: m.EventID.String(), At: ev.GetOccurredAt().AsTime(),
 			Extra: map[string]string{"phoneNumber": ev.GetTo()},
-			Data:  func(context.Context) (proto.Message, error) { return statusMessage(&ev), nil }}, nil
+			Data:  func(ctx context.Context) (proto.Message, error) { return in.statusMessage(ctx, org, &ev) }}, nil
 	}
 	return Event{}, nil
 }
@@ -115,12 +121,15 @@ func receivedMessage(ev *eventsv1.MessageReceived) *messagingv1.Message {
 	return msg
 }
 
-// statusMessage is an outgoing message as the thread shows it, as far as its status event
-// tells: the text is not part of the event, so it is left empty.
-func statusMessage(ev *eventsv1.MessageStatusChanged) *messagingv1.Message {
-	return &messagingv1.Message{
-		Id: ev.GetMessageId(), Direction: "outgoing", Status: wrapperspb.String(ev.GetStatus()), Timestamp: stored(ev.GetOccurredAt()),
+// statusMessage is the reported message as its thread shows it, with the status reported (the
+// thread may show a later one by now).
+func (in *Intake) statusMessage(ctx context.Context, org uuid.UUID, ev *eventsv1.MessageStatusChanged) (proto.Message, error) {
+	msg, err := in.peers.Messaging.Message(ctx, org, ev.GetMessageId())
+	if err != nil {
+		return nil, err
 	}
+	msg.Status = wrapperspb.String(ev.GetStatus())
+	return msg, nil
 }
 
 func (in *Intake) readContacts(m outbox.Message) (Event, error) {
@@ -137,7 +146,7 @@ func (in *Intake) readContacts(m outbox.Message) (Event, error) {
 	}
 	org := m.OrgID
 	return Event{Type: typ, Key: m.EventID.String(), At: ev.GetOccurredAt().AsTime(), Data: func(ctx context.Context) (proto.Message, error) {
-		c, err := in.contacts.Get(ctx, org, ev.GetContactId())
+		c, err := in.peers.Contacts.Get(ctx, org, ev.GetContactId())
 		if errors.Is(err, clients.ErrNotFound) { // deleted since: what the event tells
 			c = &contactsv1.Contact{Id: ev.GetContactId(), OrganizationId: ev.GetOrganizationId(), Phone: ev.GetPhone(), IsOptedIn: ev.GetIsOptedIn()}
 			if !ev.GetIsOptedIn() {
@@ -166,7 +175,7 @@ func (in *Intake) readCampaigns(m outbox.Message) (Event, error) {
 	org := m.OrgID
 	return Event{Type: CampaignCompleted, Key: "campaign:" + ev.GetCampaignId(), At: ev.GetCompletedAt().AsTime(),
 		Data: func(ctx context.Context) (proto.Message, error) {
-			return in.campaigns.Get(ctx, org, ev.GetCampaignId())
+			return in.peers.Campaigns.Get(ctx, org, ev.GetCampaignId())
 		}}, nil
 }
 
@@ -193,7 +202,7 @@ func (in *Intake) readPolls(m outbox.Message) (Event, error) {
 		}
 		org := m.OrgID
 		return Event{Type: PollCompleted, Key: "poll:" + ev.GetPollId(), At: ev.GetCompletedAt().AsTime(),
-			Data: func(ctx context.Context) (proto.Message, error) { return in.polls.Get(ctx, org, ev.GetPollId()) }}, nil
+			Data: func(ctx context.Context) (proto.Message, error) { return in.peers.Polls.Get(ctx, org, ev.GetPollId()) }}, nil
 	}
 	return Event{}, nil
 }
