@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg Config) (_ *Service, err error) {
 		Contacts: sh.Peers.Contacts, Messaging: sh.Peers.Messaging, Campaigns: sh.Peers.Campaigns, Polls: sh.Peers.Polls,
 	}).Sources() {
 		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName(src.Stream), ServiceName, member, src.Handler,
-			outbox.WithTypes(src.Types...), outbox.WithLogger(log)).Run)
+			outbox.WithTypes(src.Types...), outbox.WithBatchHandler(src.Batch), outbox.WithLogger(log)).Run)
 	}
 	return &Service{sh.Server()}, nil
 }

@@ -52,20 +52,25 @@ type Polls interface {
 	Get(ctx context.Context, org uuid.UUID, id string) (*pollsv1.Poll, error)
 }
 
-// Source is one producer's stream: its name, the types intake reads from it, and the handler.
+// Source is one producer's stream: its name, the types intake reads from it, and its handlers
+// (one event, a read's worth).
 type Source struct {
 	Stream  string
 	Types   []string
 	Handler outbox.Handler
+	Batch   outbox.BatchHandler
 }
 
 // Sources are the streams intake consumes.
 func (in *Intake) Sources() []Source {
+	source := func(stream string, read func(outbox.Message) (Event, error), types ...string) Source {
+		return Source{Stream: stream, Types: types, Handler: in.handler(read), Batch: in.batch(read)}
+	}
 	return []Source{
-		{Stream: "messaging", Types: []string{eventMessageReceived, eventStatusChanged}, Handler: in.handler(in.readMessaging)},
-		{Stream: "contacts", Types: []string{eventConsentChanged}, Handler: in.handler(in.readContacts)},
-		{Stream: "campaigns", Types: []string{eventCampaignChanged}, Handler: in.handler(in.readCampaigns)},
-		{Stream: "polls", Types: []string{eventPollResponse, eventPollCompleted}, Handler: in.handler(in.readPolls)},
+		source("messaging", in.readMessaging, eventMessageReceived, eventStatusChanged),
+		source("contacts", in.readContacts, eventConsentChanged),
+		source("campaigns", in.readCampaigns, eventCampaignChanged),
+		source("polls", in.readPolls, eventPollResponse, eventPollCompleted),
 	}
 }
 

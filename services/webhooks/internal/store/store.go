@@ -120,6 +120,24 @@ func Subscribed(ctx context.Context, db DB, org uuid.UUID, eventType string) ([]
 	return ids, nil
 }
 
+// OrgsWithEndpoints says which of orgs have at least one enabled endpoint.
+func OrgsWithEndpoints(ctx context.Context, db DB, orgs []uuid.UUID) (map[uuid.UUID]bool, error) {
+	rows, err := db.Query(ctx, `SELECT DISTINCT organization_id FROM endpoints
+		WHERE organization_id = ANY ($1) AND disabled_at IS NULL`, orgs)
+	if err != nil {
+		return nil, fmt.Errorf("organizations with endpoints: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("organizations with endpoints: %w", err)
+	}
+	with := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		with[id] = true
+	}
+	return with, nil
+}
+
 // NewDelivery is one event for one endpoint.
 type NewDelivery struct {
 	ID, Endpoint uuid.UUID
