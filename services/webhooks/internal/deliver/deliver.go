@@ -205,7 +205,7 @@ func (r *Runner) attempt(ctx context.Context, a attemptArgs) error {
 			o.Next = &next
 		}
 	}
-	return r.record(ctx, a, due.EndpointID, o)
+	return r.record(ctx, a, due, o)
 }
 
 // post sends the delivery once and says how it went.
@@ -256,8 +256,10 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
-// record stores the outcome, the endpoint's health and the next attempt in one transaction.
-func (r *Runner) record(ctx context.Context, a attemptArgs, endpoint uuid.UUID, o store.Outcome) error {
+// record stores the outcome, the endpoint's health (a success ends a failing streak) and the
+// next attempt in one transaction.
+func (r *Runner) record(ctx context.Context, a attemptArgs, due store.Due, o store.Outcome) error {
+	endpoint := due.EndpointID
 	tx, err := r.store.Pool().Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("record attempt: %w", err)
@@ -267,9 +269,10 @@ func (r *Runner) record(ctx context.Context, a attemptArgs, endpoint uuid.UUID, 
 	if err != nil || !recorded {
 		return err
 	}
-	if o.Succeeded() {
+	switch {
+	case o.Succeeded() && due.Failing:
 		err = store.EndpointHealthy(ctx, tx, a.Org, endpoint)
-	} else {
+	case !o.Succeeded():
 		var disabled bool
 		disabled, err = store.EndpointFailed(ctx, tx, a.Org, endpoint, o.At, r.disableAfter, *o.Error)
 		if disabled && r.log != nil {

@@ -110,15 +110,18 @@ type Due struct {
 	URL          string
 	Key          []byte
 	Disabled     bool
+	// Failing is whether the endpoint is in a failing streak (no 2xx since its start).
+	Failing bool
 }
 
 // LoadDue reads org's delivery id and its endpoint, or ErrNotFound (the endpoint was deleted).
 func (s *Store) LoadDue(ctx context.Context, org, id uuid.UUID) (Due, error) {
 	var d Due
-	err := s.pool.QueryRow(ctx, `SELECT d.endpoint_id, d.status, d.round, d.attempt_count, d.payload, d.created_at, e.url, e.secret, e.disabled_at IS NOT NULL
+	err := s.pool.QueryRow(ctx, `SELECT d.endpoint_id, d.status, d.round, d.attempt_count, d.payload, d.created_at, e.url, e.secret, e.disabled_at IS NOT NULL,
+			e.failing_since IS NOT NULL
 		FROM deliveries d JOIN endpoints e ON e.organization_id = d.organization_id AND e.id = d.endpoint_id
 		WHERE d.organization_id = $1 AND d.id = $2`, org, id).
-		Scan(&d.EndpointID, &d.Status, &d.Round, &d.AttemptCount, &d.Payload, &d.CreatedAt, &d.URL, &d.Key, &d.Disabled)
+		Scan(&d.EndpointID, &d.Status, &d.Round, &d.AttemptCount, &d.Payload, &d.CreatedAt, &d.URL, &d.Key, &d.Disabled, &d.Failing)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Due{}, ErrNotFound
 	}
