@@ -208,6 +208,12 @@ func TestWebhookEndpoints(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, other.do("GET", "/api/webhooks/"+id+"/deliveries", nil).Status)
 	assert.Equal(t, http.StatusNotFound, other.do("DELETE", "/api/webhooks/"+id, nil).Status)
 	assert.Equal(t, http.StatusNotFound, c.do("GET", "/api/webhooks/not-a-uuid/deliveries", nil).Status)
+	assert.Empty(t, c.deliveries(id), "none yet")
+	for _, limit := range []string{"201", "-1", "x"} {
+		res := c.do("GET", "/api/webhooks/"+id+"/deliveries?limit="+limit, nil)
+		require.Equal(t, http.StatusBadRequest, res.Status, "limit %s: %s", limit, res.Body)
+		assert.Contains(t, res.ErrFields(t), "limit", limit)
+	}
 	assert.Equal(t, http.StatusNotFound, c.do("POST", "/api/webhooks/"+id+"/deliveries/"+id+"/retry", nil).Status)
 
 	del := c.do("DELETE", "/api/webhooks/"+id, nil)
