@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GOBIN ?= $(shell go env GOPATH)/bin
 export PATH := $(GOBIN):$(PATH)
 
-MODULES := pkg proto/gen/go services/orgs services/contacts services/billing services/messaging services/campaigns services/polls services/analytics gateway stack cmd deploy tests/e2e
+MODULES := pkg proto/gen/go services/orgs services/contacts services/billing services/messaging services/campaigns services/polls services/analytics services/webhooks gateway stack cmd deploy tests/e2e
 
 BUF_VERSION                := v1.75.0
 PROTOC_GEN_GO_VERSION      := v1.36.12

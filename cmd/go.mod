@@ -13,6 +13,7 @@ replace (
 	github.com/chorus-sms/chorus/services/messaging => ../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../services/orgs
 	github.com/chorus-sms/chorus/services/polls => ../services/polls
+	github.com/chorus-sms/chorus/services/webhooks => ../services/webhooks
 	github.com/chorus-sms/chorus/stack => ../stack
 )
 
@@ -40,6 +41,7 @@ require (
 	github.com/chorus-sms/chorus/services/campaigns v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/contacts v0.0.0-00010101000000-000000000000 // indirect
 	github.com/chorus-sms/chorus/services/polls v0.0.0-00010101000000-000000000000 // indirect
+	github.com/chorus-sms/chorus/services/webhooks v0.0.0-00010101000000-000000000000 // indirect
 	github.com/exaring/otelpgx v0.13.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect

@@ -13,6 +13,7 @@ replace (
 	github.com/chorus-sms/chorus/services/messaging => ../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../services/orgs
 	github.com/chorus-sms/chorus/services/polls => ../services/polls
+	github.com/chorus-sms/chorus/services/webhooks => ../services/webhooks
 )
 
 require (
@@ -25,6 +26,7 @@ require (
 	github.com/chorus-sms/chorus/services/messaging v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/services/orgs v0.0.0
 	github.com/chorus-sms/chorus/services/polls v0.0.0-00010101000000-000000000000
+	github.com/chorus-sms/chorus/services/webhooks v0.0.0-00010101000000-000000000000
 	github.com/google/go-containerregistry v0.22.1
 	github.com/stretchr/testify v1.12.1
 	k8s.io/api v0.34.2

@@ -50,7 +50,7 @@ type Config struct {
 	RequestTimeout time.Duration // CHORUS_HTTP_REQUEST_TIMEOUT: deadline of each backend call
 
 	// Wiring is the logger and the addresses of the services (registry.Gateway.Needs): orgs and
-	// contacts are required; without billing, messaging, campaigns, polls or analytics that
+	// contacts are required; without billing, messaging, campaigns, polls, analytics or webhooks that
 	// service's routes are left out (without messaging, also the carrier webhooks and the
 	// short-link redirects).
 	process.Wiring
@@ -209,6 +209,7 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		contacts: conns[registry.Contacts.Name].ClientConn(), billing: conns[registry.Billing.Name].ClientConn(),
 		messaging: conns[registry.Messaging.Name].ClientConn(), campaigns: conns[registry.Campaigns.Name].ClientConn(),
 		polls: conns[registry.Polls.Name].ClientConn(), analytics: conns[registry.Analytics.Name].ClientConn(),
+		webhooks: conns[registry.Webhooks.Name].ClientConn(),
 	}, &idempotency{store: keys, log: g.log}, g.log)
 	if err != nil {
 		return nil, err

@@ -23,12 +23,13 @@ import (
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
+	webhooksv1 "github.com/chorus-sms/chorus/proto/gen/go/webhooks/v1"
 )
 
 // backendConns are the services whose REST routes the mux serves; a nil connection other than
 // contacts leaves that service's routes out.
 type backendConns struct {
-	contacts, billing, messaging, campaigns, polls, analytics *grpc.ClientConn
+	contacts, billing, messaging, campaigns, polls, analytics, webhooks *grpc.ClientConn
 }
 
 // newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules. The generated
@@ -100,6 +101,11 @@ func newAPIMux(ctx context.Context, b backendConns, idem *idempotency, log *slog
 		client := analyticsv1.NewAnalyticsServiceClient(b.analytics)
 		if err := mux.HandlePath(http.MethodGet, exportPath, exportHandler(mux, client)); err != nil {
 			return nil, fmt.Errorf("gateway: register the analytics export: %w", err)
+		}
+	}
+	if b.webhooks != nil {
+		if err := webhooksv1.RegisterWebhooksServiceHandlerClient(ctx, mux, webhooksv1.NewWebhooksServiceClient(answerConn{b.webhooks})); err != nil {
+			return nil, fmt.Errorf("gateway: register webhooks routes: %w", err)
 		}
 	}
 	return mux, nil

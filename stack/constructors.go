@@ -14,6 +14,7 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/orgs"
 	"github.com/chorus-sms/chorus/services/polls"
+	"github.com/chorus-sms/chorus/services/webhooks"
 )
 
 // constructor builds one registry service from the stack's configuration. peers holds, by
@@ -30,6 +31,7 @@ var constructors = map[string]constructor{
 	registry.Campaigns.Name: wired(func(c *Config) campaigns.Config { return c.Campaigns }, campaigns.New),
 	registry.Polls.Name:     wired(func(c *Config) polls.Config { return c.Polls }, polls.New),
 	registry.Analytics.Name: wired(func(c *Config) analytics.Config { return c.Analytics }, analytics.New),
+	registry.Webhooks.Name:  wired(func(c *Config) webhooks.Config { return c.Webhooks }, webhooks.New),
 	registry.Gateway.Name:   wired(func(c *Config) gateway.Config { return c.Gateway }, gateway.New),
 }
 

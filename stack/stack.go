@@ -26,6 +26,7 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/orgs"
 	"github.com/chorus-sms/chorus/services/polls"
+	"github.com/chorus-sms/chorus/services/webhooks"
 )
 
 // Config is the whole stack's configuration, read from the same CHORUS_* variables the
@@ -38,6 +39,7 @@ type Config struct {
 	Campaigns campaigns.Config
 	Polls     polls.Config
 	Analytics analytics.Config
+	Webhooks  webhooks.Config
 	Gateway   gateway.Config
 	// Addrs is where each registry service listens, by name, from its AddrVar (port 0 picks a
 	// free port). Each service's peers (its Config's Peers) are set from the actual
@@ -72,6 +74,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		Campaigns:      campaigns.ConfigFromEnv(r),
 		Polls:          polls.ConfigFromEnv(r),
 		Analytics:      analytics.ConfigFromEnv(r),
+		Webhooks:       webhooks.ConfigFromEnv(r),
 		DevKeyPath:     r.String("CHORUS_DEV_KEY", ".run/dev-key.pem"),
 		JWKSAddr:       r.String("CHORUS_DEV_JWKS_ADDR", "127.0.0.1:8090"),
 		DevIdentity:    r.String("CHORUS_JWT_JWKS_URL", "") == "",

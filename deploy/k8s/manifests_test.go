@@ -41,6 +41,7 @@ import (
 	"github.com/chorus-sms/chorus/services/messaging"
 	"github.com/chorus-sms/chorus/services/orgs"
 	"github.com/chorus-sms/chorus/services/polls"
+	"github.com/chorus-sms/chorus/services/webhooks"
 )
 
 // setups is what each registry process reads at start (its main is process.Main(name,
@@ -54,6 +55,7 @@ var setups = map[string]process.Setup{
 	registry.Campaigns.Name: campaigns.Setup,
 	registry.Polls.Name:     polls.Setup,
 	registry.Analytics.Name: analytics.Setup,
+	registry.Webhooks.Name:  webhooks.Setup,
 	registry.Gateway.Name:   gateway.Setup,
 }
 
@@ -555,13 +557,13 @@ func TestManifestCheckFindsDrift(t *testing.T) {
 			drift: func(m *manifests) {
 				dropValue(&m.policies["messaging"].Spec.Ingress[0].From[0].PodSelector.MatchExpressions[0].Values, "campaigns")
 			},
-			want: "messaging: NetworkPolicies admit [gateway polls] to the gRPC port (open to others: false), want its callers [campaigns gateway polls]",
+			want: "messaging: NetworkPolicies admit [gateway polls webhooks] to the gRPC port (open to others: false), want its callers [campaigns gateway polls webhooks]",
 		},
 		"a database reader shut out": {
 			drift: func(m *manifests) {
 				dropValue(&m.policies["postgresql"].Spec.Ingress[0].From[0].PodSelector.MatchExpressions[0].Values, "billing")
 			},
-			want: "NetworkPolicy postgresql admits [analytics campaigns contacts gateway messaging orgs polls], want the readers of CHORUS_DATABASE_URL [analytics billing campaigns contacts gateway messaging orgs polls]",
+			want: "NetworkPolicy postgresql admits [analytics campaigns contacts gateway messaging orgs polls webhooks], want the readers of CHORUS_DATABASE_URL [analytics billing campaigns contacts gateway messaging orgs polls webhooks]",
 		},
 		"a Secret in the manifests": {
 			drift: func(m *manifests) { m.secrets = append(m.secrets, "chorus-orgs") },

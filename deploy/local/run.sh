@@ -12,6 +12,8 @@ if ! psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname
   psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $db"
 fi
 export CHORUS_DATABASE_URL=${CHORUS_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/$db?sslmode=disable}
+# Endpoints on this machine (a local receiver) may take webhooks; production leaves this off.
+export CHORUS_WEBHOOKS_ALLOW_LOOPBACK=${CHORUS_WEBHOOKS_ALLOW_LOOPBACK:-true}
 if [ "$(started)" = "$before" ]; then
   exec bin/chorus
 fi

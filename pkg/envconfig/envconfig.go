@@ -189,6 +189,25 @@ func (r *Reader) duration(name string, def time.Duration, zeroOK bool) time.Dura
 	return d
 }
 
+// Durations returns the variable as a comma-separated list of positive durations (e.g.
+// 5s,5m,30m), or def.
+func (r *Reader) Durations(name string, def []time.Duration) []time.Duration {
+	v, ok := r.read(name, def)
+	if !ok {
+		return def
+	}
+	var out []time.Duration
+	for part := range strings.SplitSeq(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			r.fail(name, v, "want comma-separated positive durations such as 5s,5m,30m")
+			return def
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // URL returns the variable as an absolute URL, or def (which may be empty).
 func (r *Reader) URL(name, def string) string {
 	v, ok := r.read(name, def)

@@ -100,3 +100,15 @@ func TestSecretRequiredWithoutDevDefault(t *testing.T) {
 	require.Error(t, r.Err())
 	assert.Equal(t, "CHORUS_B is required", r.Err().Error())
 }
+
+func TestDurations(t *testing.T) {
+	t.Parallel()
+	def := []time.Duration{time.Second}
+	r := FromMap(map[string]string{"CHORUS_OK": "5s, 5m,30m", "CHORUS_BAD": "5s,0s"})
+	assert.Equal(t, []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute}, r.Durations("CHORUS_OK", def))
+	assert.Equal(t, def, r.Durations("CHORUS_UNSET", def))
+	assert.Equal(t, def, r.Durations("CHORUS_BAD", def))
+	require.Error(t, r.Err())
+	assert.Contains(t, r.Err().Error(), "CHORUS_BAD")
+	assert.NotContains(t, r.Err().Error(), "CHORUS_OK")
+}

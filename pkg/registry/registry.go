@@ -101,15 +101,20 @@ var (
 		Needs: []string{Orgs.Name, Contacts.Name},
 		Main:  "services/analytics/cmd/analytics", Drain: drain,
 	}
+	Webhooks = Service{
+		Name: "webhooks", Protocol: GRPC, Addr: "127.0.0.1:9108", AddrVar: "CHORUS_WEBHOOKS_ADDR", OpsPort: opsPort,
+		Needs: []string{Contacts.Name, Messaging.Name, Campaigns.Name, Polls.Name},
+		Main:  "services/webhooks/cmd/webhooks", Drain: drain,
+	}
 	Gateway = Service{
 		Name: "gateway", Protocol: HTTP, Addr: "127.0.0.1:8080", AddrVar: "CHORUS_HTTP_ADDR",
-		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name, Polls.Name, Analytics.Name},
+		Needs: []string{Orgs.Name, Contacts.Name, Billing.Name, Messaging.Name, Campaigns.Name, Polls.Name, Analytics.Name, Webhooks.Name},
 		Main:  "gateway/cmd/gateway", Drain: drain,
 	}
 )
 
 // All is every row in start order: each comes after the services it needs (TestStartOrder).
-var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Analytics, Gateway}
+var All = []Service{Orgs, Contacts, Billing, Messaging, Campaigns, Polls, Analytics, Webhooks, Gateway}
 
 // Named is the row called name; ok is false when there is none.
 func Named(name string) (s Service, ok bool) {

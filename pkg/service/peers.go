@@ -5,9 +5,11 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
+	"github.com/chorus-sms/chorus/pkg/clients/campaigns"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
+	"github.com/chorus-sms/chorus/pkg/clients/polls"
 	"github.com/chorus-sms/chorus/pkg/registry"
 )
 
@@ -18,6 +20,8 @@ type Peers struct {
 	Contacts  *contacts.Client
 	Billing   *billing.Client
 	Messaging *messaging.Client
+	Campaigns *campaigns.Client
+	Polls     *polls.Client
 }
 
 // dialPeers connects lazily to every service reg needs, at its address in addrs, acting as
@@ -45,6 +49,10 @@ func (s *Shell) dialPeers(reg registry.Service, addrs registry.Peers) error {
 			s.Peers.Billing = billing.New(c)
 		case registry.Messaging.Name:
 			s.Peers.Messaging = messaging.New(c)
+		case registry.Campaigns.Name:
+			s.Peers.Campaigns = campaigns.New(c)
+		case registry.Polls.Name:
+			s.Peers.Polls = polls.New(c)
 		default:
 			return fmt.Errorf("no client for %s", name)
 		}

@@ -62,8 +62,9 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 var Setup = process.SetupFor(registry.Polls, ConfigFromEnv, New)
 
 // Service is a running polls service: it runs the start and step jobs, consumes messaging's
-// events (answers, opt-outs) and contacts' (consent, deletions), and answers gRPC. Close lets
-// running jobs finish (bounded).
+// events (answers, opt-outs) and contacts' (consent, deletions), relays its own
+// (poll.response_recorded, poll.completed) onto chorus.polls.events, and answers gRPC. Close
+// lets running jobs finish (bounded).
 type Service struct{ service.Server }
 
 // New connects, migrates, and builds the gRPC server, the jobs and the event consumers.
@@ -82,7 +83,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		pollsv1.RegisterPollsServiceServer(sh.GRPC, server.New(server.Config{Store: st, Contacts: sh.Peers.Contacts, Messaging: sh.Peers.Messaging, Jobs: jobs}))
 		member := outbox.MemberName()
 		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, jobs.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(sh.Log))...).Run,
-			outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(sh.Log)).Run)
+			outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(sh.Log)).Run,
+			outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
 		return nil
 	})
 	if err != nil {

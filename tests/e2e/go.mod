@@ -14,11 +14,11 @@ replace (
 	github.com/chorus-sms/chorus/services/messaging => ../../services/messaging
 	github.com/chorus-sms/chorus/services/orgs => ../../services/orgs
 	github.com/chorus-sms/chorus/services/polls => ../../services/polls
+	github.com/chorus-sms/chorus/services/webhooks => ../../services/webhooks
 	github.com/chorus-sms/chorus/stack => ../../stack
 )
 
 require (
-	github.com/chorus-sms/chorus/cmd v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/gateway v0.0.0-00010101000000-000000000000
 	github.com/chorus-sms/chorus/pkg v0.0.0
 	github.com/chorus-sms/chorus/proto/gen/go v0.0.0
@@ -33,6 +33,8 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require github.com/chorus-sms/chorus/services/webhooks v0.0.0-00010101000000-000000000000 // indirect
 
 require (
 	github.com/chorus-sms/chorus/services/analytics v0.0.0-00010101000000-000000000000 // indirect

@@ -79,6 +79,8 @@ func stackVars(dir string) map[string]string {
 		"CHORUS_RATE_LIMIT":    "10000",
 		"CHORUS_RATE_BURST":    "10000",
 		"CHORUS_SANDBOX_DELAY": "50ms", // sandbox delivery reports arrive quickly
+		// Outbound webhooks' receivers are httptest servers on loopback, as `make run` allows.
+		"CHORUS_WEBHOOKS_ALLOW_LOOPBACK": "true",
 	}
 	for _, svc := range registry.All {
 		vars[svc.AddrVar] = "127.0.0.1:0" // every service, the gateway too, on a free port

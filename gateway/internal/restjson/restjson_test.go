@@ -22,6 +22,7 @@ import (
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
+	webhooksv1 "github.com/chorus-sms/chorus/proto/gen/go/webhooks/v1"
 )
 
 // gatewayServices are the services whose responses the gateway writes as JSON.
@@ -32,6 +33,7 @@ var gatewayServices = []protoreflect.FileDescriptor{
 	campaignsv1.File_campaigns_v1_campaigns_proto,
 	pollsv1.File_polls_v1_polls_proto,
 	analyticsv1.File_analytics_v1_analytics_proto,
+	webhooksv1.File_webhooks_v1_webhooks_proto,
 }
 
 // Every service the HTTP rules route to is in gatewayServices, so a new service's responses

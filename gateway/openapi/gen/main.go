@@ -32,6 +32,7 @@ import (
 	_ "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
+	_ "github.com/chorus-sms/chorus/proto/gen/go/webhooks/v1"
 )
 
 func main() {

@@ -77,6 +77,15 @@ func (c *Client) RecordInbound(ctx context.Context, org uuid.UUID, phone string)
 	})
 }
 
+// Get returns org's contact id as the API shows it. Another organization's contact is a
+// *clients.Error matching clients.ErrNotFound, as a missing one.
+func (c *Client) Get(ctx context.Context, org uuid.UUID, id string) (*contactsv1.Contact, error) {
+	resp, err := clients.Call(ctx, c.conn, "GetContact", clients.Idempotent, func(ctx context.Context) (*contactsv1.GetContactResponse, error) {
+		return c.stub.GetContact(c.conn.For(ctx, org), &contactsv1.GetContactRequest{Id: id})
+	})
+	return resp.GetContact(), err
+}
+
 // Segment returns org's segment id. Another organization's segment is a *clients.Error
 // matching clients.ErrNotFound, as a missing one.
 func (c *Client) Segment(ctx context.Context, org uuid.UUID, id string) (*contactsv1.Segment, error) {

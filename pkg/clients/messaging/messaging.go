@@ -36,6 +36,15 @@ func (c *Client) PhoneNumber(ctx context.Context, org uuid.UUID, id string) (*me
 	})
 }
 
+// Message returns org's message id as its thread shows it. Another organization's message is
+// a *clients.Error matching clients.ErrNotFound, as a missing one.
+func (c *Client) Message(ctx context.Context, org uuid.UUID, id string) (*messagingv1.Message, error) {
+	resp, err := clients.Call(ctx, c.conn, "GetMessage", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetMessageResponse, error) {
+		return c.stub.GetMessage(c.conn.For(ctx, org), &messagingv1.GetMessageRequest{Id: id})
+	})
+	return resp.GetMessage(), err
+}
+
 // SendMessages queues up to 1000 messages of org. Each is stored once per dedupe key, so a
 // retry queues nothing twice; the ids come back in request order.
 func (c *Client) SendMessages(ctx context.Context, org uuid.UUID, msgs []*messagingv1.OutgoingMessage) ([]string, error) {

@@ -17,5 +17,6 @@ const Schema = "polls"
 var FS embed.FS
 
 // With is what the polls schema holds besides its own tables: River's (start, step, finish and
-// timeout jobs) and processed_events (the messaging and contacts events it consumes).
-var With = []pgdb.MigrateOption{pgdb.WithRiver(), pgdb.WithProcessedEvents()}
+// timeout jobs), processed_events (the messaging and contacts events it consumes) and the
+// outbox of its own poll.response_recorded and poll.completed events.
+var With = []pgdb.MigrateOption{pgdb.WithRiver(), pgdb.WithProcessedEvents(), pgdb.WithOutbox()}

@@ -211,18 +211,8 @@ func benchIngest(ctx context.Context, ms *msgStack, redisURL, org string, n int)
 		}
 	}
 	start := time.Now()
-	for len(events) > 0 {
-		batch := events[:min(1000, len(events))]
-		events = events[len(batch):]
-		err := pgx.BeginFunc(ctx, ms.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SET LOCAL search_path = messaging`); err != nil {
-				return err
-			}
-			return outbox.EnqueueMany(ctx, tx, batch)
-		})
-		if err != nil {
-			return fmt.Errorf("enqueue ingest events: %w", err)
-		}
+	if err := enqueueMessagingEvents(ctx, ms.pool, events); err != nil {
+		return fmt.Errorf("ingest: %w", err)
 	}
 	enqueued := time.Since(start)
 	deadline := time.Now().Add(10 * time.Minute)
@@ -263,5 +253,24 @@ func benchIngest(ctx context.Context, ms *msgStack, redisURL, org string, n int)
 	fmt.Printf("messaging's relay published them in %s (%.0f events/s): analytics applied the last %s after it was published\n",
 		published.Round(time.Millisecond), float64(3*msgs)/published.Seconds(), (took - published).Round(time.Millisecond))
 	fmt.Println("(messaging makes 3 events a message: at the dispatch bench's quiet 1,133-1,596 messages/s that is 3,400-4,800 events/s)")
+	return nil
+}
+
+// enqueueMessagingEvents writes events into messaging's outbox in transactions of 1,000, as
+// messaging's own writes would, for its relay to publish.
+func enqueueMessagingEvents(ctx context.Context, pool *pgxpool.Pool, events []outbox.Event) error {
+	for len(events) > 0 {
+		batch := events[:min(1000, len(events))]
+		events = events[len(batch):]
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL search_path = messaging`); err != nil {
+				return err
+			}
+			return outbox.EnqueueMany(ctx, tx, batch)
+		})
+		if err != nil {
+			return fmt.Errorf("enqueue events: %w", err)
+		}
+	}
 	return nil
 }

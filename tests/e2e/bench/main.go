@@ -8,7 +8,8 @@
 // campaign's fan-out to 1,000,000 contacts against a raw COPY of its message rows (fanout.go).
 // Then polls (polls.go): answers through the inbound webhook, webhook to next question at the
 // carrier. Then analytics (analytics.go): every endpoint for the largest organization against
-// the raw GROUP BY of its message rows, and the ingest rate of events into the rollups.
+// the raw GROUP BY of its message rows, and the ingest rate of events into the rollups. Then
+// webhooks (webhooks.go): the delivery rate of inbound messages' events to a local receiver.
 package main
 
 import (
@@ -61,7 +62,7 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, fanout, polls, analytics or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, fanout, polls, analytics, webhooks or all")
 	pollParticipants := flag.Int("pollparticipants", 10_000, "participants of the polls case")
 	pollQuestions := flag.Int("pollquestions", 5, "questions of the polls case")
 	pollConc := flag.Int("pollconc", 32, "answer webhooks in flight at once in the polls case")
@@ -78,6 +79,9 @@ func main() {
 	aOrgs := flag.Int("aorgs", 1000, "organizations of the analytics case")
 	aContacts := flag.Int("acontacts", 200_000, "contacts of the analytics case's largest organization")
 	aIngest := flag.Int("ingest", 30_000, "events of the analytics ingest case")
+	whOrgs := flag.Int("whorgs", 10, "organizations of the webhooks case")
+	whEndpoints := flag.Int("whendpoints", 5, "endpoints of each organization in the webhooks case")
+	whEvents := flag.Int("whevents", 4000, "events of the webhooks case (each delivered to every endpoint of its organization)")
 	listContacts := flag.Int("listcontacts", 5000, "contacts of the list-e2e case's organization")
 	e2eFor := flag.Duration("e2etime", 30*time.Second, "how long each side of the list-e2e and create-e2e cases runs")
 	e2eRecipients := flag.String("recipients", "20000", "contacts of the campaign-e2e case, comma separated for several runs")
@@ -154,6 +158,9 @@ func main() {
 	}
 	if err == nil && (*suite == "all" || *suite == "analytics") {
 		err = benchAnalytics(ctx, analyticsRun{messages: *aMessages, orgs: *aOrgs, contacts: *aContacts, ingest: *aIngest, n: *n})
+	}
+	if err == nil && (*suite == "all" || *suite == "webhooks") {
+		err = benchWebhooks(ctx, webhooksRun{orgs: *whOrgs, endpoints: *whEndpoints, events: *whEvents})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -255,18 +255,19 @@ func (p *Processor) queueReply(ctx context.Context, tx pgx.Tx, o *orgsv1.Organiz
 
 func publishReceived(ctx context.Context, tx pgx.Tx, m store.Message, contactID string, last store.Message) error {
 	ev := &eventsv1.MessageReceived{
-		OrganizationId: m.OrgID.String(),
-		MessageId:      m.ID.String(),
-		From:           m.ContactPhone,
-		To:             m.OurNumber,
-		ContactId:      contactID,
-		Body:           m.Body,
-		MediaUrls:      m.MediaURLs,
-		ReceivedAt:     timestamppb.New(m.CreatedAt),
-		Category:       m.Category,
-		Sentiment:      m.Sentiment,
-		SentimentScore: m.SentimentScore,
-		OptOutDetected: m.OptOutDetected,
+		OrganizationId:   m.OrgID.String(),
+		MessageId:        m.ID.String(),
+		From:             m.ContactPhone,
+		To:               m.OurNumber,
+		ContactId:        contactID,
+		Body:             m.Body,
+		MediaUrls:        m.MediaURLs,
+		ReceivedAt:       timestamppb.New(m.CreatedAt),
+		Category:         m.Category,
+		Sentiment:        m.Sentiment,
+		SentimentScore:   m.SentimentScore,
+		OptOutDetected:   m.OptOutDetected,
+		RequiresResponse: m.RequiresResponse,
 	}
 	if m.AttributedTo != nil {
 		ev.Attribution = &eventsv1.Attribution{MessageId: last.ID.String(), SourceKind: last.SourceKind, SourceId: last.SourceID}

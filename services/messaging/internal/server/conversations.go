@@ -221,3 +221,21 @@ func (s *Server) withContact(ctx context.Context, org uuid.UUID, c store.Convers
 	}
 	return toConversation(c, known[c.Phone]), nil
 }
+
+// GetMessage returns one message as its thread shows it; a malformed, missing or foreign id
+// is NOT_FOUND.
+func (s *Server) GetMessage(ctx context.Context, req *messagingv1.GetMessageRequest) (*messagingv1.GetMessageResponse, error) {
+	org, err := tenant.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.Parse(req.GetId())
+	if err != nil {
+		return nil, apierr.NotFound("message not found")
+	}
+	m, err := s.cfg.Store.Message(ctx, org, id)
+	if err != nil {
+		return nil, notFound(err, "message not found")
+	}
+	return &messagingv1.GetMessageResponse{Message: toMessage(m)}, nil
+}

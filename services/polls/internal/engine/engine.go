@@ -135,7 +135,12 @@ func (r *Runner) CloseTx(ctx context.Context, tx pgx.Tx, org, poll uuid.UUID, ca
 	return r.finishTx(ctx, tx, org, poll, cancel)
 }
 
+// finishTx publishes the poll's completion and queues the release of its hold's rest, in the
+// transaction that completed it.
 func (r *Runner) finishTx(ctx context.Context, tx pgx.Tx, org, poll uuid.UUID, cancel bool) error {
+	if err := store.PublishCompleted(ctx, tx, org, poll, r.now()); err != nil {
+		return err
+	}
 	if _, err := r.river.InsertTx(ctx, tx, finishArgs{PollID: poll, OrgID: org, Cancel: cancel}, nil); err != nil {
 		return fmt.Errorf("queue poll finish: %w", err)
 	}

@@ -301,8 +301,8 @@ type Response struct {
 	ReceivedAt     time.Time
 }
 
-// AddResponse stores p's answer to a question; false when it already has one (the same reply
-// handled twice).
+// AddResponse stores p's answer to a question and publishes it (EventResponseRecorded); false
+// when it already has one (the same reply handled twice).
 func (s *Store) AddResponse(ctx context.Context, tx pgx.Tx, p *Participant, r Response) (bool, error) {
 	tag, err := tx.Exec(ctx, `INSERT INTO responses (participant_id, poll_id, organization_id, question_number,
 			response_code, answer, option_code, message_id, received_at)
@@ -311,7 +311,10 @@ func (s *Store) AddResponse(ctx context.Context, tx pgx.Tx, p *Participant, r Re
 	if err != nil {
 		return false, fmt.Errorf("add response: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	if tag.RowsAffected() == 0 {
+		return false, nil
+	}
+	return true, publishResponse(ctx, tx, p, r)
 }
 
 // CountCompleted adds one completed participant to the poll and returns the new count.

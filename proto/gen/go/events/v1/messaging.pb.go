@@ -42,9 +42,11 @@ type MessageReceived struct {
 	SentimentScore float64 `protobuf:"fixed64,11,opt,name=sentiment_score,json=sentimentScore,proto3" json:"sentiment_score,omitempty"`
 	OptOutDetected bool    `protobuf:"varint,12,opt,name=opt_out_detected,json=optOutDetected,proto3" json:"opt_out_detected,omitempty"`
 	// The latest outgoing message to the sender before this one, if any.
-	Attribution   *Attribution `protobuf:"bytes,13,opt,name=attribution,proto3" json:"attribution,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Attribution *Attribution `protobuf:"bytes,13,opt,name=attribution,proto3" json:"attribution,omitempty"`
+	// What the thread shows as requiresResponse (question, help, or a negative other).
+	RequiresResponse bool `protobuf:"varint,14,opt,name=requires_response,json=requiresResponse,proto3" json:"requires_response,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *MessageReceived) Reset() {
@@ -166,6 +168,13 @@ func (x *MessageReceived) GetAttribution() *Attribution {
 		return x.Attribution
 	}
 	return nil
+}
+
+func (x *MessageReceived) GetRequiresResponse() bool {
+	if x != nil {
+		return x.RequiresResponse
+	}
+	return false
 }
 
 // Attribution names what an inbound message answers.
@@ -614,7 +623,7 @@ var File_events_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_events_v1_messaging_proto_rawDesc = "" +
 	"\n" +
-	"\x19events/v1/messaging.proto\x12\x10chorus.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xda\x03\n" +
+	"\x19events/v1/messaging.proto\x12\x10chorus.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x04\n" +
 	"\x0fMessageReceived\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x1d\n" +
 	"\n" +
@@ -633,7 +642,8 @@ const file_events_v1_messaging_proto_rawDesc = "" +
 	" \x01(\tR\tsentiment\x12'\n" +
 	"\x0fsentiment_score\x18\v \x01(\x01R\x0esentimentScore\x12(\n" +
 	"\x10opt_out_detected\x18\f \x01(\bR\x0eoptOutDetected\x12?\n" +
-	"\vattribution\x18\r \x01(\v2\x1d.chorus.events.v1.AttributionR\vattribution\"j\n" +
+	"\vattribution\x18\r \x01(\v2\x1d.chorus.events.v1.AttributionR\vattribution\x12+\n" +
+	"\x11requires_response\x18\x0e \x01(\bR\x10requiresResponse\"j\n" +
 	"\vAttribution\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x1f\n" +

@@ -1719,6 +1719,96 @@ func (x *SendMessagesResponse) GetMessageIds() []string {
 	return nil
 }
 
+// GetMessageRequest names a message.
+type GetMessageRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMessageRequest) Reset() {
+	*x = GetMessageRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMessageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMessageRequest) ProtoMessage() {}
+
+func (x *GetMessageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMessageRequest.ProtoReflect.Descriptor instead.
+func (*GetMessageRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetMessageRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetMessageResponse is the message as its thread shows it.
+type GetMessageResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMessageResponse) Reset() {
+	*x = GetMessageResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMessageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMessageResponse) ProtoMessage() {}
+
+func (x *GetMessageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMessageResponse.ProtoReflect.Descriptor instead.
+func (*GetMessageResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetMessageResponse) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
 // GetPhoneNumberRequest names a number; empty asks for the organization's default.
 type GetPhoneNumberRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1729,7 +1819,7 @@ type GetPhoneNumberRequest struct {
 
 func (x *GetPhoneNumberRequest) Reset() {
 	*x = GetPhoneNumberRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[23]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1831,7 @@ func (x *GetPhoneNumberRequest) String() string {
 func (*GetPhoneNumberRequest) ProtoMessage() {}
 
 func (x *GetPhoneNumberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[23]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1844,7 @@ func (x *GetPhoneNumberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPhoneNumberRequest.ProtoReflect.Descriptor instead.
 func (*GetPhoneNumberRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{23}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetPhoneNumberRequest) GetPhoneNumberId() string {
@@ -1779,7 +1869,7 @@ type GetPhoneNumberResponse struct {
 
 func (x *GetPhoneNumberResponse) Reset() {
 	*x = GetPhoneNumberResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[24]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +1881,7 @@ func (x *GetPhoneNumberResponse) String() string {
 func (*GetPhoneNumberResponse) ProtoMessage() {}
 
 func (x *GetPhoneNumberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[24]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +1894,7 @@ func (x *GetPhoneNumberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPhoneNumberResponse.ProtoReflect.Descriptor instead.
 func (*GetPhoneNumberResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{24}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetPhoneNumberResponse) GetPhoneNumberId() string {
@@ -1849,7 +1939,7 @@ type SetSourceStateRequest struct {
 
 func (x *SetSourceStateRequest) Reset() {
 	*x = SetSourceStateRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[25]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +1951,7 @@ func (x *SetSourceStateRequest) String() string {
 func (*SetSourceStateRequest) ProtoMessage() {}
 
 func (x *SetSourceStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[25]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +1964,7 @@ func (x *SetSourceStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSourceStateRequest.ProtoReflect.Descriptor instead.
 func (*SetSourceStateRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{25}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetSourceStateRequest) GetSourceKind() string {
@@ -1907,7 +1997,7 @@ type SetSourceStateResponse struct {
 
 func (x *SetSourceStateResponse) Reset() {
 	*x = SetSourceStateResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[26]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +2009,7 @@ func (x *SetSourceStateResponse) String() string {
 func (*SetSourceStateResponse) ProtoMessage() {}
 
 func (x *SetSourceStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[26]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2022,7 @@ func (x *SetSourceStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSourceStateResponse.ProtoReflect.Descriptor instead.
 func (*SetSourceStateResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{26}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{28}
 }
 
 // BulkSource names the campaign or poll whose audience is handed over in bulk.
@@ -1947,7 +2037,7 @@ type BulkSource struct {
 
 func (x *BulkSource) Reset() {
 	*x = BulkSource{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2049,7 @@ func (x *BulkSource) String() string {
 func (*BulkSource) ProtoMessage() {}
 
 func (x *BulkSource) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2062,7 @@ func (x *BulkSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BulkSource.ProtoReflect.Descriptor instead.
 func (*BulkSource) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{27}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *BulkSource) GetSourceKind() string {
@@ -1999,7 +2089,7 @@ type OpenBulkRequest struct {
 
 func (x *OpenBulkRequest) Reset() {
 	*x = OpenBulkRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2011,7 +2101,7 @@ func (x *OpenBulkRequest) String() string {
 func (*OpenBulkRequest) ProtoMessage() {}
 
 func (x *OpenBulkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2024,7 +2114,7 @@ func (x *OpenBulkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenBulkRequest.ProtoReflect.Descriptor instead.
 func (*OpenBulkRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{28}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *OpenBulkRequest) GetSource() *BulkSource {
@@ -2043,7 +2133,7 @@ type OpenBulkResponse struct {
 
 func (x *OpenBulkResponse) Reset() {
 	*x = OpenBulkResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2145,7 @@ func (x *OpenBulkResponse) String() string {
 func (*OpenBulkResponse) ProtoMessage() {}
 
 func (x *OpenBulkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2158,7 @@ func (x *OpenBulkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenBulkResponse.ProtoReflect.Descriptor instead.
 func (*OpenBulkResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{29}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{31}
 }
 
 // QueueBulkRequest is one batch of a source's audience.
@@ -2084,7 +2174,7 @@ type QueueBulkRequest struct {
 
 func (x *QueueBulkRequest) Reset() {
 	*x = QueueBulkRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2096,7 +2186,7 @@ func (x *QueueBulkRequest) String() string {
 func (*QueueBulkRequest) ProtoMessage() {}
 
 func (x *QueueBulkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2109,7 +2199,7 @@ func (x *QueueBulkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueBulkRequest.ProtoReflect.Descriptor instead.
 func (*QueueBulkRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{30}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *QueueBulkRequest) GetMessages() []*OutgoingMessage {
@@ -2128,7 +2218,7 @@ type QueueBulkResponse struct {
 
 func (x *QueueBulkResponse) Reset() {
 	*x = QueueBulkResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2230,7 @@ func (x *QueueBulkResponse) String() string {
 func (*QueueBulkResponse) ProtoMessage() {}
 
 func (x *QueueBulkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2243,7 @@ func (x *QueueBulkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueBulkResponse.ProtoReflect.Descriptor instead.
 func (*QueueBulkResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{31}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{33}
 }
 
 // ReleaseBulkRequest names the source to let go.
@@ -2166,7 +2256,7 @@ type ReleaseBulkRequest struct {
 
 func (x *ReleaseBulkRequest) Reset() {
 	*x = ReleaseBulkRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2178,7 +2268,7 @@ func (x *ReleaseBulkRequest) String() string {
 func (*ReleaseBulkRequest) ProtoMessage() {}
 
 func (x *ReleaseBulkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2191,7 +2281,7 @@ func (x *ReleaseBulkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseBulkRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseBulkRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{32}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReleaseBulkRequest) GetSource() *BulkSource {
@@ -2210,7 +2300,7 @@ type ReleaseBulkResponse struct {
 
 func (x *ReleaseBulkResponse) Reset() {
 	*x = ReleaseBulkResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2222,7 +2312,7 @@ func (x *ReleaseBulkResponse) String() string {
 func (*ReleaseBulkResponse) ProtoMessage() {}
 
 func (x *ReleaseBulkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2235,7 +2325,7 @@ func (x *ReleaseBulkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseBulkResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseBulkResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{33}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{35}
 }
 
 // CancelBulkRequest names the source to drop.
@@ -2248,7 +2338,7 @@ type CancelBulkRequest struct {
 
 func (x *CancelBulkRequest) Reset() {
 	*x = CancelBulkRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2350,7 @@ func (x *CancelBulkRequest) String() string {
 func (*CancelBulkRequest) ProtoMessage() {}
 
 func (x *CancelBulkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2363,7 @@ func (x *CancelBulkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBulkRequest.ProtoReflect.Descriptor instead.
 func (*CancelBulkRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{34}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelBulkRequest) GetSource() *BulkSource {
@@ -2292,7 +2382,7 @@ type CancelBulkResponse struct {
 
 func (x *CancelBulkResponse) Reset() {
 	*x = CancelBulkResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2304,7 +2394,7 @@ func (x *CancelBulkResponse) String() string {
 func (*CancelBulkResponse) ProtoMessage() {}
 
 func (x *CancelBulkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2317,7 +2407,7 @@ func (x *CancelBulkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBulkResponse.ProtoReflect.Descriptor instead.
 func (*CancelBulkResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{35}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{37}
 }
 
 // ShortenLinksRequest names a source and the URLs its messages carry.
@@ -2334,7 +2424,7 @@ type ShortenLinksRequest struct {
 
 func (x *ShortenLinksRequest) Reset() {
 	*x = ShortenLinksRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2436,7 @@ func (x *ShortenLinksRequest) String() string {
 func (*ShortenLinksRequest) ProtoMessage() {}
 
 func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2449,7 @@ func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortenLinksRequest.ProtoReflect.Descriptor instead.
 func (*ShortenLinksRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{36}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ShortenLinksRequest) GetSourceKind() string {
@@ -2394,7 +2484,7 @@ type ShortenLinksResponse struct {
 
 func (x *ShortenLinksResponse) Reset() {
 	*x = ShortenLinksResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2496,7 @@ func (x *ShortenLinksResponse) String() string {
 func (*ShortenLinksResponse) ProtoMessage() {}
 
 func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2509,7 @@ func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortenLinksResponse.ProtoReflect.Descriptor instead.
 func (*ShortenLinksResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{37}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ShortenLinksResponse) GetShortUrls() []string {
@@ -2574,7 +2664,11 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x04bulk\x18\x02 \x01(\bB\x02\x18\x01R\x04bulk\"7\n" +
 	"\x14SendMessagesResponse\x12\x1f\n" +
 	"\vmessage_ids\x18\x01 \x03(\tR\n" +
-	"messageIds\"?\n" +
+	"messageIds\"#\n" +
+	"\x11GetMessageRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"L\n" +
+	"\x12GetMessageResponse\x126\n" +
+	"\amessage\x18\x01 \x01(\v2\x1c.chorus.messaging.v1.MessageR\amessage\"?\n" +
 	"\x15GetPhoneNumberRequest\x12&\n" +
 	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\"\xa7\x01\n" +
 	"\x16GetPhoneNumberResponse\x12&\n" +
@@ -2617,7 +2711,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\xf7\f\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\xd6\r\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -2628,7 +2722,9 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\rHandleWebhook\x12).chorus.messaging.v1.HandleWebhookRequest\x1a*.chorus.messaging.v1.HandleWebhookResponse\x12l\n" +
 	"\x0fFollowShortLink\x12+.chorus.messaging.v1.FollowShortLinkRequest\x1a,.chorus.messaging.v1.FollowShortLinkResponse\x12c\n" +
 	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponse\x12i\n" +
-	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponse\x12i\n" +
+	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponse\x12]\n" +
+	"\n" +
+	"GetMessage\x12&.chorus.messaging.v1.GetMessageRequest\x1a'.chorus.messaging.v1.GetMessageResponse\x12i\n" +
 	"\x0eSetSourceState\x12*.chorus.messaging.v1.SetSourceStateRequest\x1a+.chorus.messaging.v1.SetSourceStateResponse\x12W\n" +
 	"\bOpenBulk\x12$.chorus.messaging.v1.OpenBulkRequest\x1a%.chorus.messaging.v1.OpenBulkResponse\x12Z\n" +
 	"\tQueueBulk\x12%.chorus.messaging.v1.QueueBulkRequest\x1a&.chorus.messaging.v1.QueueBulkResponse\x12`\n" +
@@ -2650,7 +2746,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -2676,85 +2772,90 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*OutgoingMessage)(nil),              // 21: chorus.messaging.v1.OutgoingMessage
 	(*SendMessagesRequest)(nil),          // 22: chorus.messaging.v1.SendMessagesRequest
 	(*SendMessagesResponse)(nil),         // 23: chorus.messaging.v1.SendMessagesResponse
-	(*GetPhoneNumberRequest)(nil),        // 24: chorus.messaging.v1.GetPhoneNumberRequest
-	(*GetPhoneNumberResponse)(nil),       // 25: chorus.messaging.v1.GetPhoneNumberResponse
-	(*SetSourceStateRequest)(nil),        // 26: chorus.messaging.v1.SetSourceStateRequest
-	(*SetSourceStateResponse)(nil),       // 27: chorus.messaging.v1.SetSourceStateResponse
-	(*BulkSource)(nil),                   // 28: chorus.messaging.v1.BulkSource
-	(*OpenBulkRequest)(nil),              // 29: chorus.messaging.v1.OpenBulkRequest
-	(*OpenBulkResponse)(nil),             // 30: chorus.messaging.v1.OpenBulkResponse
-	(*QueueBulkRequest)(nil),             // 31: chorus.messaging.v1.QueueBulkRequest
-	(*QueueBulkResponse)(nil),            // 32: chorus.messaging.v1.QueueBulkResponse
-	(*ReleaseBulkRequest)(nil),           // 33: chorus.messaging.v1.ReleaseBulkRequest
-	(*ReleaseBulkResponse)(nil),          // 34: chorus.messaging.v1.ReleaseBulkResponse
-	(*CancelBulkRequest)(nil),            // 35: chorus.messaging.v1.CancelBulkRequest
-	(*CancelBulkResponse)(nil),           // 36: chorus.messaging.v1.CancelBulkResponse
-	(*ShortenLinksRequest)(nil),          // 37: chorus.messaging.v1.ShortenLinksRequest
-	(*ShortenLinksResponse)(nil),         // 38: chorus.messaging.v1.ShortenLinksResponse
-	(*timestamppb.Timestamp)(nil),        // 39: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil),       // 40: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),           // 41: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),         // 42: google.protobuf.BoolValue
+	(*GetMessageRequest)(nil),            // 24: chorus.messaging.v1.GetMessageRequest
+	(*GetMessageResponse)(nil),           // 25: chorus.messaging.v1.GetMessageResponse
+	(*GetPhoneNumberRequest)(nil),        // 26: chorus.messaging.v1.GetPhoneNumberRequest
+	(*GetPhoneNumberResponse)(nil),       // 27: chorus.messaging.v1.GetPhoneNumberResponse
+	(*SetSourceStateRequest)(nil),        // 28: chorus.messaging.v1.SetSourceStateRequest
+	(*SetSourceStateResponse)(nil),       // 29: chorus.messaging.v1.SetSourceStateResponse
+	(*BulkSource)(nil),                   // 30: chorus.messaging.v1.BulkSource
+	(*OpenBulkRequest)(nil),              // 31: chorus.messaging.v1.OpenBulkRequest
+	(*OpenBulkResponse)(nil),             // 32: chorus.messaging.v1.OpenBulkResponse
+	(*QueueBulkRequest)(nil),             // 33: chorus.messaging.v1.QueueBulkRequest
+	(*QueueBulkResponse)(nil),            // 34: chorus.messaging.v1.QueueBulkResponse
+	(*ReleaseBulkRequest)(nil),           // 35: chorus.messaging.v1.ReleaseBulkRequest
+	(*ReleaseBulkResponse)(nil),          // 36: chorus.messaging.v1.ReleaseBulkResponse
+	(*CancelBulkRequest)(nil),            // 37: chorus.messaging.v1.CancelBulkRequest
+	(*CancelBulkResponse)(nil),           // 38: chorus.messaging.v1.CancelBulkResponse
+	(*ShortenLinksRequest)(nil),          // 39: chorus.messaging.v1.ShortenLinksRequest
+	(*ShortenLinksResponse)(nil),         // 40: chorus.messaging.v1.ShortenLinksResponse
+	(*timestamppb.Timestamp)(nil),        // 41: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),       // 42: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),           // 43: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),         // 44: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	39, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	41, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	40, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	41, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	40, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	40, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	42, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	42, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	39, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	42, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	43, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	42, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	42, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	44, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	44, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	41, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 9: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	39, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	41, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 11: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 12: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 13: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	0,  // 14: chorus.messaging.v1.HandleWebhookRequest.kind:type_name -> chorus.messaging.v1.WebhookKind
 	16, // 15: chorus.messaging.v1.HandleWebhookRequest.params:type_name -> chorus.messaging.v1.FormParam
 	21, // 16: chorus.messaging.v1.SendMessagesRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
-	28, // 17: chorus.messaging.v1.OpenBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
-	21, // 18: chorus.messaging.v1.QueueBulkRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
-	28, // 19: chorus.messaging.v1.ReleaseBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
-	28, // 20: chorus.messaging.v1.CancelBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
-	2,  // 21: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
-	5,  // 22: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
-	7,  // 23: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
-	10, // 24: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
-	12, // 25: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
-	14, // 26: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
-	17, // 27: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
-	19, // 28: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
-	22, // 29: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
-	24, // 30: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
-	26, // 31: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
-	29, // 32: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
-	31, // 33: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
-	33, // 34: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
-	35, // 35: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
-	37, // 36: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
-	3,  // 37: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 38: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 39: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 40: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 41: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 42: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 43: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 44: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 45: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	25, // 46: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
-	27, // 47: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
-	30, // 48: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
-	32, // 49: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
-	34, // 50: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
-	36, // 51: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
-	38, // 52: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
-	37, // [37:53] is the sub-list for method output_type
-	21, // [21:37] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	4,  // 17: chorus.messaging.v1.GetMessageResponse.message:type_name -> chorus.messaging.v1.Message
+	30, // 18: chorus.messaging.v1.OpenBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	21, // 19: chorus.messaging.v1.QueueBulkRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
+	30, // 20: chorus.messaging.v1.ReleaseBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	30, // 21: chorus.messaging.v1.CancelBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	2,  // 22: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
+	5,  // 23: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
+	7,  // 24: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
+	10, // 25: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
+	12, // 26: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
+	14, // 27: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
+	17, // 28: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
+	19, // 29: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
+	22, // 30: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
+	26, // 31: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
+	24, // 32: chorus.messaging.v1.MessagingService.GetMessage:input_type -> chorus.messaging.v1.GetMessageRequest
+	28, // 33: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
+	31, // 34: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
+	33, // 35: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
+	35, // 36: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
+	37, // 37: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
+	39, // 38: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
+	3,  // 39: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 40: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 41: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 42: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 43: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 44: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 45: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 46: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 47: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	27, // 48: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	25, // 49: chorus.messaging.v1.MessagingService.GetMessage:output_type -> chorus.messaging.v1.GetMessageResponse
+	29, // 50: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
+	32, // 51: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
+	34, // 52: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
+	36, // 53: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
+	38, // 54: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
+	40, // 55: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
+	39, // [39:56] is the sub-list for method output_type
+	22, // [22:39] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_messaging_v1_messaging_proto_init() }
@@ -2771,7 +2872,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	MessagingService_FollowShortLink_FullMethodName      = "/chorus.messaging.v1.MessagingService/FollowShortLink"
 	MessagingService_SendMessages_FullMethodName         = "/chorus.messaging.v1.MessagingService/SendMessages"
 	MessagingService_GetPhoneNumber_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetPhoneNumber"
+	MessagingService_GetMessage_FullMethodName           = "/chorus.messaging.v1.MessagingService/GetMessage"
 	MessagingService_SetSourceState_FullMethodName       = "/chorus.messaging.v1.MessagingService/SetSourceState"
 	MessagingService_OpenBulk_FullMethodName             = "/chorus.messaging.v1.MessagingService/OpenBulk"
 	MessagingService_QueueBulk_FullMethodName            = "/chorus.messaging.v1.MessagingService/QueueBulk"
@@ -79,6 +80,9 @@ type MessagingServiceClient interface {
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
 	GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error)
+	// GetMessage returns one of the organization's messages as its thread shows it (webhooks'
+	// message.status); another organization's is NOT_FOUND, as a missing one.
+	GetMessage(ctx context.Context, in *GetMessageRequest, opts ...grpc.CallOption) (*GetMessageResponse, error)
 	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
 	// canceled source is handed to the carrier; a canceled source's queued messages are failed
@@ -221,6 +225,16 @@ func (c *messagingServiceClient) GetPhoneNumber(ctx context.Context, in *GetPhon
 	return out, nil
 }
 
+func (c *messagingServiceClient) GetMessage(ctx context.Context, in *GetMessageRequest, opts ...grpc.CallOption) (*GetMessageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetMessageResponse)
+	err := c.cc.Invoke(ctx, MessagingService_GetMessage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *messagingServiceClient) SetSourceState(ctx context.Context, in *SetSourceStateRequest, opts ...grpc.CallOption) (*SetSourceStateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SetSourceStateResponse)
@@ -323,6 +337,9 @@ type MessagingServiceServer interface {
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
 	GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error)
+	// GetMessage returns one of the organization's messages as its thread shows it (webhooks'
+	// message.status); another organization's is NOT_FOUND, as a missing one.
+	GetMessage(context.Context, *GetMessageRequest) (*GetMessageResponse, error)
 	// SetSourceState pauses, resumes or cancels the queued messages of a campaign or poll, or a
 	// campaign's queued auto-replies: once it answers, no further message of a paused or
 	// canceled source is handed to the carrier; a canceled source's queued messages are failed
@@ -394,6 +411,9 @@ func (UnimplementedMessagingServiceServer) SendMessages(context.Context, *SendMe
 }
 func (UnimplementedMessagingServiceServer) GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPhoneNumber not implemented")
+}
+func (UnimplementedMessagingServiceServer) GetMessage(context.Context, *GetMessageRequest) (*GetMessageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetMessage not implemented")
 }
 func (UnimplementedMessagingServiceServer) SetSourceState(context.Context, *SetSourceStateRequest) (*SetSourceStateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetSourceState not implemented")
@@ -614,6 +634,24 @@ func _MessagingService_GetPhoneNumber_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_GetMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetMessageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).GetMessage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_GetMessage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).GetMessage(ctx, req.(*GetMessageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MessagingService_SetSourceState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SetSourceStateRequest)
 	if err := dec(in); err != nil {
@@ -768,6 +806,10 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPhoneNumber",
 			Handler:    _MessagingService_GetPhoneNumber_Handler,
+		},
+		{
+			MethodName: "GetMessage",
+			Handler:    _MessagingService_GetMessage_Handler,
 		},
 		{
 			MethodName: "SetSourceState",
