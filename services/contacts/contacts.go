@@ -18,6 +18,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/pkg/twilio"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	"github.com/chorus-sms/chorus/services/contacts/internal/imports"
 	"github.com/chorus-sms/chorus/services/contacts/internal/lookup"
 	"github.com/chorus-sms/chorus/services/contacts/internal/server"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
@@ -126,7 +127,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	sh.OnClose(inOrderPool.Close) // the last closer: after the gRPC server and the jobs stop
 	st := store.New(sh.Pool, inOrderPool)
-	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, sh.Log)
+	var jobs *lookup.Jobs
+	importQueue := imports.Queue(st, func() store.BulkLookupQueue { return jobs }, server.RejectReason, sh.Log)
+	jobs, err = lookup.NewJobs(sh.Pool, Schema, provider, st, sh.Log, importQueue)
 	if err != nil {
 		sh.Close()
 		return nil, fmt.Errorf("contacts: %w", err)
@@ -134,7 +137,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	sh.OnStart(jobs.Start)
 	sh.OnStop("lookup jobs", stopTimeout, jobs.Stop)
 	sh.GRPC = rpcserver.New(sh.Log)
-	contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
+	contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, imports.Enqueuer{Jobs: jobs}, cursor.New(cfg.CursorSecret)))
 	sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
 	return &Service{sh.Server()}, nil
 }

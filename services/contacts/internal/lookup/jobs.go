@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/chorus-sms/chorus/pkg/jobs"
+	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
 
 // maxAttempts caps the retries of a lookup that keeps failing. With River's backoff (attempt⁴
@@ -30,6 +31,9 @@ type Args struct {
 	ContactID      uuid.UUID `json:"contact_id" river:"unique"`
 	Phone          string    `json:"phone" river:"unique"`
 	PhoneSetAt     time.Time `json:"phone_set_at" river:"unique"`
+	// ImportID is the import that gave the contact its phone, if one did: the import counts its
+	// lookups still pending by it (river_job's GIN index on args answers the containment).
+	ImportID *uuid.UUID `json:"import_id,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -79,15 +83,29 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 // Jobs queues and works lookups in the service's schema.
 type Jobs struct {
 	*jobs.Client
+	pool *pgxpool.Pool
 }
 
-// NewJobs builds the River client; Start begins working.
-func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *slog.Logger) (*Jobs, error) {
+// Queue is another kind of the service's jobs, worked by the same River client in a queue of
+// its own (so it never waits behind lookups, nor they behind it).
+type Queue struct {
+	Name       string
+	MaxWorkers int
+	Add        func(*river.Workers)
+}
+
+// NewJobs builds the River client, working lookups and the other queues; Start begins working.
+func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *slog.Logger, more ...Queue) (*Jobs, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &worker{provider: p, recorder: rec, log: log})
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}
+	for _, q := range more {
+		q.Add(workers)
+		queues[q.Name] = river.QueueConfig{MaxWorkers: q.MaxWorkers}
+	}
 	c, err := jobs.NewClient("lookup", pool, &river.Config{
 		Schema:  schema,
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
+		Queues:  queues,
 		Workers: workers,
 		Logger:  log,
 		// Inserts notify the queue, but River rate-limits those notifications; polling this
@@ -97,7 +115,7 @@ func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *s
 	if err != nil {
 		return nil, err
 	}
-	return &Jobs{Client: c}, nil
+	return &Jobs{Client: c, pool: pool}, nil
 }
 
 // EnqueueTx queues a lookup of the phone the contact was given at setAt, inside tx.
@@ -107,4 +125,35 @@ func (j *Jobs) EnqueueTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID,
 		return fmt.Errorf("queue phone lookup: %w", err)
 	}
 	return nil
+}
+
+// EnqueueManyTx queues the lookups an import's batch asks for in one statement, inside tx.
+// Each is unique as EnqueueTx's is, so a batch run again queues nothing twice.
+func (j *Jobs) EnqueueManyTx(ctx context.Context, tx pgx.Tx, importID uuid.UUID, reqs []store.LookupRequest) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(reqs))
+	for i, r := range reqs {
+		params[i] = river.InsertManyParams{Args: Args{
+			OrganizationID: r.Org, ContactID: r.Contact, Phone: r.Phone, PhoneSetAt: r.SetAt, ImportID: &importID,
+		}}
+	}
+	if _, err := j.InsertManyFastTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("queue %d phone lookups: %w", len(reqs), err)
+	}
+	return nil
+}
+
+// PendingForImport counts the lookups an import queued that are not finished.
+func (j *Jobs) PendingForImport(ctx context.Context, importID uuid.UUID) (int, error) {
+	var n int
+	err := j.pool.QueryRow(ctx, `
+		SELECT count(*) FROM river_job
+		WHERE args @> jsonb_build_object('import_id', $1::text) AND kind = $2
+			AND state NOT IN ('completed', 'cancelled', 'discarded')`, importID, Args{}.Kind()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count pending lookups: %w", err)
+	}
+	return n, nil
 }

@@ -20,13 +20,21 @@ import (
 type Server struct {
 	contactsv1.UnimplementedContactsServiceServer
 	store   *store.Store
-	lookups store.LookupQueue
+	lookups Lookups
+	imports store.ImportQueue
 	cursors *cursor.Codec
 }
 
-// New returns a Server that queues phone lookups on lookups and signs list cursors with cursors.
-func New(st *store.Store, lookups store.LookupQueue, cursors *cursor.Codec) *Server {
-	return &Server{store: st, lookups: lookups, cursors: cursors}
+// Lookups queues phone lookups one at a time (a create's) and in bulk (an import's).
+type Lookups interface {
+	store.LookupQueue
+	store.BulkLookupQueue
+}
+
+// New returns a Server that queues phone lookups on lookups, import jobs on imports, and signs
+// list cursors with cursors.
+func New(st *store.Store, lookups Lookups, imports store.ImportQueue, cursors *cursor.Codec) *Server {
+	return &Server{store: st, lookups: lookups, imports: imports, cursors: cursors}
 }
 
 // pathID parses an id from the URL path. One that is not a UUID cannot exist, so it is answered
