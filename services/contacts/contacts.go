@@ -127,13 +127,14 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	sh.OnClose(inOrderPool.Close) // the last closer: after the gRPC server and the jobs stop
 	st := store.New(sh.Pool, inOrderPool)
-	var jobs *lookup.Jobs
-	importQueue := imports.Queue(st, func() store.BulkLookupQueue { return jobs }, server.RejectReason, sh.Log)
-	jobs, err = lookup.NewJobs(sh.Pool, Schema, provider, st, sh.Log, importQueue)
+	var batches store.BulkLookupQueue // the client below, which works the import jobs too
+	importQueue := imports.Queue(st, &batches, server.RejectReason, sh.Log)
+	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, st, sh.Log, importQueue)
 	if err != nil {
 		sh.Close()
 		return nil, fmt.Errorf("contacts: %w", err)
 	}
+	batches = jobs
 	sh.OnStart(jobs.Start)
 	sh.OnStop("lookup jobs", stopTimeout, jobs.Stop)
 	sh.GRPC = rpcserver.New(sh.Log)

@@ -43,6 +43,20 @@ CREATE TABLE import_rows (
     PRIMARY KEY (organization_id, import_id, line)
 );
 
+-- The phone lookups an import's batch queued, worked by one job per batch (lookup.BatchArgs) at
+-- the provider's pace; a row is deleted once its lookup is done, so what is left is pending.
+-- A River job per contact would cost more to insert than the contact itself.
+CREATE TABLE import_lookups (
+    organization_id uuid NOT NULL,
+    import_id       uuid NOT NULL,
+    batch           integer NOT NULL,
+    contact_id      uuid NOT NULL,
+    phone           text NOT NULL,
+    phone_set_at    timestamptz NOT NULL,
+    PRIMARY KEY (organization_id, import_id, batch, contact_id)
+);
+
 -- +goose Down
+DROP TABLE import_lookups;
 DROP TABLE import_rows;
 DROP TABLE contact_imports;

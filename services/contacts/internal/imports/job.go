@@ -40,7 +40,7 @@ func (Args) InsertOpts() river.InsertOpts {
 type worker struct {
 	river.WorkerDefaults[Args]
 	store   *store.Store
-	lookups store.BulkLookupQueue
+	lookups *store.BulkLookupQueue
 	reason  store.RejectReason
 	log     *slog.Logger
 }
@@ -51,7 +51,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	a := job.Args
 	err := jobs.Resumable(ctx, func(ctx context.Context) error {
 		for {
-			done, err := w.store.MergeImportBatch(ctx, a.OrganizationID, a.ImportID, w.lookups, w.reason)
+			done, err := w.store.MergeImportBatch(ctx, a.OrganizationID, a.ImportID, *w.lookups, w.reason)
 			if err != nil || done {
 				return err
 			}
@@ -66,24 +66,13 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	return err
 }
 
-// Queue is the import queue of the service's River client: it merges with st, queues lookups
-// with lookups and gives rejected rows the reasons reason gives.
-func Queue(st *store.Store, lookups func() store.BulkLookupQueue, reason store.RejectReason, log *slog.Logger) lookup.Queue {
+// Queue is the import queue of the service's River client: it merges with st, queues each
+// batch's lookups with lookups and gives rejected rows the reasons reason gives. lookups is
+// read when a job runs: it is the River client this queue is part of, built after it.
+func Queue(st *store.Store, lookups *store.BulkLookupQueue, reason store.RejectReason, log *slog.Logger) lookup.Queue {
 	return lookup.Queue{Name: QueueName, MaxWorkers: 2, Add: func(ws *river.Workers) {
-		river.AddWorker(ws, &worker{store: st, lookups: lazy{lookups}, reason: reason, log: log})
+		river.AddWorker(ws, &worker{store: st, lookups: lookups, reason: reason, log: log})
 	}}
-}
-
-// lazy resolves the lookup queue at first use: it is the River client this worker is
-// registered with, built after the worker.
-type lazy struct{ get func() store.BulkLookupQueue }
-
-func (l lazy) EnqueueManyTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reqs []store.LookupRequest) error {
-	return l.get().EnqueueManyTx(ctx, tx, id, reqs)
-}
-
-func (l lazy) PendingForImport(ctx context.Context, id uuid.UUID) (int, error) {
-	return l.get().PendingForImport(ctx, id)
 }
 
 // Enqueuer queues import jobs on the service's River client.

@@ -13,7 +13,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/chorus-sms/chorus/pkg/jobs"
-	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
 
 // maxAttempts caps the retries of a lookup that keeps failing. With River's backoff (attempt⁴
@@ -31,9 +30,6 @@ type Args struct {
 	ContactID      uuid.UUID `json:"contact_id" river:"unique"`
 	Phone          string    `json:"phone" river:"unique"`
 	PhoneSetAt     time.Time `json:"phone_set_at" river:"unique"`
-	// ImportID is the import that gave the contact its phone, if one did: the import counts its
-	// lookups still pending by it (river_job's GIN index on args answers the containment).
-	ImportID *uuid.UUID `json:"import_id,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -64,26 +60,37 @@ type worker struct {
 // Timeout bounds one attempt; the provider's own HTTP timeout is shorter.
 func (w *worker) Timeout(*river.Job[Args]) time.Duration { return 30 * time.Second }
 
-// Work asks the provider and records the answer. A failed attempt returns its error so River
-// retries with backoff; an undetermined line type is not retried.
+// Work looks the phone up; a failed attempt returns its error so River retries with backoff.
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	a := job.Args
-	textable, err := w.provider.Textable(ctx, a.Phone)
+	err := w.lookUp(ctx, a.OrganizationID, a.ContactID, a.Phone)
 	if errors.Is(err, ErrUndetermined) {
-		w.log.WarnContext(ctx, "phone lookup undetermined; contact stays null", "contact", a.ContactID, "err", err)
 		return river.JobCancel(err)
 	}
 	if err != nil {
-		return fmt.Errorf("phone lookup of contact %s (attempt %d of %d): %w", a.ContactID, job.Attempt, job.MaxAttempts, err)
+		return fmt.Errorf("%w (attempt %d of %d)", err, job.Attempt, job.MaxAttempts)
 	}
-	_, err = w.recorder.SetTextable(ctx, a.OrganizationID, a.ContactID, a.Phone, textable)
+	return nil
+}
+
+// lookUp asks the provider and records the answer. An undetermined line type is logged and
+// returned as ErrUndetermined, not to be retried: the contact stays null.
+func (w *worker) lookUp(ctx context.Context, org, contact uuid.UUID, phone string) error {
+	textable, err := w.provider.Textable(ctx, phone)
+	if errors.Is(err, ErrUndetermined) {
+		w.log.WarnContext(ctx, "phone lookup undetermined; contact stays null", "contact", contact, "err", err)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("phone lookup of contact %s: %w", contact, err)
+	}
+	_, err = w.recorder.SetTextable(ctx, org, contact, phone, textable)
 	return err
 }
 
 // Jobs queues and works lookups in the service's schema.
 type Jobs struct {
 	*jobs.Client
-	pool *pgxpool.Pool
 }
 
 // Queue is another kind of the service's jobs, worked by the same River client in a queue of
@@ -95,10 +102,13 @@ type Queue struct {
 }
 
 // NewJobs builds the River client, working lookups and the other queues; Start begins working.
-func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *slog.Logger, more ...Queue) (*Jobs, error) {
+// Lookups of an import's batches are read from batches.
+func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, batches BatchSource, log *slog.Logger, more ...Queue) (*Jobs, error) {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &worker{provider: p, recorder: rec, log: log})
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}}
+	w := &worker{provider: p, recorder: rec, log: log}
+	river.AddWorker(workers, w)
+	river.AddWorker(workers, &batchWorker{one: w, source: batches})
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}, BatchQueue: {MaxWorkers: batchWorkers}}
 	for _, q := range more {
 		q.Add(workers)
 		queues[q.Name] = river.QueueConfig{MaxWorkers: q.MaxWorkers}
@@ -115,7 +125,7 @@ func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *s
 	if err != nil {
 		return nil, err
 	}
-	return &Jobs{Client: c, pool: pool}, nil
+	return &Jobs{Client: c}, nil
 }
 
 // EnqueueTx queues a lookup of the phone the contact was given at setAt, inside tx.
@@ -125,35 +135,4 @@ func (j *Jobs) EnqueueTx(ctx context.Context, tx pgx.Tx, org, contact uuid.UUID,
 		return fmt.Errorf("queue phone lookup: %w", err)
 	}
 	return nil
-}
-
-// EnqueueManyTx queues the lookups an import's batch asks for in one statement, inside tx.
-// Each is unique as EnqueueTx's is, so a batch run again queues nothing twice.
-func (j *Jobs) EnqueueManyTx(ctx context.Context, tx pgx.Tx, importID uuid.UUID, reqs []store.LookupRequest) error {
-	if len(reqs) == 0 {
-		return nil
-	}
-	params := make([]river.InsertManyParams, len(reqs))
-	for i, r := range reqs {
-		params[i] = river.InsertManyParams{Args: Args{
-			OrganizationID: r.Org, ContactID: r.Contact, Phone: r.Phone, PhoneSetAt: r.SetAt, ImportID: &importID,
-		}}
-	}
-	if _, err := j.InsertManyFastTx(ctx, tx, params); err != nil {
-		return fmt.Errorf("queue %d phone lookups: %w", len(reqs), err)
-	}
-	return nil
-}
-
-// PendingForImport counts the lookups an import queued that are not finished.
-func (j *Jobs) PendingForImport(ctx context.Context, importID uuid.UUID) (int, error) {
-	var n int
-	err := j.pool.QueryRow(ctx, `
-		SELECT count(*) FROM river_job
-		WHERE args @> jsonb_build_object('import_id', $1::text) AND kind = $2
-			AND state NOT IN ('completed', 'cancelled', 'discarded')`, importID, Args{}.Kind()).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("count pending lookups: %w", err)
-	}
-	return n, nil
 }

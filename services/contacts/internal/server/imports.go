@@ -91,7 +91,7 @@ func (s *Server) GetContactImport(ctx context.Context, req *contactsv1.GetContac
 	if err != nil {
 		return nil, err
 	}
-	imp, err := s.store.GetImport(ctx, org, id, s.lookups)
+	imp, err := s.store.GetImport(ctx, org, id)
 	if err != nil {
 		return nil, storeError(err, "import")
 	}

@@ -20,20 +20,14 @@ import (
 type Server struct {
 	contactsv1.UnimplementedContactsServiceServer
 	store   *store.Store
-	lookups Lookups
+	lookups store.LookupQueue
 	imports store.ImportQueue
 	cursors *cursor.Codec
 }
 
-// Lookups queues phone lookups one at a time (a create's) and in bulk (an import's).
-type Lookups interface {
-	store.LookupQueue
-	store.BulkLookupQueue
-}
-
 // New returns a Server that queues phone lookups on lookups, import jobs on imports, and signs
 // list cursors with cursors.
-func New(st *store.Store, lookups Lookups, imports store.ImportQueue, cursors *cursor.Codec) *Server {
+func New(st *store.Store, lookups store.LookupQueue, imports store.ImportQueue, cursors *cursor.Codec) *Server {
 	return &Server{store: st, lookups: lookups, imports: imports, cursors: cursors}
 }
 

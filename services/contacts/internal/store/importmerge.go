@@ -48,8 +48,14 @@ func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkL
 	if err := b.run(ctx, tx); err != nil {
 		return false, err
 	}
-	if err := q.EnqueueManyTx(ctx, tx, id, b.lookups); err != nil {
+	queued, err := b.queueLookups(ctx, tx)
+	if err != nil {
 		return false, err
+	}
+	if queued {
+		if err := q.EnqueueLookupBatchTx(ctx, tx, org, id, b.from); err != nil {
+			return false, err
+		}
 	}
 	done = to >= last
 	_, err = tx.Exec(ctx, `
@@ -85,7 +91,8 @@ type importBatchRun struct {
 	from, to                  int32
 	reason                    RejectReason
 	created, merged, rejected int32
-	lookups                   collectedLookups
+	queued                    int32            // lookups insertFresh queued
+	lookups                   collectedLookups // lookups the rows merged one by one asked for
 }
 
 func (b *importBatchRun) run(ctx context.Context, tx pgx.Tx) error {
@@ -112,10 +119,11 @@ func (b *importBatchRun) run(ctx context.Context, tx pgx.Tx) error {
 }
 
 // insertFresh inserts, in one statement, the batch's rows whose phone and email no earlier row
-// of the batch holds; a row whose key a contact already holds inserts nothing (ON CONFLICT) and
-// is merged by leftOver's path. Each key is probed in the unique indexes, as a create's is.
+// of the batch holds, and queues the lookups of their phones (import_lookups); a row whose key
+// a contact already holds inserts nothing (ON CONFLICT) and is merged by leftOver's path. Each
+// key is probed in the unique indexes, as a create's is.
 func (b *importBatchRun) insertFresh(ctx context.Context, tx pgx.Tx) error {
-	rows, _ := tx.Query(ctx, `
+	err := tx.QueryRow(ctx, `
 		WITH batch AS (
 			SELECT r.*,
 				row_number() OVER (PARTITION BY r.phone ORDER BY r.line) AS phone_rank,
@@ -123,33 +131,61 @@ func (b *importBatchRun) insertFresh(ctx context.Context, tx pgx.Tx) error {
 			FROM import_rows r
 			WHERE r.organization_id = (SELECT $1::uuid) AND r.import_id = $2 AND r.line BETWEEN $3 AND $4
 				AND r.reason IS NULL
+		), created AS (
+			INSERT INTO contacts (id, organization_id, phone, email, first_name, last_name, address, city,
+				state, zip, tags, custom_fields, timezone)
+			SELECT contact_id, organization_id, phone, email, coalesce(first_name, ''), coalesce(last_name, ''),
+				coalesce(address, ''), coalesce(city, ''), coalesce(state, ''), coalesce(zip, ''),
+				coalesce(tags, '{}'), coalesce(custom_fields, '{}'), coalesce(timezone, '')
+			FROM batch
+			WHERE (phone IS NULL OR phone_rank = 1) AND (email IS NULL OR email_rank = 1)
+			ORDER BY line
+			ON CONFLICT DO NOTHING
+			RETURNING organization_id, id, phone, updated_at
+		), queued AS (
+			INSERT INTO import_lookups (organization_id, import_id, batch, contact_id, phone, phone_set_at)
+			SELECT organization_id, $2, $3, id, phone, updated_at FROM created WHERE phone IS NOT NULL
+			RETURNING 1
 		)
-		INSERT INTO contacts (id, organization_id, phone, email, first_name, last_name, address, city,
-			state, zip, tags, custom_fields, timezone)
-		SELECT contact_id, organization_id, phone, email, coalesce(first_name, ''), coalesce(last_name, ''),
-			coalesce(address, ''), coalesce(city, ''), coalesce(state, ''), coalesce(zip, ''),
-			coalesce(tags, '{}'), coalesce(custom_fields, '{}'), coalesce(timezone, '')
-		FROM batch
-		WHERE (phone IS NULL OR phone_rank = 1) AND (email IS NULL OR email_rank = 1)
-		ORDER BY line
-		ON CONFLICT DO NOTHING
-		RETURNING id, phone, updated_at`, planEach, b.org, b.id, b.from, b.to)
-	var (
-		contact uuid.UUID
-		phone   *string
-		setAt   time.Time
-	)
-	_, err := pgx.ForEachRow(rows, []any{&contact, &phone, &setAt}, func() error {
-		b.created++
-		if phone != nil {
-			b.lookups = append(b.lookups, LookupRequest{Org: b.org, Contact: contact, Phone: *phone, SetAt: setAt})
-		}
-		return nil
-	})
+		SELECT (SELECT count(*) FROM created), (SELECT count(*) FROM queued)`,
+		planEach, b.org, b.id, b.from, b.to).Scan(&b.created, &b.queued)
 	if err != nil {
 		return fmt.Errorf("insert imported contacts: %w", err)
 	}
 	return nil
+}
+
+// queueLookups adds the lookups the rows merged one by one asked for to the batch's, and
+// reports whether the batch queued any.
+func (b *importBatchRun) queueLookups(ctx context.Context, tx pgx.Tx) (bool, error) {
+	if len(b.lookups) == 0 {
+		return b.queued > 0, nil
+	}
+	// A contact given two phones by two rows of the batch is looked up for the last; one
+	// created by insertFresh and given another phone by a later row, likewise.
+	last := make(map[uuid.UUID]LookupRequest, len(b.lookups))
+	for _, l := range b.lookups {
+		last[l.Contact] = l
+	}
+	var (
+		contacts = make([]uuid.UUID, 0, len(last))
+		phones   = make([]string, 0, len(last))
+		setAt    = make([]time.Time, 0, len(last))
+	)
+	for _, l := range last {
+		contacts, phones, setAt = append(contacts, l.Contact), append(phones, l.Phone), append(setAt, l.SetAt)
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO import_lookups (organization_id, import_id, batch, contact_id, phone, phone_set_at)
+		SELECT $1, $2, $3, l.contact_id, l.phone, l.set_at
+		FROM unnest($4::uuid[], $5::text[], $6::timestamptz[]) AS l(contact_id, phone, set_at)
+		ON CONFLICT (organization_id, import_id, batch, contact_id) DO UPDATE
+			SET phone = excluded.phone, phone_set_at = excluded.phone_set_at`,
+		b.org, b.id, b.from, contacts, phones, setAt)
+	if err != nil {
+		return false, fmt.Errorf("queue merged contacts' lookups: %w", err)
+	}
+	return true, nil
 }
 
 // stagedRow is a row of the batch left to merge one by one.

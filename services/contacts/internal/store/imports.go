@@ -59,11 +59,10 @@ type LookupRequest struct {
 	SetAt        time.Time
 }
 
-// BulkLookupQueue queues many lookups in one statement, each tagged with the import that gave
-// the contact its phone (so the import can say how many are pending), at the provider's pace.
+// BulkLookupQueue queues the job that works the lookups of an import's batch (its rows of
+// import_lookups), inside the batch's transaction.
 type BulkLookupQueue interface {
-	EnqueueManyTx(ctx context.Context, tx pgx.Tx, importID uuid.UUID, reqs []LookupRequest) error
-	PendingForImport(ctx context.Context, importID uuid.UUID) (int, error)
+	EnqueueLookupBatchTx(ctx context.Context, tx pgx.Tx, org, importID uuid.UUID, batch int32) error
 }
 
 // StageImport records a new import and copies the file's rows into import_rows as next yields
@@ -150,17 +149,47 @@ func (r *stagedRows) Values() ([]any, error) { return r.values, nil }
 func (r *stagedRows) Err() error             { return r.err }
 
 // GetImport returns an import with its pending lookups, or ErrNotFound.
-func (s *Store) GetImport(ctx context.Context, org, id uuid.UUID, q BulkLookupQueue) (Import, error) {
+func (s *Store) GetImport(ctx context.Context, org, id uuid.UUID) (Import, error) {
 	imp, err := getImport(ctx, s.pool, org, id, "")
 	if err != nil {
 		return Import{}, err
 	}
-	pending, err := q.PendingForImport(ctx, id)
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FROM import_lookups WHERE `+orgKey+` AND import_id = $2`, org, id).
+		Scan(&imp.LookupsPending)
 	if err != nil {
-		return Import{}, err
+		return Import{}, fmt.Errorf("count pending lookups: %w", err)
 	}
-	imp.LookupsPending = int32(pending)
 	return imp, nil
+}
+
+// ImportLookups returns the lookups of an import's batch still pending.
+func (s *Store) ImportLookups(ctx context.Context, org, id uuid.UUID, batch int32) ([]LookupRequest, error) {
+	rows, _ := s.pool.Query(ctx, `
+		SELECT organization_id, contact_id, phone, phone_set_at FROM import_lookups
+		WHERE `+orgKey+` AND import_id = $2 AND batch = $3`, planEach, org, id, batch)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LookupRequest, error) {
+		var r LookupRequest
+		err := row.Scan(&r.Org, &r.Contact, &r.Phone, &r.SetAt)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read pending lookups: %w", err)
+	}
+	return out, nil
+}
+
+// DoneImportLookups deletes the rows of lookups that are over.
+func (s *Store) DoneImportLookups(ctx context.Context, org, id uuid.UUID, batch int32, contacts []uuid.UUID) error {
+	if len(contacts) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `
+		DELETE FROM import_lookups WHERE `+orgKey+` AND import_id = $2 AND batch = $3 AND contact_id = ANY($4)`,
+		planEach, org, id, batch, contacts)
+	if err != nil {
+		return fmt.Errorf("delete done lookups: %w", err)
+	}
+	return nil
 }
 
 func getImport(ctx context.Context, db interface {
