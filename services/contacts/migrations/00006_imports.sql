@@ -21,8 +21,10 @@ CREATE TABLE contact_imports (
 -- One row per data line of a file: the validated fields (NULL where the cell was empty, which
 -- counts as not sent), the contact id the row creates if nothing matches, the cells as sent,
 -- and the reason once rejected. Merged rows are deleted with their batch; rejected ones stay
--- for GET .../rejected.
-CREATE TABLE import_rows (
+-- for GET .../rejected. Unlogged: a file is written here once and read once, and logging it
+-- would double an import's writes; a crash empties the table, and the import then fails (see
+-- MergeImportBatch), to be imported again.
+CREATE UNLOGGED TABLE import_rows (
     organization_id uuid NOT NULL,
     import_id       uuid NOT NULL,
     line            integer NOT NULL,

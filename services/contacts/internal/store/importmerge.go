@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // RejectReason turns a row's merge error into the reason its rejected row gives (what a POST
@@ -45,6 +46,15 @@ func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkL
 	}
 	to := min(last, through+importBatch)
 	b := importBatchRun{org: org, id: id, from: through + 1, to: to, reason: reason}
+	if lost, err := b.stagingLost(ctx, tx); err != nil || lost {
+		if lost {
+			err = failImport(ctx, tx, org, id)
+		}
+		if err == nil {
+			err = tx.Commit(ctx)
+		}
+		return lost, err
+	}
 	if err := b.run(ctx, tx); err != nil {
 		return false, err
 	}
@@ -76,7 +86,13 @@ func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkL
 
 // FailImport marks an import failed (its job gave up); the lines merged so far stay merged.
 func (s *Store) FailImport(ctx context.Context, org, id uuid.UUID) error {
-	_, err := s.pool.Exec(ctx, `
+	return failImport(ctx, s.pool, org, id)
+}
+
+func failImport(ctx context.Context, db interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, org, id uuid.UUID) error {
+	_, err := db.Exec(ctx, `
 		UPDATE contact_imports SET status = 'failed', completed_at = now()
 		WHERE `+orgKey+` AND id = $2 AND status IN ('queued', 'running')`, org, id)
 	if err != nil {
@@ -93,6 +109,20 @@ type importBatchRun struct {
 	created, merged, rejected int32
 	queued                    int32            // lookups insertFresh queued
 	lookups                   collectedLookups // lookups the rows merged one by one asked for
+}
+
+// stagingLost reports whether rows of the batch are missing from import_rows, which is
+// unlogged (a file is written once and read once; logging it would double the import's writes):
+// a crash of PostgreSQL empties it. The import then fails, and importing the file again
+// completes it, changing nothing the lines merged before the crash changed.
+func (b *importBatchRun) stagingLost(ctx context.Context, tx pgx.Tx) (bool, error) {
+	var staged int32
+	err := tx.QueryRow(ctx, `SELECT count(*) FROM import_rows WHERE `+orgKey+` AND import_id = $2 AND line BETWEEN $3 AND $4`,
+		planEach, b.org, b.id, b.from, b.to).Scan(&staged)
+	if err != nil {
+		return false, fmt.Errorf("count staged import rows: %w", err)
+	}
+	return staged != b.to-b.from+1, nil
 }
 
 func (b *importBatchRun) run(ctx context.Context, tx pgx.Tx) error {

@@ -21,7 +21,7 @@ const (
 // importBatch is how many lines of a file one merge transaction takes: large enough that a
 // statement's own cost is spread over many rows, small enough that a batch's locks and its
 // retry after a failure stay short.
-const importBatch = 5000
+const importBatch = 20000
 
 // Import is a contact_imports row.
 type Import struct {
