@@ -63,6 +63,9 @@ type Config struct {
 	RedisURL       string // CHORUS_REDIS_URL: where the outbox relay publishes contacts events
 	CursorSecret   string // CHORUS_CURSOR_SECRET: signs list cursors; every replica must share it
 	LookupProvider string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
+	// LookupRate is CHORUS_LOOKUP_RATE: an import's lookups started a second, the provider's
+	// rate limit (default lookup.DefaultPerSecond; 0 means the default).
+	LookupRate int
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
 	// with the twilio provider) and CHORUS_TWILIO_LOOKUP_URL (default the Twilio Lookup host).
 	Twilio         twilio.LookupConfig
@@ -79,6 +82,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         twilio.LookupConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", twilio.DefaultLookupURL)},
 		DBMaxConns:     r.Int("CHORUS_DB_MAX_CONNS", DefaultDBMaxConns, minDBMaxConns),
+		LookupRate:     r.Int("CHORUS_LOOKUP_RATE", lookup.DefaultPerSecond, 1),
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Secret("CHORUS_TWILIO_ACCOUNT_SID", "")
@@ -129,7 +133,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	st := store.New(sh.Pool, inOrderPool)
 	var batches store.BulkLookupQueue // the client below, which works the import jobs too
 	importQueue := imports.Queue(st, &batches, server.RejectReason, sh.Log)
-	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, st, sh.Log, importQueue)
+	jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, lookup.Bulk{Source: st, PerSecond: cfg.LookupRate}, sh.Log, importQueue)
 	if err != nil {
 		sh.Close()
 		return nil, fmt.Errorf("contacts: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -15,8 +16,9 @@ import (
 )
 
 // BatchQueue is the River queue of an import's lookups, one job per batch of the import. Its
-// two workers each run batchConcurrency lookups at once: the provider's pace for a bulk load,
-// beside the default queue's lookups of contacts created one at a time.
+// two workers each run up to batchConcurrency lookups at once, started at most Bulk.PerSecond
+// a second between them: the provider's pace for a bulk load (its rate limit), beside the
+// default queue's lookups of contacts created one at a time.
 const BatchQueue = "lookup_batches"
 
 const (
@@ -41,6 +43,17 @@ func (BatchArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: BatchQueue, MaxAttempts: maxAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
+// DefaultPerSecond is how many of an import's lookups start a second unless configured:
+// Twilio Lookup's default rate limit per account.
+const DefaultPerSecond = 100
+
+// Bulk is how an import's lookups are worked: where they are read from, and how many start a
+// second (0: DefaultPerSecond).
+type Bulk struct {
+	Source    BatchSource
+	PerSecond int
+}
+
 // BatchSource holds the lookups of an import's batches.
 type BatchSource interface {
 	ImportLookups(ctx context.Context, org, importID uuid.UUID, batch int32) ([]store.LookupRequest, error)
@@ -51,6 +64,7 @@ type batchWorker struct {
 	river.WorkerDefaults[BatchArgs]
 	one    *worker // looks up one phone
 	source BatchSource
+	pace   *pacer
 }
 
 // Work looks up the batch's phones still pending, a chunk at a time, deleting each chunk's
@@ -94,6 +108,9 @@ func (w *batchWorker) lookUpAll(ctx context.Context, reqs []store.LookupRequest,
 		sem    = make(chan struct{}, batchConcurrency)
 	)
 	for _, r := range reqs {
+		if err := w.pace.wait(ctx); err != nil {
+			break
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -118,4 +135,41 @@ func (j *Jobs) EnqueueLookupBatchTx(ctx context.Context, tx pgx.Tx, org, importI
 		return fmt.Errorf("queue the lookups of an import's batch: %w", err)
 	}
 	return nil
+}
+
+// pacer spaces the starts of bulk lookups 1/rate apart, shared by the batch workers.
+type pacer struct {
+	mu    sync.Mutex
+	next  time.Time
+	every time.Duration
+}
+
+func newPacer(perSecond int) *pacer {
+	if perSecond <= 0 {
+		perSecond = DefaultPerSecond
+	}
+	return &pacer{every: time.Second / time.Duration(perSecond)}
+}
+
+// wait returns at the next start's time, or with ctx's error.
+func (p *pacer) wait(ctx context.Context) error {
+	p.mu.Lock()
+	now := time.Now()
+	at := p.next
+	if at.Before(now) {
+		at = now
+	}
+	p.next = at.Add(p.every)
+	p.mu.Unlock()
+	if at.Equal(now) {
+		return ctx.Err()
+	}
+	t := time.NewTimer(at.Sub(now))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -102,12 +102,12 @@ type Queue struct {
 }
 
 // NewJobs builds the River client, working lookups and the other queues; Start begins working.
-// Lookups of an import's batches are read from batches.
-func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, batches BatchSource, log *slog.Logger, more ...Queue) (*Jobs, error) {
+// An import's lookups are worked as bulk says.
+func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, bulk Bulk, log *slog.Logger, more ...Queue) (*Jobs, error) {
 	workers := river.NewWorkers()
 	w := &worker{provider: p, recorder: rec, log: log}
 	river.AddWorker(workers, w)
-	river.AddWorker(workers, &batchWorker{one: w, source: batches})
+	river.AddWorker(workers, &batchWorker{one: w, source: bulk.Source, pace: newPacer(bulk.PerSecond)})
 	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}, BatchQueue: {MaxWorkers: batchWorkers}}
 	for _, q := range more {
 		q.Add(workers)
