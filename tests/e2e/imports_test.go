@@ -203,3 +203,23 @@ func TestImportContactsRequestRules(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, c.do("GET", strings.Replace(path, id, "not-a-uuid", 1), nil).Status)
 	}
 }
+
+// An import file has its own size limit, not the JSON bodies' (1 MiB): a larger file is
+// imported; one over CHORUS_HTTP_MAX_IMPORT_BYTES is 413 and nothing of it is kept.
+func TestImportContactsSizeLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]string{"CHORUS_HTTP_MAX_IMPORT_BYTES": "3000000"})
+	c := e.newMember("write")
+	var b strings.Builder
+	b.WriteString("phone,note\n")
+	filler := strings.Repeat("x", 900)
+	for i := range 1500 { // about 1.4 MB
+		fmt.Fprintf(&b, "+1720%03d%04d,%s\n", 200+i/9000, 1000+i%9000, filler)
+	}
+	imp := c.importDone(b.String())
+	assert.EqualValues(t, 1500, imp["created"])
+
+	res := c.postImport(b.String() + b.String() + b.String())
+	require.Equal(t, http.StatusRequestEntityTooLarge, res.Status, "%s", res.Body)
+	assert.Equal(t, "PAYLOAD_TOO_LARGE", res.ErrCode(t))
+}
