@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,9 +16,9 @@ import (
 type RejectReason func(error) (string, bool)
 
 // MergeImportBatch merges the next batch of an import's lines in one transaction and reports
-// whether the import is finished. Rows no other row of the batch shares anything with are
-// merged set-wise (setWise: inserted with the ids they were staged with, or merged into the
-// one contact they match); the others go one by one, in line order, through the create path's
+// whether the import is finished. Rows no earlier row of the batch shares a phone or email
+// with are inserted set-wise with the ids they were staged with; the others (a key already
+// held, or held by an earlier row) go one by one, in line order, through the create path's
 // own merge (createOrMergeTx) under a savepoint, so a row that cannot be merged is rejected
 // with its reason and the batch goes on. Lookups of the phones the batch gave are queued in
 // bulk. The batch's end line is committed with its effects, so a job run again resumes after
@@ -108,7 +107,7 @@ type importBatchRun struct {
 	from, to                  int32
 	reason                    RejectReason
 	created, merged, rejected int32
-	queued                    int32            // lookups setWise queued
+	queued                    int32            // lookups insertFresh queued
 	lookups                   collectedLookups // lookups the rows merged one by one asked for
 }
 
@@ -127,7 +126,7 @@ func (b *importBatchRun) stagingLost(ctx context.Context, tx pgx.Tx) (bool, erro
 }
 
 func (b *importBatchRun) run(ctx context.Context, tx pgx.Tx) error {
-	if err := b.setWise(ctx, tx); err != nil {
+	if err := b.insertFresh(ctx, tx); err != nil {
 		return err
 	}
 	rest, err := b.leftOver(ctx, tx)
@@ -149,18 +148,11 @@ func (b *importBatchRun) run(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// setWise merges, in one statement, the batch's rows that no other row of the batch touches:
-// first in the batch with their phone and their email, and whose contact (the one holding the
-// phone or the email as the batch starts; none, or one for both) no other row of the batch
-// reaches by either key. Those that match no contact are inserted with the ids they were
-// staged with; those that match one are merged into it by the create's rules (sent fields win,
-// tags unioned in order, custom fields merged key by key; nothing written when nothing would
-// change), under a lock of the contact taken in id order. A row whose merge would pass a limit,
-// whose phone and email are two contacts', or that another row shares anything with, is left
-// to leftOver's path, in line order. Each key is probed in the unique indexes, as a create's is.
-// A merged row's staged contact id becomes its contact's, so leftOver passes it by. The
-// lookups of the phones given are queued (import_lookups).
-func (b *importBatchRun) setWise(ctx context.Context, tx pgx.Tx) error {
+// insertFresh inserts, in one statement, the batch's rows whose phone and email no earlier row
+// of the batch holds, and queues the lookups of their phones (import_lookups); a row whose key
+// a contact already holds inserts nothing (ON CONFLICT) and is merged by leftOver's path. Each
+// key is probed in the unique indexes, as a create's is.
+func (b *importBatchRun) insertFresh(ctx context.Context, tx pgx.Tx) error {
 	err := tx.QueryRow(ctx, `
 		WITH batch AS (
 			SELECT r.*,
@@ -169,92 +161,29 @@ func (b *importBatchRun) setWise(ctx context.Context, tx pgx.Tx) error {
 			FROM import_rows r
 			WHERE r.organization_id = (SELECT $1::uuid) AND r.import_id = $2 AND r.line BETWEEN $3 AND $4
 				AND r.reason IS NULL
-		), probed AS (
-			SELECT b.*,
-				(SELECT c.id FROM contacts c WHERE c.organization_id = b.organization_id AND c.phone = b.phone) AS pid,
-				(SELECT c.id FROM contacts c WHERE c.organization_id = b.organization_id AND lower(c.email) = lower(b.email)) AS eid
-			FROM batch b
-		), reached AS (
-			SELECT pid AS cid FROM probed WHERE pid IS NOT NULL
-			UNION ALL
-			SELECT eid FROM probed WHERE eid IS NOT NULL AND eid IS DISTINCT FROM pid
-		), shared AS (
-			SELECT cid FROM reached GROUP BY cid HAVING count(*) > 1
-		), alone AS (
-			SELECT p.*, coalesce(p.pid, p.eid) AS cid FROM probed p
-			WHERE (p.phone IS NULL OR p.phone_rank = 1) AND (p.email IS NULL OR p.email_rank = 1)
-				AND (p.pid IS NULL OR p.eid IS NULL OR p.pid = p.eid)
-				AND NOT EXISTS (SELECT 1 FROM shared s WHERE s.cid = p.pid OR s.cid = p.eid)
 		), created AS (
 			INSERT INTO contacts (id, organization_id, phone, email, first_name, last_name, address, city,
 				state, zip, tags, custom_fields, timezone)
 			SELECT contact_id, organization_id, phone, email, coalesce(first_name, ''), coalesce(last_name, ''),
 				coalesce(address, ''), coalesce(city, ''), coalesce(state, ''), coalesce(zip, ''),
 				coalesce(tags, '{}'), coalesce(custom_fields, '{}'), coalesce(timezone, '')
-			FROM alone WHERE cid IS NULL
+			FROM batch
+			WHERE (phone IS NULL OR phone_rank = 1) AND (email IS NULL OR email_rank = 1)
 			ORDER BY line
 			ON CONFLICT DO NOTHING
 			RETURNING organization_id, id, phone, updated_at
-		), locked AS (
-			SELECT a.line, a.phone AS sent_phone, a.email AS sent_email, a.first_name AS sent_first_name,
-				a.last_name AS sent_last_name, a.address AS sent_address, a.city AS sent_city, a.state AS sent_state,
-				a.zip AS sent_zip, a.timezone AS sent_timezone, a.tags AS sent_tags, a.custom_fields AS sent_custom_fields, c.*
-			FROM alone a JOIN contacts c ON c.organization_id = a.organization_id AND c.id = a.cid
-			ORDER BY c.id
-			FOR UPDATE OF c
-		), merged AS (
-			SELECT l.*, n.*,
-				cardinality(n.new_tags) <= greatest(`+maxTagsSQL+`, cardinality(l.tags)) AS tags_ok,
-				(SELECT count(*) FROM jsonb_object_keys(n.new_custom_fields)) <= greatest(`+maxCustomFieldsSQL+`,
-					(SELECT count(*) FROM jsonb_object_keys(l.custom_fields))) AS fields_ok
-			FROM locked l CROSS JOIN LATERAL (SELECT
-				coalesce(l.sent_phone, l.phone) AS new_phone, coalesce(l.sent_email, l.email) AS new_email,
-				coalesce(l.sent_first_name, l.first_name) AS new_first_name, coalesce(l.sent_last_name, l.last_name) AS new_last_name,
-				coalesce(l.sent_address, l.address) AS new_address, coalesce(l.sent_city, l.city) AS new_city,
-				coalesce(l.sent_state, l.state) AS new_state, coalesce(l.sent_zip, l.zip) AS new_zip,
-				coalesce(l.sent_timezone, l.timezone) AS new_timezone,
-				l.tags || ARRAY(SELECT t FROM unnest(coalesce(l.sent_tags, '{}')) WITH ORDINALITY AS u(t, n)
-					WHERE t <> ALL (l.tags) ORDER BY u.n) AS new_tags,
-				l.custom_fields || coalesce(l.sent_custom_fields, '{}') AS new_custom_fields) n
-		), mergeable AS (
-			SELECT * FROM merged WHERE tags_ok AND fields_ok
-		), updated AS (
-			UPDATE contacts c SET phone = m.new_phone, email = m.new_email, first_name = m.new_first_name,
-				last_name = m.new_last_name, address = m.new_address, city = m.new_city, state = m.new_state,
-				zip = m.new_zip, timezone = m.new_timezone, tags = m.new_tags, custom_fields = m.new_custom_fields,
-				is_textable = CASE WHEN m.new_phone IS DISTINCT FROM m.phone THEN NULL ELSE c.is_textable END,
-				updated_at = now()
-			FROM mergeable m
-			WHERE c.organization_id = m.organization_id AND c.id = m.id
-				AND (m.new_phone, m.new_email, m.new_first_name, m.new_last_name, m.new_address, m.new_city, m.new_state,
-					m.new_zip, m.new_timezone, m.new_tags, m.new_custom_fields)
-				IS DISTINCT FROM (m.phone, m.email, m.first_name, m.last_name, m.address, m.city, m.state,
-					m.zip, m.timezone, m.tags, m.custom_fields)
-			RETURNING c.organization_id, c.id, c.phone, c.updated_at, m.new_phone IS DISTINCT FROM m.phone AS phone_changed
-		), marked AS (
-			UPDATE import_rows r SET contact_id = m.id FROM mergeable m
-			WHERE r.organization_id = (SELECT $1::uuid) AND r.import_id = $2 AND r.line = m.line
-			RETURNING 1
 		), queued AS (
 			INSERT INTO import_lookups (organization_id, import_id, batch, contact_id, phone, phone_set_at)
 			SELECT organization_id, $2, $3, id, phone, updated_at FROM created WHERE phone IS NOT NULL
-			UNION ALL
-			SELECT organization_id, $2, $3, id, phone, updated_at FROM updated WHERE phone_changed AND phone IS NOT NULL
 			RETURNING 1
 		)
-		SELECT (SELECT count(*) FROM created), (SELECT count(*) FROM marked), (SELECT count(*) FROM queued)`,
-		planEach, b.org, b.id, b.from, b.to).Scan(&b.created, &b.merged, &b.queued)
+		SELECT (SELECT count(*) FROM created), (SELECT count(*) FROM queued)`,
+		planEach, b.org, b.id, b.from, b.to).Scan(&b.created, &b.queued)
 	if err != nil {
-		return fmt.Errorf("merge imported rows: %w", err)
+		return fmt.Errorf("insert imported contacts: %w", err)
 	}
 	return nil
 }
-
-// The limits as SQL literals, for setWise.
-var (
-	maxTagsSQL         = strconv.Itoa(MaxTags)
-	maxCustomFieldsSQL = strconv.Itoa(MaxCustomFields)
-)
 
 // queueLookups adds the lookups the rows merged one by one asked for to the batch's, and
 // reports whether the batch queued any.
@@ -263,7 +192,7 @@ func (b *importBatchRun) queueLookups(ctx context.Context, tx pgx.Tx) (bool, err
 		return b.queued > 0, nil
 	}
 	// A contact given two phones by two rows of the batch is looked up for the last; one
-	// created or merged by setWise and given another phone by a later row, likewise.
+	// created by insertFresh and given another phone by a later row, likewise.
 	last := make(map[uuid.UUID]LookupRequest, len(b.lookups))
 	for _, l := range b.lookups {
 		last[l.Contact] = l
@@ -295,7 +224,7 @@ type stagedRow struct {
 	ch   Changes
 }
 
-// leftOver reads, in line order, the batch's rows that setWise did not merge (their
+// leftOver reads, in line order, the batch's rows that insertFresh did not insert (their
 // staged contact id is not a contact): each is probed by its primary key.
 func (b *importBatchRun) leftOver(ctx context.Context, tx pgx.Tx) ([]stagedRow, error) {
 	rows, _ := tx.Query(ctx, `
