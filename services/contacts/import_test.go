@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
@@ -114,4 +115,47 @@ func TestImportTenancy(t *testing.T) {
 	require.NoError(t, err)
 	_, err = stream.CloseAndRecv()
 	require.Error(t, err)
+}
+
+// Rows that match one contact each are merged set-wise by the create's rules: a merge past a
+// limit is rejected with the create's reason, a phone given by email is looked up.
+func TestImportMergesIntoContacts(t *testing.T) {
+	t.Parallel()
+	e := start(t, nil)
+	ctx := as(tenant.AccessWrite)
+	fields := map[string]any{}
+	for i := range 19 {
+		fields[fmt.Sprintf("k%d", i)] = "v"
+	}
+	custom, err := structpb.NewStruct(fields)
+	require.NoError(t, err)
+	create(t, e, ctx, &contactsv1.CreateContactRequest{Email: str("x@example.com"), CustomFields: custom})
+	y, _ := create(t, e, ctx, &contactsv1.CreateContactRequest{Email: str("y@example.com"), Tags: []string{"a"}})
+
+	file := "phone,email,tags,f20,f21\n,x@example.com,,a,b\n2025550302,Y@example.com,b;a,,\n"
+	imp := importCSV(t, e, ctx, file)
+	assert.EqualValues(t, 1, imp.GetMerged())
+	assert.EqualValues(t, 1, imp.GetRejected())
+	got, err := e.c.GetContact(ctx, &contactsv1.GetContactRequest{Id: y.GetId()})
+	require.NoError(t, err)
+	assert.Equal(t, "+12025550302", got.GetContact().GetPhone())
+	assert.Equal(t, "Y@example.com", got.GetContact().GetEmail(), "sent fields win")
+	assert.Equal(t, []string{"a", "b"}, got.GetContact().GetTags())
+	eventually(t, 10*time.Second, "the phone given by the import is looked up", func() bool {
+		got, err := e.c.GetContact(ctx, &contactsv1.GetContactRequest{Id: y.GetId()})
+		require.NoError(t, err)
+		return got.GetContact().GetIsTextable().GetValue()
+	})
+	stream, err := e.c.StreamRejectedRows(ctx, &contactsv1.StreamRejectedRowsRequest{Id: imp.GetId()})
+	require.NoError(t, err)
+	msg, err := stream.Recv()
+	require.NoError(t, err)
+	assert.Contains(t, string(msg.GetData()), "a contact has at most 20 custom fields; this merge would make 21")
+
+	updated := got.GetContact().GetUpdatedAt().AsTime()
+	again := importCSV(t, e, ctx, file)
+	assert.EqualValues(t, 1, again.GetMerged())
+	got, err = e.c.GetContact(ctx, &contactsv1.GetContactRequest{Id: y.GetId()})
+	require.NoError(t, err)
+	assert.Equal(t, updated, got.GetContact().GetUpdatedAt().AsTime(), "the same file again changes nothing")
 }
