@@ -47,6 +47,7 @@ type Config struct {
 	RateBurst int // CHORUS_RATE_BURST: requests allowed at once per (org, user)
 
 	MaxBodyBytes   int64         // CHORUS_HTTP_MAX_BODY_BYTES: larger request bodies answer 413
+	MaxImportBytes int64         // CHORUS_HTTP_MAX_IMPORT_BYTES: the same for a contact import's CSV file
 	RequestTimeout time.Duration // CHORUS_HTTP_REQUEST_TIMEOUT: deadline of each backend call
 
 	// Wiring is the logger and the addresses of the services (registry.Gateway.Needs): orgs and
@@ -59,6 +60,7 @@ type Config struct {
 // Defaults of the settings that have one.
 const (
 	defaultMaxBodyBytes   = 1 << 20
+	defaultMaxImportBytes = 1 << 30 // about ten million rows
 	defaultRequestTimeout = 30 * time.Second
 	defaultJWKSRefresh    = 15 * time.Minute
 )
@@ -89,6 +91,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		RateBurst:      r.Int("CHORUS_RATE_BURST", 100, 1),
 		MaxBodyBytes:   int64(r.Int("CHORUS_HTTP_MAX_BODY_BYTES", defaultMaxBodyBytes, 1)),
 		RequestTimeout: r.Duration("CHORUS_HTTP_REQUEST_TIMEOUT", defaultRequestTimeout),
+		MaxImportBytes: int64(r.Int("CHORUS_HTTP_MAX_IMPORT_BYTES", defaultMaxImportBytes, 1)),
 	}
 }
 
@@ -111,6 +114,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = defaultRequestTimeout
+	}
+	if c.MaxImportBytes <= 0 {
+		c.MaxImportBytes = defaultMaxImportBytes
 	}
 	if c.JWKSRefresh <= 0 {
 		c.JWKSRefresh = defaultJWKSRefresh

@@ -61,7 +61,9 @@ func (m *idempotency) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		values, sent := r.Header[idempotencyHeader]
 		p, ok := tenant.FromContext(r.Context())
-		if r.Method != http.MethodPost || !sent || !ok {
+		// The import upload is streamed, never held whole to be fingerprinted; importing a file
+		// again changes nothing, so its retry needs no key.
+		if r.Method != http.MethodPost || !sent || !ok || isImportUpload(r) {
 			next(w, r, params)
 			return
 		}

@@ -67,6 +67,14 @@ func newAPIMux(ctx context.Context, b backendConns, idem *idempotency, log *slog
 	if err := contactsv1.RegisterContactsServiceHandlerClient(ctx, mux, contactsv1.NewContactsServiceClient(answerConn{b.contacts})); err != nil {
 		return nil, fmt.Errorf("gateway: register contacts routes: %w", err)
 	}
+	// The import's file travels as a stream both ways, so its client reads messages.
+	contacts := contactsv1.NewContactsServiceClient(b.contacts)
+	if err := mux.HandlePath(http.MethodPost, importsPath, importHandler(mux, contacts)); err != nil {
+		return nil, fmt.Errorf("gateway: register the contact import: %w", err)
+	}
+	if err := mux.HandlePath(http.MethodGet, rejectedPath, rejectedHandler(mux, contacts)); err != nil {
+		return nil, fmt.Errorf("gateway: register the import's rejected rows: %w", err)
+	}
 	if b.billing != nil {
 		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(answerConn{b.billing})); err != nil {
 			return nil, fmt.Errorf("gateway: register billing routes: %w", err)
@@ -146,6 +154,9 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 	}
 	maps.Copy(ops, docsRoutes())
 	protected := auth.middleware(requestDeadline(g.cfg.RequestTimeout, tenancy(access, limiter, g.log, api)))
+	// An import's upload lasts as long as its file takes to send: no request deadline, and its
+	// own body limit.
+	upload := auth.middleware(tenancy(access, limiter, g.log, api))
 	dispatch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
 		if h, ok := ops[r.URL.Path]; ok {
@@ -163,6 +174,13 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		if h, route, ok := public.match(r.URL.Path); ok {
 			labelRoute(r, route)
 			requestDeadline(g.cfg.RequestTimeout, h).ServeHTTP(w, r)
+			return
+		}
+		if isImportUpload(r) {
+			if capBody(w, r, g.cfg.MaxImportBytes) {
+				info.route = routeAPIUnrouted
+				upload.ServeHTTP(w, r)
+			}
 			return
 		}
 		if !capBody(w, r, g.cfg.MaxBodyBytes) {

@@ -1,6 +1,7 @@
 // Command chorusctl is the operator CLI: it creates organizations and memberships through the
 // internal orgs API, sets up billing accounts and plans and grants credits through the internal
-// billing API, adds sending numbers through the internal messaging API, delivers sandbox texts
+// billing API, adds sending numbers through the internal messaging API, imports contact files
+// through the internal contacts API, delivers sandbox texts
 // through the public webhook, and signs dev access tokens. Every command prints one JSON object
 // on stdout.
 package main
@@ -41,13 +42,14 @@ var commands = []struct{ name, flags string }{
 	{"number add", "--org ID --number E164 [--default] [--mps N]"},
 	{"sandbox inbound", "--to E164 --from PHONE --body TEXT [--media URL]..."},
 	{"token", "--user SUBJECT [--ttl 1h]"},
+	{"import", "--org ID FILE"},
 }
 
 // usage is printed on a bad command line, or on stdout when asked for; the services'
 // addresses come from the registry.
 var usage = usageOf("") + `
 environment:
-` + addrVars(registry.Orgs, registry.Billing, registry.Messaging) +
+` + addrVars(registry.Orgs, registry.Contacts, registry.Billing, registry.Messaging) +
 	`  CHORUS_PUBLIC_URL          the gateway's public URL (default http://$` + registry.Gateway.AddrVar + `, else ` + defaultPublicURL + `)
   CHORUS_SANDBOX_AUTH_TOKEN  signs sandbox webhooks (default: the local stack's)
   CHORUS_DEV_KEY             dev signing key of the local stack (default .run/dev-key.pem)
@@ -301,6 +303,8 @@ func run(ctx context.Context, name string, fs *flag.FlagSet, args []string, stde
 		return map[string]string{"token": tok}, nil
 	case "billing set-status":
 		return billingSetStatus(ctx, fs, args)
+	case "import":
+		return importFile(ctx, fs, args, stderr)
 	}
 	return nil, fmt.Errorf("command %q is listed but not run", name)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/pkg/twilio"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
+	"github.com/chorus-sms/chorus/services/contacts/internal/imports"
 	"github.com/chorus-sms/chorus/services/contacts/internal/lookup"
 	"github.com/chorus-sms/chorus/services/contacts/internal/server"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
@@ -63,6 +64,9 @@ type Config struct {
 	service.Storage        // CHORUS_DATABASE_URL, CHORUS_REDIS_URL, CHORUS_DB_MAX_CONNS
 	CursorSecret    string // CHORUS_CURSOR_SECRET: signs list cursors; every replica must share it
 	LookupProvider  string // CHORUS_LOOKUP_PROVIDER: "sandbox" (default) or "twilio"
+	// LookupRate is CHORUS_LOOKUP_RATE: an import's lookups started a second, the provider's
+	// rate limit (default lookup.DefaultPerSecond; 0 means the default).
+	LookupRate int
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
 	// with the twilio provider) and CHORUS_TWILIO_LOOKUP_URL (default the Twilio Lookup host).
 	Twilio         twilio.LookupConfig
@@ -76,6 +80,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         twilio.LookupConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", twilio.DefaultLookupURL)},
+		LookupRate:     r.Int("CHORUS_LOOKUP_RATE", lookup.DefaultPerSecond, 1),
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {
 		cfg.Twilio.AccountSID = r.Secret("CHORUS_TWILIO_ACCOUNT_SID", "")
@@ -119,13 +124,16 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		}
 		sh.OnClose(inOrderPool.Close) // the last closer: after the gRPC server and the jobs stop
 		st := store.New(sh.Pool, inOrderPool)
-		jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, sh.Log)
+		var batches store.BulkLookupQueue // the client below, which works the import jobs too
+		importQueue := imports.Queue(st, &batches, server.RejectReason, sh.Log)
+		jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, lookup.Bulk{Source: st, PerSecond: cfg.LookupRate}, sh.Log, importQueue)
 		if err != nil {
 			return err
 		}
+		batches = jobs
 		sh.Starts("lookup jobs", jobs)
 		sh.GRPC = rpcserver.New(sh.Log)
-		contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, cursor.New(cfg.CursorSecret)))
+		contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, imports.Enqueuer{Jobs: jobs}, cursor.New(cfg.CursorSecret)))
 		sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
 		return nil
 	})

@@ -54,7 +54,7 @@ var migrated = pgtest.NewTemplate("contacts", func(ctx context.Context, dsn stri
 
 func config(dsn, redisURL string) contacts.Config {
 	return contacts.Config{
-		Storage: service.Storage{DatabaseURL: dsn, RedisURL: redisURL}, CursorSecret: "test-secret", LookupProvider: "sandbox",
+		Storage: service.Storage{DatabaseURL: dsn, RedisURL: redisURL}, CursorSecret: "test-secret", LookupProvider: "sandbox", LookupRate: 10000,
 		Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 	}
 }

@@ -62,7 +62,7 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), messaging, fanout, polls, analytics, webhooks or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), import-e2e, messaging, fanout, polls, analytics, webhooks or all")
 	pollParticipants := flag.Int("pollparticipants", 10_000, "participants of the polls case")
 	pollQuestions := flag.Int("pollquestions", 5, "questions of the polls case")
 	pollConc := flag.Int("pollconc", 32, "answer webhooks in flight at once in the polls case")
@@ -85,6 +85,7 @@ func main() {
 	listContacts := flag.Int("listcontacts", 5000, "contacts of the list-e2e case's organization")
 	e2eFor := flag.Duration("e2etime", 30*time.Second, "how long each side of the list-e2e and create-e2e cases runs")
 	e2eRecipients := flag.String("recipients", "20000", "contacts of the campaign-e2e case, comma separated for several runs")
+	importRows := flag.Int("importrows", 1_000_000, "rows of the import-e2e case's file")
 	e2eNumbers := flag.String("e2enumbers", "1,10", "sending numbers of the campaign-e2e case (a campaign from each, to its share of the contacts), comma separated for several runs")
 	flag.Parse()
 	// The fan-out case profiles its fan-out alone.
@@ -126,6 +127,9 @@ func main() {
 	}
 	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "create-e2e") {
 		err = benchCreateE2E(ctx, *e2eFor)
+	}
+	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "import-e2e") {
+		err = benchImportE2E(ctx, *importRows)
 	}
 	if err == nil && (*suite == "all" || *suite == "contacts" || *suite == "load" || *suite == "hops") {
 		err = run(ctx, contactsRun{total: *total, big: *big, n: *n, dbName: *dbName, reseed: *reseed,

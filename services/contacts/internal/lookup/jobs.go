@@ -60,19 +60,31 @@ type worker struct {
 // Timeout bounds one attempt; the provider's own HTTP timeout is shorter.
 func (w *worker) Timeout(*river.Job[Args]) time.Duration { return 30 * time.Second }
 
-// Work asks the provider and records the answer. A failed attempt returns its error so River
-// retries with backoff; an undetermined line type is not retried.
+// Work looks the phone up; a failed attempt returns its error so River retries with backoff.
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	a := job.Args
-	textable, err := w.provider.Textable(ctx, a.Phone)
+	err := w.lookUp(ctx, a.OrganizationID, a.ContactID, a.Phone)
 	if errors.Is(err, ErrUndetermined) {
-		w.log.WarnContext(ctx, "phone lookup undetermined; contact stays null", "contact", a.ContactID, "err", err)
 		return river.JobCancel(err)
 	}
 	if err != nil {
-		return fmt.Errorf("phone lookup of contact %s (attempt %d of %d): %w", a.ContactID, job.Attempt, job.MaxAttempts, err)
+		return fmt.Errorf("%w (attempt %d of %d)", err, job.Attempt, job.MaxAttempts)
 	}
-	_, err = w.recorder.SetTextable(ctx, a.OrganizationID, a.ContactID, a.Phone, textable)
+	return nil
+}
+
+// lookUp asks the provider and records the answer. An undetermined line type is logged and
+// returned as ErrUndetermined, not to be retried: the contact stays null.
+func (w *worker) lookUp(ctx context.Context, org, contact uuid.UUID, phone string) error {
+	textable, err := w.provider.Textable(ctx, phone)
+	if errors.Is(err, ErrUndetermined) {
+		w.log.WarnContext(ctx, "phone lookup undetermined; contact stays null", "contact", contact, "err", err)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("phone lookup of contact %s: %w", contact, err)
+	}
+	_, err = w.recorder.SetTextable(ctx, org, contact, phone, textable)
 	return err
 }
 
@@ -81,13 +93,29 @@ type Jobs struct {
 	*jobs.Client
 }
 
-// NewJobs builds the River client; Start begins working.
-func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, log *slog.Logger) (*Jobs, error) {
+// Queue is another kind of the service's jobs, worked by the same River client in a queue of
+// its own (so it never waits behind lookups, nor they behind it).
+type Queue struct {
+	Name       string
+	MaxWorkers int
+	Add        func(*river.Workers)
+}
+
+// NewJobs builds the River client, working lookups and the other queues; Start begins working.
+// An import's lookups are worked as bulk says.
+func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, bulk Bulk, log *slog.Logger, more ...Queue) (*Jobs, error) {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &worker{provider: p, recorder: rec, log: log})
+	w := &worker{provider: p, recorder: rec, log: log}
+	river.AddWorker(workers, w)
+	river.AddWorker(workers, &batchWorker{one: w, source: bulk.Source, pace: newPacer(bulk.PerSecond)})
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}, BatchQueue: {MaxWorkers: batchWorkers}}
+	for _, q := range more {
+		q.Add(workers)
+		queues[q.Name] = river.QueueConfig{MaxWorkers: q.MaxWorkers}
+	}
 	c, err := jobs.NewClient("lookup", pool, &river.Config{
 		Schema:  schema,
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
+		Queues:  queues,
 		Workers: workers,
 		Logger:  log,
 		// Inserts notify the queue, but River rate-limits those notifications; polling this

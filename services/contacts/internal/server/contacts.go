@@ -17,13 +17,11 @@ func (s *Server) CreateContact(ctx context.Context, req *contactsv1.CreateContac
 		return nil, err
 	}
 	v := newValidator()
-	ch := store.Changes{
-		Phone: v.phone(req.Phone, false), Email: v.email(req.Email, false),
-		FirstName: v.text("firstName", req.FirstName, maxNameLen), LastName: v.text("lastName", req.LastName, maxNameLen),
-		Address: v.text("address", req.Address, maxAddressLen), City: v.text("city", req.City, maxNameLen),
-		State: v.state(req.State), Zip: v.zip("zip", req.Zip), Timezone: v.timezone(req.Timezone),
-		Tags: v.tags("tags", req.GetTags()), CustomFields: v.customFields(req.GetCustomFields()),
-	}
+	ch := v.created(createFields{
+		Phone: req.Phone, Email: req.Email, FirstName: req.FirstName, LastName: req.LastName,
+		Address: req.Address, City: req.City, State: req.State, Zip: req.Zip, Timezone: req.Timezone,
+	})
+	ch.Tags, ch.CustomFields = v.tags("tags", req.GetTags()), v.customFields(req.GetCustomFields())
 	if err := v.err(); err != nil {
 		return nil, err
 	}
@@ -37,6 +35,22 @@ func (s *Server) CreateContact(ctx context.Context, req *contactsv1.CreateContac
 		httpcode.Set(ctx, 200)
 	}
 	return &contactsv1.CreateContactResponse{Contact: toCreated(c, created)}, nil
+}
+
+// createFields are the single-valued fields of a create: a request's or an import row's (nil:
+// not sent).
+type createFields struct {
+	Phone, Email, FirstName, LastName, Address, City, State, Zip, Timezone *string
+}
+
+// created validates a create's single-valued fields, the rules a POST and an import share.
+func (v *validator) created(f createFields) store.Changes {
+	return store.Changes{
+		Phone: v.phone(f.Phone, false), Email: v.email(f.Email, false),
+		FirstName: v.text("firstName", f.FirstName, maxNameLen), LastName: v.text("lastName", f.LastName, maxNameLen),
+		Address: v.text("address", f.Address, maxAddressLen), City: v.text("city", f.City, maxNameLen),
+		State: v.state(f.State), Zip: v.zip("zip", f.Zip), Timezone: v.timezone(f.Timezone),
+	}
 }
 
 // GetContact returns one contact with its custom fields.

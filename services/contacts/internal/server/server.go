@@ -21,12 +21,14 @@ type Server struct {
 	contactsv1.UnimplementedContactsServiceServer
 	store   *store.Store
 	lookups store.LookupQueue
+	imports store.ImportQueue
 	cursors *cursor.Codec
 }
 
-// New returns a Server that queues phone lookups on lookups and signs list cursors with cursors.
-func New(st *store.Store, lookups store.LookupQueue, cursors *cursor.Codec) *Server {
-	return &Server{store: st, lookups: lookups, cursors: cursors}
+// New returns a Server that queues phone lookups on lookups, import jobs on imports, and signs
+// list cursors with cursors.
+func New(st *store.Store, lookups store.LookupQueue, imports store.ImportQueue, cursors *cursor.Codec) *Server {
+	return &Server{store: st, lookups: lookups, imports: imports, cursors: cursors}
 }
 
 // pathID parses an id from the URL path. One that is not a UUID cannot exist, so it is answered

@@ -172,28 +172,17 @@ func (v *validator) tagList(lv *structpb.ListValue) []string {
 }
 
 // customFields checks a sent object: at most store.MaxCustomFields keys usable as merge
-// fields, each a string, number or boolean. The result is nil only when nothing was sent.
+// fields (customValues), each a string, number or boolean. The result is nil only when nothing
+// was sent.
 func (v *validator) customFields(st *structpb.Struct) map[string]any {
 	if st == nil {
 		return nil
 	}
 	fields := st.GetFields()
-	if len(fields) > store.MaxCustomFields {
-		v.fields.Add("customFields", "at most "+strconv.Itoa(store.MaxCustomFields)+" custom fields")
-		return nil
-	}
 	out := make(map[string]any, len(fields))
 	for k, val := range fields {
-		if !customFieldKey.MatchString(k) || builtinMergeFields[strings.ToLower(k)] {
-			v.fields.Add("customFields", "keys must start with a letter, hold only letters, digits and _, be at most 64 long, and not be a built-in merge field ("+k+")")
-			return nil
-		}
 		switch x := val.GetKind().(type) {
 		case *structpb.Value_StringValue:
-			if utf8.RuneCountInString(x.StringValue) > maxCustomValueLen {
-				v.fields.Add("customFields", "values are at most "+strconv.Itoa(maxCustomValueLen)+" characters ("+k+")")
-				return nil
-			}
 			out[k] = x.StringValue
 		case *structpb.Value_NumberValue:
 			if math.IsNaN(x.NumberValue) || math.IsInf(x.NumberValue, 0) {
@@ -208,7 +197,35 @@ func (v *validator) customFields(st *structpb.Struct) map[string]any {
 			return nil
 		}
 	}
+	if !v.customValues(out) {
+		return nil
+	}
 	return out
+}
+
+// customValues checks custom fields from a request or an import's row: how many, the keys,
+// and the length of string values.
+func (v *validator) customValues(fields map[string]any) bool {
+	if len(fields) > store.MaxCustomFields {
+		v.fields.Add("customFields", "at most "+strconv.Itoa(store.MaxCustomFields)+" custom fields")
+		return false
+	}
+	for k, val := range fields {
+		if !validCustomKey(k) {
+			v.fields.Add("customFields", "keys must start with a letter, hold only letters, digits and _, be at most 64 long, and not be a built-in merge field ("+k+")")
+			return false
+		}
+		if s, ok := val.(string); ok && utf8.RuneCountInString(s) > maxCustomValueLen {
+			v.fields.Add("customFields", "values are at most "+strconv.Itoa(maxCustomValueLen)+" characters ("+k+")")
+			return false
+		}
+	}
+	return true
+}
+
+// validCustomKey reports whether k can name a custom field (a {{k}} merge field).
+func validCustomKey(k string) bool {
+	return customFieldKey.MatchString(k) && !builtinMergeFields[strings.ToLower(k)]
 }
 
 // emptyOrNil is what an empty phone or email means: removal when clearable, else not sent.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -131,6 +132,23 @@ func (ch Changes) newContact() Contact {
 	c := Contact{Tags: []string{}, CustomFields: map[string]any{}, IsOptedIn: true}
 	ch.replaceInto(&c)
 	return c
+}
+
+// sameContent reports whether a and b hold the same writable fields (mergeInto's result
+// against the row it started from).
+func sameContent(a, b Contact) bool {
+	return holds(a.Phone, deref(b.Phone)) && holds(a.Email, deref(b.Email)) &&
+		a.FirstName == b.FirstName && a.LastName == b.LastName && a.Address == b.Address &&
+		a.City == b.City && a.State == b.State && a.Zip == b.Zip && a.Timezone == b.Timezone &&
+		a.IsStarred == b.IsStarred && a.IsArchived == b.IsArchived &&
+		slices.Equal(a.Tags, b.Tags) && maps.Equal(a.CustomFields, b.CustomFields)
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // holds reports whether p holds s, a nil p holding "".

@@ -63,6 +63,20 @@ func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
 
+	c, created, err := createOrMergeTx(ctx, tx, org, ch, q)
+	if err != nil {
+		return Contact{}, false, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Contact{}, false, fmt.Errorf("commit create: %w", err)
+	}
+	return c, created, nil
+}
+
+// createOrMergeTx is one attempt of a create inside tx: a POST's own transaction, or an
+// import's batch (under a savepoint per row). The import path shares it so both keep one set
+// of merge rules.
+func createOrMergeTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch Changes, q LookupQueue) (Contact, bool, error) {
 	c, err := insertContact(ctx, tx, org, ch.newContact())
 	created, phoneChanged := err == nil, err == nil && c.Phone != nil
 	if errors.Is(err, errRaced) {
@@ -75,9 +89,6 @@ func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes
 		if err := q.EnqueueTx(ctx, tx, org, c.ID, *c.Phone, c.UpdatedAt); err != nil {
 			return Contact{}, false, err
 		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return Contact{}, false, fmt.Errorf("commit create: %w", err)
 	}
 	return c, created, nil
 }
@@ -112,8 +123,14 @@ func mergeExisting(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch Changes) (c
 		return Contact{}, false, ErrAmbiguous
 	}
 	c = matches[0]
+	before := c
 	if phoneChanged, err = ch.mergeInto(&c); err != nil {
 		return Contact{}, false, err
+	}
+	if sameContent(before, c) {
+		// Nothing new (the same row sent again, a file imported twice): nothing is written,
+		// so updatedAt keeps saying when the contact last changed.
+		return before, false, nil
 	}
 	if err := updateContact(ctx, tx, &c); err != nil {
 		if _, dup := uniqueViolation(err); dup {

@@ -1286,6 +1286,401 @@ func (x *GetContactRequest) GetId() string {
 	return ""
 }
 
+// ImportContactsRequest is the next chunk of the CSV file, in order.
+type ImportContactsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportContactsRequest) Reset() {
+	*x = ImportContactsRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportContactsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportContactsRequest) ProtoMessage() {}
+
+func (x *ImportContactsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportContactsRequest.ProtoReflect.Descriptor instead.
+func (*ImportContactsRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ImportContactsRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// ImportContactsResponse is the import just accepted.
+type ImportContactsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContactImport *ContactImport         `protobuf:"bytes,1,opt,name=contact_import,json=contactImport,proto3" json:"contact_import,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportContactsResponse) Reset() {
+	*x = ImportContactsResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportContactsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportContactsResponse) ProtoMessage() {}
+
+func (x *ImportContactsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportContactsResponse.ProtoReflect.Descriptor instead.
+func (*ImportContactsResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ImportContactsResponse) GetContactImport() *ContactImport {
+	if x != nil {
+		return x.ContactImport
+	}
+	return nil
+}
+
+// GetContactImportRequest names one import.
+type GetContactImportRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetContactImportRequest) Reset() {
+	*x = GetContactImportRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetContactImportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetContactImportRequest) ProtoMessage() {}
+
+func (x *GetContactImportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetContactImportRequest.ProtoReflect.Descriptor instead.
+func (*GetContactImportRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GetContactImportRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetContactImportResponse wraps the import.
+type GetContactImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ContactImport *ContactImport         `protobuf:"bytes,1,opt,name=contact_import,json=contactImport,proto3" json:"contact_import,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetContactImportResponse) Reset() {
+	*x = GetContactImportResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetContactImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetContactImportResponse) ProtoMessage() {}
+
+func (x *GetContactImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetContactImportResponse.ProtoReflect.Descriptor instead.
+func (*GetContactImportResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GetContactImportResponse) GetContactImport() *ContactImport {
+	if x != nil {
+		return x.ContactImport
+	}
+	return nil
+}
+
+// StreamRejectedRowsRequest names one import.
+type StreamRejectedRowsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamRejectedRowsRequest) Reset() {
+	*x = StreamRejectedRowsRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamRejectedRowsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamRejectedRowsRequest) ProtoMessage() {}
+
+func (x *StreamRejectedRowsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamRejectedRowsRequest.ProtoReflect.Descriptor instead.
+func (*StreamRejectedRowsRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *StreamRejectedRowsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// StreamRejectedRowsResponse is the next chunk of the rejected rows' CSV.
+type StreamRejectedRowsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamRejectedRowsResponse) Reset() {
+	*x = StreamRejectedRowsResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamRejectedRowsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamRejectedRowsResponse) ProtoMessage() {}
+
+func (x *StreamRejectedRowsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamRejectedRowsResponse.ProtoReflect.Descriptor instead.
+func (*StreamRejectedRowsResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *StreamRejectedRowsResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// ContactImport is a bulk import of a CSV file and its progress.
+type ContactImport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// queued, running, completed or failed.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// Data rows in the file.
+	Total int32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	// Rows merged or rejected so far.
+	Processed int32 `protobuf:"varint,4,opt,name=processed,proto3" json:"processed,omitempty"`
+	// Rows that created a contact.
+	Created int32 `protobuf:"varint,5,opt,name=created,proto3" json:"created,omitempty"`
+	// Rows merged into an existing contact (of the organization or of an earlier row).
+	Merged int32 `protobuf:"varint,6,opt,name=merged,proto3" json:"merged,omitempty"`
+	// Rows rejected, each with its reason (GET .../rejected).
+	Rejected int32 `protobuf:"varint,7,opt,name=rejected,proto3" json:"rejected,omitempty"`
+	// Phone lookups the import queued that have not finished yet.
+	LookupsPending int32                  `protobuf:"varint,8,opt,name=lookups_pending,json=lookupsPending,proto3" json:"lookups_pending,omitempty"`
+	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Null until the import is completed or failed.
+	CompletedAt   *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContactImport) Reset() {
+	*x = ContactImport{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContactImport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContactImport) ProtoMessage() {}
+
+func (x *ContactImport) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContactImport.ProtoReflect.Descriptor instead.
+func (*ContactImport) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ContactImport) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ContactImport) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ContactImport) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ContactImport) GetProcessed() int32 {
+	if x != nil {
+		return x.Processed
+	}
+	return 0
+}
+
+func (x *ContactImport) GetCreated() int32 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *ContactImport) GetMerged() int32 {
+	if x != nil {
+		return x.Merged
+	}
+	return 0
+}
+
+func (x *ContactImport) GetRejected() int32 {
+	if x != nil {
+		return x.Rejected
+	}
+	return 0
+}
+
+func (x *ContactImport) GetLookupsPending() int32 {
+	if x != nil {
+		return x.LookupsPending
+	}
+	return 0
+}
+
+func (x *ContactImport) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *ContactImport) GetCompletedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletedAt
+	}
+	return nil
+}
+
 // GetContactResponse wraps the full contact.
 type GetContactResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1296,7 +1691,7 @@ type GetContactResponse struct {
 
 func (x *GetContactResponse) Reset() {
 	*x = GetContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[11]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1703,7 @@ func (x *GetContactResponse) String() string {
 func (*GetContactResponse) ProtoMessage() {}
 
 func (x *GetContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[11]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1716,7 @@ func (x *GetContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContactResponse.ProtoReflect.Descriptor instead.
 func (*GetContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{11}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetContactResponse) GetContact() *Contact {
@@ -1356,7 +1751,7 @@ type UpdateContactRequest struct {
 
 func (x *UpdateContactRequest) Reset() {
 	*x = UpdateContactRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[12]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1763,7 @@ func (x *UpdateContactRequest) String() string {
 func (*UpdateContactRequest) ProtoMessage() {}
 
 func (x *UpdateContactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[12]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1776,7 @@ func (x *UpdateContactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContactRequest.ProtoReflect.Descriptor instead.
 func (*UpdateContactRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{12}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UpdateContactRequest) GetId() string {
@@ -1492,7 +1887,7 @@ type UpdateContactResponse struct {
 
 func (x *UpdateContactResponse) Reset() {
 	*x = UpdateContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[13]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1899,7 @@ func (x *UpdateContactResponse) String() string {
 func (*UpdateContactResponse) ProtoMessage() {}
 
 func (x *UpdateContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[13]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1912,7 @@ func (x *UpdateContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContactResponse.ProtoReflect.Descriptor instead.
 func (*UpdateContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{13}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UpdateContactResponse) GetContact() *Contact {
@@ -1537,7 +1932,7 @@ type DeleteContactRequest struct {
 
 func (x *DeleteContactRequest) Reset() {
 	*x = DeleteContactRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[14]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +1944,7 @@ func (x *DeleteContactRequest) String() string {
 func (*DeleteContactRequest) ProtoMessage() {}
 
 func (x *DeleteContactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[14]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +1957,7 @@ func (x *DeleteContactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContactRequest.ProtoReflect.Descriptor instead.
 func (*DeleteContactRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{14}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeleteContactRequest) GetId() string {
@@ -1583,7 +1978,7 @@ type DeleteContactResponse struct {
 
 func (x *DeleteContactResponse) Reset() {
 	*x = DeleteContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[15]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1990,7 @@ func (x *DeleteContactResponse) String() string {
 func (*DeleteContactResponse) ProtoMessage() {}
 
 func (x *DeleteContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[15]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +2003,7 @@ func (x *DeleteContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContactResponse.ProtoReflect.Descriptor instead.
 func (*DeleteContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{15}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteContactResponse) GetId() string {
@@ -1640,7 +2035,7 @@ type Segment struct {
 
 func (x *Segment) Reset() {
 	*x = Segment{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[16]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +2047,7 @@ func (x *Segment) String() string {
 func (*Segment) ProtoMessage() {}
 
 func (x *Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[16]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +2060,7 @@ func (x *Segment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Segment.ProtoReflect.Descriptor instead.
 func (*Segment) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{16}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Segment) GetId() string {
@@ -1719,7 +2114,7 @@ type ListSegmentsRequest struct {
 
 func (x *ListSegmentsRequest) Reset() {
 	*x = ListSegmentsRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[17]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +2126,7 @@ func (x *ListSegmentsRequest) String() string {
 func (*ListSegmentsRequest) ProtoMessage() {}
 
 func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[17]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +2139,7 @@ func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSegmentsRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{17}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{24}
 }
 
 // ListSegmentsResponse lists segments, newest first.
@@ -1757,7 +2152,7 @@ type ListSegmentsResponse struct {
 
 func (x *ListSegmentsResponse) Reset() {
 	*x = ListSegmentsResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +2164,7 @@ func (x *ListSegmentsResponse) String() string {
 func (*ListSegmentsResponse) ProtoMessage() {}
 
 func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +2177,7 @@ func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSegmentsResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{18}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListSegmentsResponse) GetSegments() []*Segment {
@@ -1803,7 +2198,7 @@ type CreateSegmentRequest struct {
 
 func (x *CreateSegmentRequest) Reset() {
 	*x = CreateSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1815,7 +2210,7 @@ func (x *CreateSegmentRequest) String() string {
 func (*CreateSegmentRequest) ProtoMessage() {}
 
 func (x *CreateSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1828,7 +2223,7 @@ func (x *CreateSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSegmentRequest.ProtoReflect.Descriptor instead.
 func (*CreateSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{19}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateSegmentRequest) GetName() string {
@@ -1855,7 +2250,7 @@ type CreateSegmentResponse struct {
 
 func (x *CreateSegmentResponse) Reset() {
 	*x = CreateSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +2262,7 @@ func (x *CreateSegmentResponse) String() string {
 func (*CreateSegmentResponse) ProtoMessage() {}
 
 func (x *CreateSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2275,7 @@ func (x *CreateSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSegmentResponse.ProtoReflect.Descriptor instead.
 func (*CreateSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{20}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateSegmentResponse) GetSegment() *Segment {
@@ -1900,7 +2295,7 @@ type GetSegmentRequest struct {
 
 func (x *GetSegmentRequest) Reset() {
 	*x = GetSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1912,7 +2307,7 @@ func (x *GetSegmentRequest) String() string {
 func (*GetSegmentRequest) ProtoMessage() {}
 
 func (x *GetSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1925,7 +2320,7 @@ func (x *GetSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSegmentRequest.ProtoReflect.Descriptor instead.
 func (*GetSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{21}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetSegmentRequest) GetId() string {
@@ -1945,7 +2340,7 @@ type GetSegmentResponse struct {
 
 func (x *GetSegmentResponse) Reset() {
 	*x = GetSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2352,7 @@ func (x *GetSegmentResponse) String() string {
 func (*GetSegmentResponse) ProtoMessage() {}
 
 func (x *GetSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2365,7 @@ func (x *GetSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSegmentResponse.ProtoReflect.Descriptor instead.
 func (*GetSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{22}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetSegmentResponse) GetSegment() *Segment {
@@ -1992,7 +2387,7 @@ type UpdateSegmentRequest struct {
 
 func (x *UpdateSegmentRequest) Reset() {
 	*x = UpdateSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2004,7 +2399,7 @@ func (x *UpdateSegmentRequest) String() string {
 func (*UpdateSegmentRequest) ProtoMessage() {}
 
 func (x *UpdateSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2017,7 +2412,7 @@ func (x *UpdateSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSegmentRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{23}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *UpdateSegmentRequest) GetId() string {
@@ -2051,7 +2446,7 @@ type UpdateSegmentResponse struct {
 
 func (x *UpdateSegmentResponse) Reset() {
 	*x = UpdateSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2063,7 +2458,7 @@ func (x *UpdateSegmentResponse) String() string {
 func (*UpdateSegmentResponse) ProtoMessage() {}
 
 func (x *UpdateSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2076,7 +2471,7 @@ func (x *UpdateSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSegmentResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{24}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UpdateSegmentResponse) GetSegment() *Segment {
@@ -2096,7 +2491,7 @@ type DeleteSegmentRequest struct {
 
 func (x *DeleteSegmentRequest) Reset() {
 	*x = DeleteSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2503,7 @@ func (x *DeleteSegmentRequest) String() string {
 func (*DeleteSegmentRequest) ProtoMessage() {}
 
 func (x *DeleteSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2516,7 @@ func (x *DeleteSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSegmentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{25}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DeleteSegmentRequest) GetId() string {
@@ -2142,7 +2537,7 @@ type DeleteSegmentResponse struct {
 
 func (x *DeleteSegmentResponse) Reset() {
 	*x = DeleteSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2154,7 +2549,7 @@ func (x *DeleteSegmentResponse) String() string {
 func (*DeleteSegmentResponse) ProtoMessage() {}
 
 func (x *DeleteSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2167,7 +2562,7 @@ func (x *DeleteSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSegmentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{26}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DeleteSegmentResponse) GetId() string {
@@ -2194,7 +2589,7 @@ type FindContactByPhoneRequest struct {
 
 func (x *FindContactByPhoneRequest) Reset() {
 	*x = FindContactByPhoneRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2601,7 @@ func (x *FindContactByPhoneRequest) String() string {
 func (*FindContactByPhoneRequest) ProtoMessage() {}
 
 func (x *FindContactByPhoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2614,7 @@ func (x *FindContactByPhoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindContactByPhoneRequest.ProtoReflect.Descriptor instead.
 func (*FindContactByPhoneRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{27}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FindContactByPhoneRequest) GetPhone() string {
@@ -2239,7 +2634,7 @@ type FindContactByPhoneResponse struct {
 
 func (x *FindContactByPhoneResponse) Reset() {
 	*x = FindContactByPhoneResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2646,7 @@ func (x *FindContactByPhoneResponse) String() string {
 func (*FindContactByPhoneResponse) ProtoMessage() {}
 
 func (x *FindContactByPhoneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2659,7 @@ func (x *FindContactByPhoneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindContactByPhoneResponse.ProtoReflect.Descriptor instead.
 func (*FindContactByPhoneResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{28}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FindContactByPhoneResponse) GetContact() *Contact {
@@ -2284,7 +2679,7 @@ type RecordInboundRequest struct {
 
 func (x *RecordInboundRequest) Reset() {
 	*x = RecordInboundRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +2691,7 @@ func (x *RecordInboundRequest) String() string {
 func (*RecordInboundRequest) ProtoMessage() {}
 
 func (x *RecordInboundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +2704,7 @@ func (x *RecordInboundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordInboundRequest.ProtoReflect.Descriptor instead.
 func (*RecordInboundRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{29}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RecordInboundRequest) GetPhone() string {
@@ -2331,7 +2726,7 @@ type RecordInboundResponse struct {
 
 func (x *RecordInboundResponse) Reset() {
 	*x = RecordInboundResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2343,7 +2738,7 @@ func (x *RecordInboundResponse) String() string {
 func (*RecordInboundResponse) ProtoMessage() {}
 
 func (x *RecordInboundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2356,7 +2751,7 @@ func (x *RecordInboundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordInboundResponse.ProtoReflect.Descriptor instead.
 func (*RecordInboundResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{30}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RecordInboundResponse) GetFound() bool {
@@ -2389,7 +2784,7 @@ type SetConsentRequest struct {
 
 func (x *SetConsentRequest) Reset() {
 	*x = SetConsentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2796,7 @@ func (x *SetConsentRequest) String() string {
 func (*SetConsentRequest) ProtoMessage() {}
 
 func (x *SetConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2809,7 @@ func (x *SetConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConsentRequest.ProtoReflect.Descriptor instead.
 func (*SetConsentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{31}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetConsentRequest) GetPhone() string {
@@ -2460,7 +2855,7 @@ type SetConsentResponse struct {
 
 func (x *SetConsentResponse) Reset() {
 	*x = SetConsentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2867,7 @@ func (x *SetConsentResponse) String() string {
 func (*SetConsentResponse) ProtoMessage() {}
 
 func (x *SetConsentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2880,7 @@ func (x *SetConsentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConsentResponse.ProtoReflect.Descriptor instead.
 func (*SetConsentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{32}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetConsentResponse) GetFound() bool {
@@ -2526,7 +2921,7 @@ type CheckSendableRequest struct {
 
 func (x *CheckSendableRequest) Reset() {
 	*x = CheckSendableRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2538,7 +2933,7 @@ func (x *CheckSendableRequest) String() string {
 func (*CheckSendableRequest) ProtoMessage() {}
 
 func (x *CheckSendableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2551,7 +2946,7 @@ func (x *CheckSendableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSendableRequest.ProtoReflect.Descriptor instead.
 func (*CheckSendableRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{33}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CheckSendableRequest) GetPhones() []string {
@@ -2571,7 +2966,7 @@ type CheckSendableResponse struct {
 
 func (x *CheckSendableResponse) Reset() {
 	*x = CheckSendableResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2583,7 +2978,7 @@ func (x *CheckSendableResponse) String() string {
 func (*CheckSendableResponse) ProtoMessage() {}
 
 func (x *CheckSendableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2596,7 +2991,7 @@ func (x *CheckSendableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSendableResponse.ProtoReflect.Descriptor instead.
 func (*CheckSendableResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{34}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CheckSendableResponse) GetResults() []*Sendability {
@@ -2625,7 +3020,7 @@ type Sendability struct {
 
 func (x *Sendability) Reset() {
 	*x = Sendability{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2637,7 +3032,7 @@ func (x *Sendability) String() string {
 func (*Sendability) ProtoMessage() {}
 
 func (x *Sendability) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2650,7 +3045,7 @@ func (x *Sendability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sendability.ProtoReflect.Descriptor instead.
 func (*Sendability) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{35}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Sendability) GetPhone() string {
@@ -2711,7 +3106,7 @@ type StreamAudienceRequest struct {
 
 func (x *StreamAudienceRequest) Reset() {
 	*x = StreamAudienceRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +3118,7 @@ func (x *StreamAudienceRequest) String() string {
 func (*StreamAudienceRequest) ProtoMessage() {}
 
 func (x *StreamAudienceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +3131,7 @@ func (x *StreamAudienceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAudienceRequest.ProtoReflect.Descriptor instead.
 func (*StreamAudienceRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{36}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StreamAudienceRequest) GetSegmentId() string {
@@ -2789,7 +3184,7 @@ type AudienceMember struct {
 
 func (x *AudienceMember) Reset() {
 	*x = AudienceMember{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +3196,7 @@ func (x *AudienceMember) String() string {
 func (*AudienceMember) ProtoMessage() {}
 
 func (x *AudienceMember) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +3209,7 @@ func (x *AudienceMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AudienceMember.ProtoReflect.Descriptor instead.
 func (*AudienceMember) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{37}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AudienceMember) GetContactId() string {
@@ -2904,7 +3299,7 @@ type StreamAudienceResponse struct {
 
 func (x *StreamAudienceResponse) Reset() {
 	*x = StreamAudienceResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2916,7 +3311,7 @@ func (x *StreamAudienceResponse) String() string {
 func (*StreamAudienceResponse) ProtoMessage() {}
 
 func (x *StreamAudienceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2929,7 +3324,7 @@ func (x *StreamAudienceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAudienceResponse.ProtoReflect.Descriptor instead.
 func (*StreamAudienceResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{38}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *StreamAudienceResponse) GetMembers() []*AudienceMember {
@@ -3092,7 +3487,32 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x15CreateContactResponse\x12<\n" +
 	"\acontact\x18\x01 \x01(\v2\".chorus.contacts.v1.CreatedContactR\acontact\"#\n" +
 	"\x11GetContactRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"K\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"+\n" +
+	"\x15ImportContactsRequest\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"b\n" +
+	"\x16ImportContactsResponse\x12H\n" +
+	"\x0econtact_import\x18\x01 \x01(\v2!.chorus.contacts.v1.ContactImportR\rcontactImport\")\n" +
+	"\x17GetContactImportRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"d\n" +
+	"\x18GetContactImportResponse\x12H\n" +
+	"\x0econtact_import\x18\x01 \x01(\v2!.chorus.contacts.v1.ContactImportR\rcontactImport\"+\n" +
+	"\x19StreamRejectedRowsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"0\n" +
+	"\x1aStreamRejectedRowsResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\xdc\x02\n" +
+	"\rContactImport\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\x05R\x05total\x12\x1c\n" +
+	"\tprocessed\x18\x04 \x01(\x05R\tprocessed\x12\x18\n" +
+	"\acreated\x18\x05 \x01(\x05R\acreated\x12\x16\n" +
+	"\x06merged\x18\x06 \x01(\x05R\x06merged\x12\x1a\n" +
+	"\brejected\x18\a \x01(\x05R\brejected\x12'\n" +
+	"\x0flookups_pending\x18\b \x01(\x05R\x0elookupsPending\x129\n" +
+	"\n" +
+	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12=\n" +
+	"\fcompleted_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"K\n" +
 	"\x12GetContactResponse\x125\n" +
 	"\acontact\x18\x01 \x01(\v2\x1b.chorus.contacts.v1.ContactR\acontact\"\xe9\x04\n" +
 	"\x14UpdateContactRequest\x12\x0e\n" +
@@ -3234,14 +3654,17 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x19SENDABLE_REASON_OPTED_OUT\x10\x03\x12 \n" +
 	"\x1cSENDABLE_REASON_NOT_TEXTABLE\x10\x04\x12\"\n" +
 	"\x1eSENDABLE_REASON_LOOKUP_PENDING\x10\x05\x12!\n" +
-	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\xe4\f\n" +
+	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\xb5\x0f\n" +
 	"\x0fContactsService\x12a\n" +
 	"\fListContacts\x12'.chorus.contacts.v1.ListContactsRequest\x1a(.chorus.contacts.v1.ListContactsResponse\x12d\n" +
 	"\rCreateContact\x12(.chorus.contacts.v1.CreateContactRequest\x1a).chorus.contacts.v1.CreateContactResponse\x12[\n" +
 	"\n" +
 	"GetContact\x12%.chorus.contacts.v1.GetContactRequest\x1a&.chorus.contacts.v1.GetContactResponse\x12d\n" +
 	"\rUpdateContact\x12(.chorus.contacts.v1.UpdateContactRequest\x1a).chorus.contacts.v1.UpdateContactResponse\x12d\n" +
-	"\rDeleteContact\x12(.chorus.contacts.v1.DeleteContactRequest\x1a).chorus.contacts.v1.DeleteContactResponse\x12a\n" +
+	"\rDeleteContact\x12(.chorus.contacts.v1.DeleteContactRequest\x1a).chorus.contacts.v1.DeleteContactResponse\x12i\n" +
+	"\x0eImportContacts\x12).chorus.contacts.v1.ImportContactsRequest\x1a*.chorus.contacts.v1.ImportContactsResponse(\x01\x12m\n" +
+	"\x10GetContactImport\x12+.chorus.contacts.v1.GetContactImportRequest\x1a,.chorus.contacts.v1.GetContactImportResponse\x12u\n" +
+	"\x12StreamRejectedRows\x12-.chorus.contacts.v1.StreamRejectedRowsRequest\x1a..chorus.contacts.v1.StreamRejectedRowsResponse0\x01\x12a\n" +
 	"\fListSegments\x12'.chorus.contacts.v1.ListSegmentsRequest\x1a(.chorus.contacts.v1.ListSegmentsResponse\x12d\n" +
 	"\rCreateSegment\x12(.chorus.contacts.v1.CreateSegmentRequest\x1a).chorus.contacts.v1.CreateSegmentResponse\x12[\n" +
 	"\n" +
@@ -3269,7 +3692,7 @@ func file_contacts_v1_contacts_proto_rawDescGZIP() []byte {
 }
 
 var file_contacts_v1_contacts_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_contacts_v1_contacts_proto_goTypes = []any{
 	(SendableReason)(0),                // 0: chorus.contacts.v1.SendableReason
 	(*CountContactsRequest)(nil),       // 1: chorus.contacts.v1.CountContactsRequest
@@ -3283,123 +3706,140 @@ var file_contacts_v1_contacts_proto_goTypes = []any{
 	(*CreateContactRequest)(nil),       // 9: chorus.contacts.v1.CreateContactRequest
 	(*CreateContactResponse)(nil),      // 10: chorus.contacts.v1.CreateContactResponse
 	(*GetContactRequest)(nil),          // 11: chorus.contacts.v1.GetContactRequest
-	(*GetContactResponse)(nil),         // 12: chorus.contacts.v1.GetContactResponse
-	(*UpdateContactRequest)(nil),       // 13: chorus.contacts.v1.UpdateContactRequest
-	(*UpdateContactResponse)(nil),      // 14: chorus.contacts.v1.UpdateContactResponse
-	(*DeleteContactRequest)(nil),       // 15: chorus.contacts.v1.DeleteContactRequest
-	(*DeleteContactResponse)(nil),      // 16: chorus.contacts.v1.DeleteContactResponse
-	(*Segment)(nil),                    // 17: chorus.contacts.v1.Segment
-	(*ListSegmentsRequest)(nil),        // 18: chorus.contacts.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),       // 19: chorus.contacts.v1.ListSegmentsResponse
-	(*CreateSegmentRequest)(nil),       // 20: chorus.contacts.v1.CreateSegmentRequest
-	(*CreateSegmentResponse)(nil),      // 21: chorus.contacts.v1.CreateSegmentResponse
-	(*GetSegmentRequest)(nil),          // 22: chorus.contacts.v1.GetSegmentRequest
-	(*GetSegmentResponse)(nil),         // 23: chorus.contacts.v1.GetSegmentResponse
-	(*UpdateSegmentRequest)(nil),       // 24: chorus.contacts.v1.UpdateSegmentRequest
-	(*UpdateSegmentResponse)(nil),      // 25: chorus.contacts.v1.UpdateSegmentResponse
-	(*DeleteSegmentRequest)(nil),       // 26: chorus.contacts.v1.DeleteSegmentRequest
-	(*DeleteSegmentResponse)(nil),      // 27: chorus.contacts.v1.DeleteSegmentResponse
-	(*FindContactByPhoneRequest)(nil),  // 28: chorus.contacts.v1.FindContactByPhoneRequest
-	(*FindContactByPhoneResponse)(nil), // 29: chorus.contacts.v1.FindContactByPhoneResponse
-	(*RecordInboundRequest)(nil),       // 30: chorus.contacts.v1.RecordInboundRequest
-	(*RecordInboundResponse)(nil),      // 31: chorus.contacts.v1.RecordInboundResponse
-	(*SetConsentRequest)(nil),          // 32: chorus.contacts.v1.SetConsentRequest
-	(*SetConsentResponse)(nil),         // 33: chorus.contacts.v1.SetConsentResponse
-	(*CheckSendableRequest)(nil),       // 34: chorus.contacts.v1.CheckSendableRequest
-	(*CheckSendableResponse)(nil),      // 35: chorus.contacts.v1.CheckSendableResponse
-	(*Sendability)(nil),                // 36: chorus.contacts.v1.Sendability
-	(*StreamAudienceRequest)(nil),      // 37: chorus.contacts.v1.StreamAudienceRequest
-	(*AudienceMember)(nil),             // 38: chorus.contacts.v1.AudienceMember
-	(*StreamAudienceResponse)(nil),     // 39: chorus.contacts.v1.StreamAudienceResponse
-	(*structpb.Struct)(nil),            // 40: google.protobuf.Struct
-	(*wrapperspb.BoolValue)(nil),       // 41: google.protobuf.BoolValue
-	(*timestamppb.Timestamp)(nil),      // 42: google.protobuf.Timestamp
-	(*wrapperspb.Int32Value)(nil),      // 43: google.protobuf.Int32Value
-	(*structpb.ListValue)(nil),         // 44: google.protobuf.ListValue
+	(*ImportContactsRequest)(nil),      // 12: chorus.contacts.v1.ImportContactsRequest
+	(*ImportContactsResponse)(nil),     // 13: chorus.contacts.v1.ImportContactsResponse
+	(*GetContactImportRequest)(nil),    // 14: chorus.contacts.v1.GetContactImportRequest
+	(*GetContactImportResponse)(nil),   // 15: chorus.contacts.v1.GetContactImportResponse
+	(*StreamRejectedRowsRequest)(nil),  // 16: chorus.contacts.v1.StreamRejectedRowsRequest
+	(*StreamRejectedRowsResponse)(nil), // 17: chorus.contacts.v1.StreamRejectedRowsResponse
+	(*ContactImport)(nil),              // 18: chorus.contacts.v1.ContactImport
+	(*GetContactResponse)(nil),         // 19: chorus.contacts.v1.GetContactResponse
+	(*UpdateContactRequest)(nil),       // 20: chorus.contacts.v1.UpdateContactRequest
+	(*UpdateContactResponse)(nil),      // 21: chorus.contacts.v1.UpdateContactResponse
+	(*DeleteContactRequest)(nil),       // 22: chorus.contacts.v1.DeleteContactRequest
+	(*DeleteContactResponse)(nil),      // 23: chorus.contacts.v1.DeleteContactResponse
+	(*Segment)(nil),                    // 24: chorus.contacts.v1.Segment
+	(*ListSegmentsRequest)(nil),        // 25: chorus.contacts.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),       // 26: chorus.contacts.v1.ListSegmentsResponse
+	(*CreateSegmentRequest)(nil),       // 27: chorus.contacts.v1.CreateSegmentRequest
+	(*CreateSegmentResponse)(nil),      // 28: chorus.contacts.v1.CreateSegmentResponse
+	(*GetSegmentRequest)(nil),          // 29: chorus.contacts.v1.GetSegmentRequest
+	(*GetSegmentResponse)(nil),         // 30: chorus.contacts.v1.GetSegmentResponse
+	(*UpdateSegmentRequest)(nil),       // 31: chorus.contacts.v1.UpdateSegmentRequest
+	(*UpdateSegmentResponse)(nil),      // 32: chorus.contacts.v1.UpdateSegmentResponse
+	(*DeleteSegmentRequest)(nil),       // 33: chorus.contacts.v1.DeleteSegmentRequest
+	(*DeleteSegmentResponse)(nil),      // 34: chorus.contacts.v1.DeleteSegmentResponse
+	(*FindContactByPhoneRequest)(nil),  // 35: chorus.contacts.v1.FindContactByPhoneRequest
+	(*FindContactByPhoneResponse)(nil), // 36: chorus.contacts.v1.FindContactByPhoneResponse
+	(*RecordInboundRequest)(nil),       // 37: chorus.contacts.v1.RecordInboundRequest
+	(*RecordInboundResponse)(nil),      // 38: chorus.contacts.v1.RecordInboundResponse
+	(*SetConsentRequest)(nil),          // 39: chorus.contacts.v1.SetConsentRequest
+	(*SetConsentResponse)(nil),         // 40: chorus.contacts.v1.SetConsentResponse
+	(*CheckSendableRequest)(nil),       // 41: chorus.contacts.v1.CheckSendableRequest
+	(*CheckSendableResponse)(nil),      // 42: chorus.contacts.v1.CheckSendableResponse
+	(*Sendability)(nil),                // 43: chorus.contacts.v1.Sendability
+	(*StreamAudienceRequest)(nil),      // 44: chorus.contacts.v1.StreamAudienceRequest
+	(*AudienceMember)(nil),             // 45: chorus.contacts.v1.AudienceMember
+	(*StreamAudienceResponse)(nil),     // 46: chorus.contacts.v1.StreamAudienceResponse
+	(*structpb.Struct)(nil),            // 47: google.protobuf.Struct
+	(*wrapperspb.BoolValue)(nil),       // 48: google.protobuf.BoolValue
+	(*timestamppb.Timestamp)(nil),      // 49: google.protobuf.Timestamp
+	(*wrapperspb.Int32Value)(nil),      // 50: google.protobuf.Int32Value
+	(*structpb.ListValue)(nil),         // 51: google.protobuf.ListValue
 }
 var file_contacts_v1_contacts_proto_depIdxs = []int32{
-	40, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
-	41, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
-	42, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
-	42, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
-	42, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
-	41, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
-	42, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
-	42, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
-	42, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
-	41, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
-	42, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
-	42, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
-	41, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
-	41, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
-	41, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
-	41, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
-	41, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
-	41, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
-	41, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
-	41, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
-	43, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
-	43, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
+	47, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
+	48, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
+	49, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
+	49, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
+	49, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
+	48, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
+	49, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
+	49, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
+	49, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
+	48, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
+	49, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
+	49, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
+	48, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
+	48, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
+	48, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
+	48, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
+	48, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
+	48, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
+	48, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
+	48, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
+	50, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
+	50, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
 	4,  // 22: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
-	40, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	47, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
 	5,  // 24: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
-	3,  // 25: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	44, // 26: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
-	40, // 27: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
-	3,  // 28: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	6,  // 29: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
-	42, // 30: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
-	42, // 31: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
-	17, // 32: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
-	6,  // 33: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	17, // 34: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	17, // 35: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	6,  // 36: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	17, // 37: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	3,  // 38: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
-	42, // 39: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
-	36, // 40: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
-	0,  // 41: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
-	6,  // 42: chorus.contacts.v1.StreamAudienceRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	40, // 43: chorus.contacts.v1.AudienceMember.custom_fields:type_name -> google.protobuf.Struct
-	38, // 44: chorus.contacts.v1.StreamAudienceResponse.members:type_name -> chorus.contacts.v1.AudienceMember
-	7,  // 45: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
-	9,  // 46: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
-	11, // 47: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
-	13, // 48: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
-	15, // 49: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
-	18, // 50: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
-	20, // 51: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
-	22, // 52: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
-	24, // 53: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
-	26, // 54: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
-	28, // 55: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
-	30, // 56: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
-	32, // 57: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
-	34, // 58: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
-	37, // 59: chorus.contacts.v1.ContactsService.StreamAudience:input_type -> chorus.contacts.v1.StreamAudienceRequest
-	1,  // 60: chorus.contacts.v1.ContactsService.CountContacts:input_type -> chorus.contacts.v1.CountContactsRequest
-	8,  // 61: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
-	10, // 62: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
-	12, // 63: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
-	14, // 64: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
-	16, // 65: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
-	19, // 66: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
-	21, // 67: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
-	23, // 68: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
-	25, // 69: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
-	27, // 70: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
-	29, // 71: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
-	31, // 72: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
-	33, // 73: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
-	35, // 74: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
-	39, // 75: chorus.contacts.v1.ContactsService.StreamAudience:output_type -> chorus.contacts.v1.StreamAudienceResponse
-	2,  // 76: chorus.contacts.v1.ContactsService.CountContacts:output_type -> chorus.contacts.v1.CountContactsResponse
-	61, // [61:77] is the sub-list for method output_type
-	45, // [45:61] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	18, // 25: chorus.contacts.v1.ImportContactsResponse.contact_import:type_name -> chorus.contacts.v1.ContactImport
+	18, // 26: chorus.contacts.v1.GetContactImportResponse.contact_import:type_name -> chorus.contacts.v1.ContactImport
+	49, // 27: chorus.contacts.v1.ContactImport.created_at:type_name -> google.protobuf.Timestamp
+	49, // 28: chorus.contacts.v1.ContactImport.completed_at:type_name -> google.protobuf.Timestamp
+	3,  // 29: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	51, // 30: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
+	47, // 31: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	3,  // 32: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	6,  // 33: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
+	49, // 34: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
+	49, // 35: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
+	24, // 36: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
+	6,  // 37: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	24, // 38: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	24, // 39: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	6,  // 40: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	24, // 41: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	3,  // 42: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
+	49, // 43: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	43, // 44: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
+	0,  // 45: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
+	6,  // 46: chorus.contacts.v1.StreamAudienceRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	47, // 47: chorus.contacts.v1.AudienceMember.custom_fields:type_name -> google.protobuf.Struct
+	45, // 48: chorus.contacts.v1.StreamAudienceResponse.members:type_name -> chorus.contacts.v1.AudienceMember
+	7,  // 49: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
+	9,  // 50: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
+	11, // 51: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
+	20, // 52: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
+	22, // 53: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
+	12, // 54: chorus.contacts.v1.ContactsService.ImportContacts:input_type -> chorus.contacts.v1.ImportContactsRequest
+	14, // 55: chorus.contacts.v1.ContactsService.GetContactImport:input_type -> chorus.contacts.v1.GetContactImportRequest
+	16, // 56: chorus.contacts.v1.ContactsService.StreamRejectedRows:input_type -> chorus.contacts.v1.StreamRejectedRowsRequest
+	25, // 57: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
+	27, // 58: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
+	29, // 59: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
+	31, // 60: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
+	33, // 61: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
+	35, // 62: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
+	37, // 63: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
+	39, // 64: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
+	41, // 65: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
+	44, // 66: chorus.contacts.v1.ContactsService.StreamAudience:input_type -> chorus.contacts.v1.StreamAudienceRequest
+	1,  // 67: chorus.contacts.v1.ContactsService.CountContacts:input_type -> chorus.contacts.v1.CountContactsRequest
+	8,  // 68: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
+	10, // 69: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
+	19, // 70: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
+	21, // 71: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
+	23, // 72: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
+	13, // 73: chorus.contacts.v1.ContactsService.ImportContacts:output_type -> chorus.contacts.v1.ImportContactsResponse
+	15, // 74: chorus.contacts.v1.ContactsService.GetContactImport:output_type -> chorus.contacts.v1.GetContactImportResponse
+	17, // 75: chorus.contacts.v1.ContactsService.StreamRejectedRows:output_type -> chorus.contacts.v1.StreamRejectedRowsResponse
+	26, // 76: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
+	28, // 77: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
+	30, // 78: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
+	32, // 79: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
+	34, // 80: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
+	36, // 81: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
+	38, // 82: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
+	40, // 83: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
+	42, // 84: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
+	46, // 85: chorus.contacts.v1.ContactsService.StreamAudience:output_type -> chorus.contacts.v1.StreamAudienceResponse
+	2,  // 86: chorus.contacts.v1.ContactsService.CountContacts:output_type -> chorus.contacts.v1.CountContactsResponse
+	68, // [68:87] is the sub-list for method output_type
+	49, // [49:68] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_contacts_v1_contacts_proto_init() }
@@ -3409,15 +3849,15 @@ func file_contacts_v1_contacts_proto_init() {
 	}
 	file_contacts_v1_contacts_proto_msgTypes[7].OneofWrappers = []any{}
 	file_contacts_v1_contacts_proto_msgTypes[8].OneofWrappers = []any{}
-	file_contacts_v1_contacts_proto_msgTypes[12].OneofWrappers = []any{}
-	file_contacts_v1_contacts_proto_msgTypes[23].OneofWrappers = []any{}
+	file_contacts_v1_contacts_proto_msgTypes[19].OneofWrappers = []any{}
+	file_contacts_v1_contacts_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_contacts_v1_contacts_proto_rawDesc), len(file_contacts_v1_contacts_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   39,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,9 @@ const (
 	ContactsService_GetContact_FullMethodName         = "/chorus.contacts.v1.ContactsService/GetContact"
 	ContactsService_UpdateContact_FullMethodName      = "/chorus.contacts.v1.ContactsService/UpdateContact"
 	ContactsService_DeleteContact_FullMethodName      = "/chorus.contacts.v1.ContactsService/DeleteContact"
+	ContactsService_ImportContacts_FullMethodName     = "/chorus.contacts.v1.ContactsService/ImportContacts"
+	ContactsService_GetContactImport_FullMethodName   = "/chorus.contacts.v1.ContactsService/GetContactImport"
+	ContactsService_StreamRejectedRows_FullMethodName = "/chorus.contacts.v1.ContactsService/StreamRejectedRows"
 	ContactsService_ListSegments_FullMethodName       = "/chorus.contacts.v1.ContactsService/ListSegments"
 	ContactsService_CreateSegment_FullMethodName      = "/chorus.contacts.v1.ContactsService/CreateSegment"
 	ContactsService_GetSegment_FullMethodName         = "/chorus.contacts.v1.ContactsService/GetSegment"
@@ -53,6 +56,13 @@ type ContactsServiceClient interface {
 	UpdateContact(ctx context.Context, in *UpdateContactRequest, opts ...grpc.CallOption) (*UpdateContactResponse, error)
 	// DeleteContact removes a contact and its associated data.
 	DeleteContact(ctx context.Context, in *DeleteContactRequest, opts ...grpc.CallOption) (*DeleteContactResponse, error)
+	// ImportContacts takes a CSV file in chunks (the gateway streams the request body), stages
+	// its rows and answers at once; the rows are merged in the background.
+	ImportContacts(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportContactsRequest, ImportContactsResponse], error)
+	// GetContactImport returns an import's status and counts.
+	GetContactImport(ctx context.Context, in *GetContactImportRequest, opts ...grpc.CallOption) (*GetContactImportResponse, error)
+	// StreamRejectedRows streams an import's rejected rows as CSV chunks, header first.
+	StreamRejectedRows(ctx context.Context, in *StreamRejectedRowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamRejectedRowsResponse], error)
 	// ListSegments lists saved filters.
 	ListSegments(ctx context.Context, in *ListSegmentsRequest, opts ...grpc.CallOption) (*ListSegmentsResponse, error)
 	// CreateSegment saves a filter under a name.
@@ -135,6 +145,48 @@ func (c *contactsServiceClient) DeleteContact(ctx context.Context, in *DeleteCon
 	}
 	return out, nil
 }
+
+func (c *contactsServiceClient) ImportContacts(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportContactsRequest, ImportContactsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ContactsService_ServiceDesc.Streams[0], ContactsService_ImportContacts_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ImportContactsRequest, ImportContactsResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ContactsService_ImportContactsClient = grpc.ClientStreamingClient[ImportContactsRequest, ImportContactsResponse]
+
+func (c *contactsServiceClient) GetContactImport(ctx context.Context, in *GetContactImportRequest, opts ...grpc.CallOption) (*GetContactImportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetContactImportResponse)
+	err := c.cc.Invoke(ctx, ContactsService_GetContactImport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *contactsServiceClient) StreamRejectedRows(ctx context.Context, in *StreamRejectedRowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamRejectedRowsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ContactsService_ServiceDesc.Streams[1], ContactsService_StreamRejectedRows_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StreamRejectedRowsRequest, StreamRejectedRowsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ContactsService_StreamRejectedRowsClient = grpc.ServerStreamingClient[StreamRejectedRowsResponse]
 
 func (c *contactsServiceClient) ListSegments(ctx context.Context, in *ListSegmentsRequest, opts ...grpc.CallOption) (*ListSegmentsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -228,7 +280,7 @@ func (c *contactsServiceClient) CheckSendable(ctx context.Context, in *CheckSend
 
 func (c *contactsServiceClient) StreamAudience(ctx context.Context, in *StreamAudienceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamAudienceResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &ContactsService_ServiceDesc.Streams[0], ContactsService_StreamAudience_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &ContactsService_ServiceDesc.Streams[2], ContactsService_StreamAudience_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -271,6 +323,13 @@ type ContactsServiceServer interface {
 	UpdateContact(context.Context, *UpdateContactRequest) (*UpdateContactResponse, error)
 	// DeleteContact removes a contact and its associated data.
 	DeleteContact(context.Context, *DeleteContactRequest) (*DeleteContactResponse, error)
+	// ImportContacts takes a CSV file in chunks (the gateway streams the request body), stages
+	// its rows and answers at once; the rows are merged in the background.
+	ImportContacts(grpc.ClientStreamingServer[ImportContactsRequest, ImportContactsResponse]) error
+	// GetContactImport returns an import's status and counts.
+	GetContactImport(context.Context, *GetContactImportRequest) (*GetContactImportResponse, error)
+	// StreamRejectedRows streams an import's rejected rows as CSV chunks, header first.
+	StreamRejectedRows(*StreamRejectedRowsRequest, grpc.ServerStreamingServer[StreamRejectedRowsResponse]) error
 	// ListSegments lists saved filters.
 	ListSegments(context.Context, *ListSegmentsRequest) (*ListSegmentsResponse, error)
 	// CreateSegment saves a filter under a name.
@@ -318,6 +377,15 @@ func (UnimplementedContactsServiceServer) UpdateContact(context.Context, *Update
 }
 func (UnimplementedContactsServiceServer) DeleteContact(context.Context, *DeleteContactRequest) (*DeleteContactResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteContact not implemented")
+}
+func (UnimplementedContactsServiceServer) ImportContacts(grpc.ClientStreamingServer[ImportContactsRequest, ImportContactsResponse]) error {
+	return status.Error(codes.Unimplemented, "method ImportContacts not implemented")
+}
+func (UnimplementedContactsServiceServer) GetContactImport(context.Context, *GetContactImportRequest) (*GetContactImportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetContactImport not implemented")
+}
+func (UnimplementedContactsServiceServer) StreamRejectedRows(*StreamRejectedRowsRequest, grpc.ServerStreamingServer[StreamRejectedRowsResponse]) error {
+	return status.Error(codes.Unimplemented, "method StreamRejectedRows not implemented")
 }
 func (UnimplementedContactsServiceServer) ListSegments(context.Context, *ListSegmentsRequest) (*ListSegmentsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSegments not implemented")
@@ -462,6 +530,42 @@ func _ContactsService_DeleteContact_Handler(srv interface{}, ctx context.Context
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _ContactsService_ImportContacts_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ContactsServiceServer).ImportContacts(&grpc.GenericServerStream[ImportContactsRequest, ImportContactsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ContactsService_ImportContactsServer = grpc.ClientStreamingServer[ImportContactsRequest, ImportContactsResponse]
+
+func _ContactsService_GetContactImport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetContactImportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContactsServiceServer).GetContactImport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContactsService_GetContactImport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContactsServiceServer).GetContactImport(ctx, req.(*GetContactImportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ContactsService_StreamRejectedRows_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(StreamRejectedRowsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ContactsServiceServer).StreamRejectedRows(m, &grpc.GenericServerStream[StreamRejectedRowsRequest, StreamRejectedRowsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ContactsService_StreamRejectedRowsServer = grpc.ServerStreamingServer[StreamRejectedRowsResponse]
 
 func _ContactsService_ListSegments_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListSegmentsRequest)
@@ -682,6 +786,10 @@ var ContactsService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ContactsService_DeleteContact_Handler,
 		},
 		{
+			MethodName: "GetContactImport",
+			Handler:    _ContactsService_GetContactImport_Handler,
+		},
+		{
 			MethodName: "ListSegments",
 			Handler:    _ContactsService_ListSegments_Handler,
 		},
@@ -723,6 +831,16 @@ var ContactsService_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ImportContacts",
+			Handler:       _ContactsService_ImportContacts_Handler,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "StreamRejectedRows",
+			Handler:       _ContactsService_StreamRejectedRows_Handler,
+			ServerStreams: true,
+		},
 		{
 			StreamName:    "StreamAudience",
 			Handler:       _ContactsService_StreamAudience_Handler,
