@@ -18,6 +18,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/redistest"
 	"github.com/chorus-sms/chorus/pkg/registry"
 	"github.com/chorus-sms/chorus/pkg/servetest"
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/services/contacts"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestImportShowsProgressAndCounts(t *testing.T) {
 	redisURL, _ := redistest.New(t)
 	svc, err := contacts.New(context.Background(), contacts.Config{
-		DatabaseURL: pgtest.NewDatabase(t), RedisURL: redisURL, CursorSecret: "test", LookupProvider: "sandbox",
+		Storage: service.Storage{DatabaseURL: pgtest.NewDatabase(t), RedisURL: redisURL}, CursorSecret: "test", LookupProvider: "sandbox",
 		Wiring: process.Wiring{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 	})
 	require.NoError(t, err)
