@@ -60,7 +60,9 @@ func TestEveryMessagingEventDeliveredTwiceChangesNoNumber(t *testing.T) {
 	stream := outbox.StreamName("messaging")
 	entries, err := rdb.XRange(ctx, stream, "-", "+").Result()
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(entries), 1+2*20+2, "the messages' creation, each one's sent and outcome, and the replies")
+	// The messages' creation, each one's outcome (its "sent" too, unless the carrier's report
+	// overtook the acceptance), and the replies.
+	require.GreaterOrEqual(t, len(entries), 1+20+2)
 	for _, en := range entries {
 		require.NoError(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: en.Values}).Err())
 	}
