@@ -49,14 +49,6 @@ func Wait(tz string, now time.Time) time.Duration {
 	return NextOpen(loc, now).Sub(now)
 }
 
-// WaitAll is how long a message must wait at now until the window is open in every one of
-// zones at once (empty or unknown zones are ignored); 0 means send now. Two 13-hour windows
-// always overlap, so the search ends.
-func WaitAll(now time.Time, zones ...string) time.Duration {
-	at, _ := settle(now, zoneWindows(zones...))
-	return at.Sub(now)
-}
-
 // Closes is when the window closes (End local) in the first of zones to close after now, all
 // of them open at now; ok is false when no zone is known. Nothing handed over at now should
 // arrive after it: it bounds the carrier's validity period.
