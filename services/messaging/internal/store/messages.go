@@ -157,7 +157,7 @@ func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Messa
 	}
 	rows, err := tx.Query(ctx, `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[],
 			$6::text[], $7::text[], $8::boolean[], $9::text[], $10::text[], $11::int[], $12::boolean[], $13::text[],
-			$14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::text[]) AS t`+outgoingInput+`)`+insertOutgoing,
+			$14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::text[], $20::text[]) AS t`+outgoingInput+`)`+insertOutgoing,
 		cols.args()...)
 	if err != nil {
 		return nil, fmt.Errorf("insert outgoing messages: %w", err)
