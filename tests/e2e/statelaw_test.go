@@ -21,21 +21,34 @@ func awayFromTheHour() {
 	}
 }
 
+// eveningContacts makes, under tag and in a zone where it is 20:xx, a contact whose state is
+// Florida (floridian) and contacts known by their phones alone (others).
+func eveningContacts(tn *tenant, tag, floridian string, others ...string) {
+	tn.e.t.Helper()
+	tn.contactsWith(tag, map[string]any{"timezone": zoneWhere(20), "state": "FL"}, []string{floridian})
+	tn.contactsWith(tag, map[string]any{"timezone": zoneWhere(20)}, others)
+}
+
+// campaignTo sends a campaign to tag's contacts now, from a zone where it is noon.
+func campaignTo(tn *tenant, tag string) string {
+	t := tn.e.t
+	t.Helper()
+	return campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "S", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{tag}}, "timezone": zoneWhere(12),
+	}), http.StatusCreated).str("id")
+}
+
 func TestCampaignKeepsToTheRecipientsStateQuietHours(t *testing.T) {
 	t.Parallel()
 	awayFromTheHour()
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+13125550260", 100)
-	evening := zoneWhere(20)
 	// Florida by the contact's state (a Washington, DC number) and by area code (Miami);
 	// New York and DC have no law narrower than 08:00–21:00.
 	const floridian, miami = "+12025556001", "+13055556002"
 	const newYork, dc = "+12125556003", "+12025556004"
-	tn.contactsWith("st", map[string]any{"timezone": evening, "state": "FL"}, []string{floridian})
-	tn.contactsWith("st", map[string]any{"timezone": evening}, []string{miami, newYork, dc})
-	id := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
-		"name": "S", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{"st"}}, "timezone": zoneWhere(12),
-	}), http.StatusCreated).str("id")
+	eveningContacts(tn, "st", floridian, miami, newYork, dc)
+	id := campaignTo(tn, "st")
 	eventually(t, 30*time.Second, "the recipients outside Florida sent", func() bool { return tn.getCampaign(id).num("sentCount") == 2 })
 	time.Sleep(2 * time.Second)
 	c := tn.getCampaign(id)
@@ -56,13 +69,24 @@ func TestOrganizationWithoutStateRulesKeepsToTheFederalWindow(t *testing.T) {
 	e := newMsgEnv(t, nil)
 	tn := e.newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: "America/Chicago", StateQuietHoursOff: true}, "+13125550261", 100)
 	const floridian, miami = "+12025556011", "+13055556012"
-	tn.contactsWith("st", map[string]any{"timezone": zoneWhere(20), "state": "FL"}, []string{floridian})
-	tn.contactsWith("st", map[string]any{"timezone": zoneWhere(20)}, []string{miami})
-	id := campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
-		"name": "S", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{"st"}}, "timezone": zoneWhere(12),
-	}), http.StatusCreated).str("id")
+	eveningContacts(tn, "st", floridian, miami)
+	id := campaignTo(tn, "st")
 	eventually(t, 30*time.Second, "both sent at 20:xx", func() bool { return tn.getCampaign(id).num("sentCount") == 2 })
 	for _, p := range []string{floridian, miami} {
 		assert.Len(t, tn.thread(p), 1, p)
 	}
+}
+
+func TestPollQuestionKeepsToTheRecipientsStateQuietHours(t *testing.T) {
+	t.Parallel()
+	awayFromTheHour()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+13125550262", 50)
+	const floridian, newYork = "+12025556021", "+12125556022"
+	eveningContacts(tn, "stp", floridian, newYork)
+	id := tn.createPoll(pollBody("State"))["id"].(string)
+	tn.startPoll(id, "stp")
+	assert.Equal(t, []string{pollIntroFor("Ada0")}, tn.awaitOutgoing(newYork, 1), "New York's question sent at 20:xx")
+	tn.awaitMessagesCounted(2)
+	assert.Empty(t, tn.thread(floridian), "Florida's question held until 08:00")
 }
