@@ -21,6 +21,14 @@ func awayFromTheHour() {
 	}
 }
 
+// eveningTenant is an organization sending from number, with state rules turned off when
+// off, in a stack started away from the turn of an hour.
+func eveningTenant(t *testing.T, number string, off bool) *tenant {
+	t.Helper()
+	awayFromTheHour()
+	return newMsgEnv(t, nil).newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: "America/Chicago", StateQuietHoursOff: off}, number, 100)
+}
+
 // eveningContacts makes, under tag and in a zone where it is 20:xx, a contact whose state is
 // Florida (floridian) and contacts known by their phones alone (others).
 func eveningContacts(tn *tenant, tag, floridian string, others ...string) {
@@ -40,9 +48,7 @@ func campaignTo(tn *tenant, tag string) string {
 
 func TestCampaignKeepsToTheRecipientsStateQuietHours(t *testing.T) {
 	t.Parallel()
-	awayFromTheHour()
-	e := newMsgEnv(t, nil)
-	tn := e.newTenant("+13125550260", 100)
+	tn := eveningTenant(t, "+13125550260", false)
 	// Florida by the contact's state (a Washington, DC number) and by area code (Miami);
 	// New York and DC have no law narrower than 08:00–21:00.
 	const floridian, miami = "+12025556001", "+13055556002"
@@ -65,9 +71,7 @@ func TestCampaignKeepsToTheRecipientsStateQuietHours(t *testing.T) {
 
 func TestOrganizationWithoutStateRulesKeepsToTheFederalWindow(t *testing.T) {
 	t.Parallel()
-	awayFromTheHour()
-	e := newMsgEnv(t, nil)
-	tn := e.newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: "America/Chicago", StateQuietHoursOff: true}, "+13125550261", 100)
+	tn := eveningTenant(t, "+13125550261", true)
 	const floridian, miami = "+12025556011", "+13055556012"
 	eveningContacts(tn, "st", floridian, miami)
 	id := campaignTo(tn, "st")
@@ -79,9 +83,7 @@ func TestOrganizationWithoutStateRulesKeepsToTheFederalWindow(t *testing.T) {
 
 func TestPollQuestionKeepsToTheRecipientsStateQuietHours(t *testing.T) {
 	t.Parallel()
-	awayFromTheHour()
-	e := newMsgEnv(t, nil)
-	tn := e.newTenant("+13125550262", 50)
+	tn := eveningTenant(t, "+13125550262", false)
 	const floridian, newYork = "+12025556021", "+12125556022"
 	eveningContacts(tn, "stp", floridian, newYork)
 	id := tn.createPoll(pollBody("State"))["id"].(string)
