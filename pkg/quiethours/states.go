@@ -77,9 +77,9 @@ var StateRules = []StateRule{
 	{"RI", week(Hours{9, 18}, Hours{10, 17}, closed), eastern,
 		"09:00–18:00 Monday to Friday, 10:00–17:00 Saturday; no Sundays (or holidays)", "R.I. Gen. Laws § 5-61-3.4; " + dropCowboy},
 	{"TX", week(Hours{9, 21}, Hours{9, 21}, Hours{12, 21}), []string{"America/Chicago", "America/Denver"},
-		"09:00–21:00 Monday to Saturday, 12:00–21:00 Sunday", "Tex. Bus. & Com. Code § 301.051"},
+		"09:00–21:00 Monday to Saturday, 12:00–21:00 Sunday", "Tex. Bus. & Com. Code § 301.051, https://statutes.capitol.texas.gov/Docs/BC/htm/BC.301.htm"},
 	{"WA", daily(8, 20), pacific,
-		"08:00–20:00 every day", "Rev. Code Wash. § 80.36.390(2)"},
+		"08:00–20:00 every day", "Rev. Code Wash. § 19.158.040(2), https://app.leg.wa.gov/RCW/default.aspx?cite=19.158.040"},
 }
 
 // rules indexes StateRules by state.
