@@ -1,6 +1,9 @@
 package quiethours_test
 
 import (
+	"fmt"
+	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -118,4 +121,16 @@ func TestRecipientState(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, quiethours.RecipientState(c.contact, c.phone), "%q %q", c.contact, c.phone)
 	}
+}
+
+// TestDocsListEveryStateRule keeps docs/quiet-hours.md's table to StateRules, row by row.
+func TestDocsListEveryStateRule(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/quiet-hours.md")
+	require.NoError(t, err)
+	for _, r := range quiethours.StateRules {
+		assert.Contains(t, string(doc), fmt.Sprintf("(%s) | %s | %s |", r.State, r.Note, r.Source), "docs row of %s", r.State)
+	}
+	rows := regexp.MustCompile(`(?m)^\| [A-Za-z ]+ \([A-Z]{2}\) \|`).FindAllString(string(doc), -1)
+	assert.Len(t, rows, len(quiethours.StateRules), "no row the table lacks")
 }
