@@ -66,9 +66,10 @@ type Message struct {
 	State string
 }
 
-// kept are the windows m keeps to at now: all of them, or only the recipient's (the law
-// where they live) when no time within a week suits the sender's zone as well.
-func (m Message) kept(now time.Time) []window {
+// plan is the windows m keeps to at now and the first instant at or after now when they are
+// all open: every window, or only the recipient's (the law where they live) when those never
+// overlap the sender's zone's; ok is false when not even the recipient's do.
+func (m Message) plan(now time.Time) (ws []window, at time.Time, ok bool) {
 	own := zoneWindows(m.RecipientZone)
 	if r := RuleFor(m.State); r != nil {
 		zones := r.Zones
@@ -80,16 +81,17 @@ func (m Message) kept(now time.Time) []window {
 		}
 	}
 	all := append(zoneWindows(m.Zone), own...)
-	if _, ok := settle(now, all); ok {
-		return all
+	if at, ok := settle(now, all); ok {
+		return all, at, true
 	}
-	return own
+	at, ok = settle(now, own)
+	return own, at, ok
 }
 
 // Wait is how long m must wait at now; 0 means send now.
 func (m Message) Wait(now time.Time) time.Duration {
-	at, ok := settle(now, m.kept(now))
-	if !ok { // no state rule closes a whole week: not reached with StateRules
+	_, at, ok := m.plan(now)
+	if !ok { // a rule closed a whole week: not one of StateRules; looked at again in a day
 		return 24 * time.Hour
 	}
 	return at.Sub(now)
@@ -98,7 +100,8 @@ func (m Message) Wait(now time.Time) time.Duration {
 // Closes is when the first window m keeps to closes, m open at now; ok is false when m has
 // no quiet hours. It bounds the carrier's validity period.
 func (m Message) Closes(now time.Time) (time.Time, bool) {
-	return closing(now, m.kept(now))
+	ws, _, _ := m.plan(now)
+	return closing(now, ws)
 }
 
 // RecipientZone is a recipient's own zone: the contact's timezone when it is a real zone,
