@@ -182,6 +182,7 @@ func run(ctx context.Context, name string, fs *flag.FlagSet, args []string, stde
 		credits := fs.Int("credits", 0, "purchased credits to grant the new organization")
 		number := fs.String("number", "", "sending number to add as the organization's default")
 		helpText := fs.String("help-text", "", "answer to a HELP or INFO text (default: one naming the organization)")
+		noStateRules := fs.Bool("no-state-quiet-hours", false, "do not keep to state quiet-hours laws narrower than 08:00-21:00 (docs/quiet-hours.md)")
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
@@ -201,7 +202,7 @@ func run(ctx context.Context, name string, fs *flag.FlagSet, args []string, stde
 		}
 		var org string
 		_, err := withOrgs(ctx, func(c orgsv1.OrgsServiceClient) (any, error) {
-			res, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: *name, Timezone: *tz, Sandbox: *sandbox, HelpText: *helpText})
+			res, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: *name, Timezone: *tz, Sandbox: *sandbox, HelpText: *helpText, StateQuietHoursOff: *noStateRules})
 			org = res.GetOrganization().GetId()
 			return nil, err
 		})

@@ -1,6 +1,7 @@
 // Package quiethours is the one rule of when bulk messages (campaigns, polls) may go out:
 // from 08:00 to 21:00 local time in their zone, and in the recipient's own zone when it is
-// known (TCPA). Messaging applies it when a message leaves the queue; campaigns refuses an
+// known (TCPA), narrowed by the law of the recipient's US state where that is stricter
+// (StateRules). Messaging applies it when a message leaves the queue; campaigns refuses an
 // immediate send submitted outside it.
 package quiethours
 
@@ -48,47 +49,59 @@ func Wait(tz string, now time.Time) time.Duration {
 	return NextOpen(loc, now).Sub(now)
 }
 
-// WaitAll is how long a message must wait at now until the window is open in every one of
-// zones at once (empty or unknown zones are ignored); 0 means send now. Two 13-hour windows
-// always overlap, so the search ends.
-func WaitAll(now time.Time, zones ...string) time.Duration {
-	at := now
-	for range 2 * len(zones) { // each pass moves at to a later opening; a few settle it
-		moved := false
-		for _, tz := range zones {
-			if w := Wait(tz, at); w > 0 {
-				at, moved = at.Add(w), true
-			}
-		}
-		if !moved {
-			break
-		}
-	}
-	return at.Sub(now)
-}
-
 // Closes is when the window closes (End local) in the first of zones to close after now, all
 // of them open at now; ok is false when no zone is known. Nothing handed over at now should
 // arrive after it: it bounds the carrier's validity period.
 func Closes(now time.Time, zones ...string) (at time.Time, ok bool) {
-	for _, tz := range zones {
-		if tz == "" {
-			continue
+	return closing(now, zoneWindows(zones...))
+}
+
+// Message is what quiet hours know of one message.
+type Message struct {
+	Zone          string // the campaign's or poll's zone (else the organization's); "" none
+	RecipientZone string // the recipient's own zone; "" unknown
+	// State is the recipient's US state (USPS code, see RecipientState); "" unknown or its
+	// law not applied. Its rule, if any (StateRules), is kept in RecipientZone, or in every
+	// zone of the state when that is unknown.
+	State string
+}
+
+// plan is the windows m keeps to at now and the first instant at or after now when they are
+// all open: every window, or only the recipient's (the law where they live) when those never
+// overlap the sender's zone's; ok is false when not even the recipient's do.
+func (m Message) plan(now time.Time) (ws []window, at time.Time, ok bool) {
+	own := zoneWindows(m.RecipientZone)
+	if r := RuleFor(m.State); r != nil {
+		zones := r.Zones
+		if len(own) > 0 {
+			zones = []string{m.RecipientZone}
 		}
-		loc, err := Location(tz)
-		if err != nil {
-			continue
-		}
-		l := now.In(loc)
-		end := time.Date(l.Year(), l.Month(), l.Day(), End, 0, 0, 0, loc)
-		if !end.After(now) {
-			end = time.Date(l.Year(), l.Month(), l.Day()+1, End, 0, 0, 0, loc)
-		}
-		if !ok || end.Before(at) {
-			at, ok = end, true
+		for _, w := range zoneWindows(zones...) {
+			own = append(own, window{w.loc, r.Days})
 		}
 	}
-	return at, ok
+	all := append(zoneWindows(m.Zone), own...)
+	if at, ok := settle(now, all); ok {
+		return all, at, true
+	}
+	at, ok = settle(now, own)
+	return own, at, ok
+}
+
+// Wait is how long m must wait at now; 0 means send now.
+func (m Message) Wait(now time.Time) time.Duration {
+	_, at, ok := m.plan(now)
+	if !ok { // a rule closed a whole week: not one of StateRules; looked at again in a day
+		return 24 * time.Hour
+	}
+	return at.Sub(now)
+}
+
+// Closes is when the first window m keeps to closes, m open at now; ok is false when m has
+// no quiet hours. It bounds the carrier's validity period.
+func (m Message) Closes(now time.Time) (time.Time, bool) {
+	ws, _, _ := m.plan(now)
+	return closing(now, ws)
 }
 
 // RecipientZone is a recipient's own zone: the contact's timezone when it is a real zone,

@@ -40,17 +40,17 @@ func TestWindow(t *testing.T) {
 	assert.Equal(t, 6*time.Hour, quiethours.Wait("Asia/Tokyo", time.Date(2026, 3, 2, 12, 0, 0, 0, ny)))
 }
 
-func TestWaitAllAndClosesAcrossZones(t *testing.T) {
+func TestWaitAndClosesAcrossZones(t *testing.T) {
 	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	require.NoError(t, err)
 	// 09:00 in New York is 06:00 in Los Angeles: wait for 08:00 there.
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, ny)
-	assert.Equal(t, 2*time.Hour, quiethours.WaitAll(now, "America/New_York", "America/Los_Angeles"))
-	assert.Equal(t, time.Duration(0), quiethours.WaitAll(now, "America/New_York", ""), "an unknown zone is ignored")
+	assert.Equal(t, 2*time.Hour, quiethours.Message{Zone: "America/New_York", RecipientZone: "America/Los_Angeles"}.Wait(now))
+	assert.Equal(t, time.Duration(0), quiethours.Message{Zone: "America/New_York"}.Wait(now), "an unknown zone is ignored")
 	// 20:00 in New York: open in both, New York closes first, in an hour.
 	now = time.Date(2026, 3, 2, 20, 0, 0, 0, ny)
-	assert.Equal(t, time.Duration(0), quiethours.WaitAll(now, "America/New_York", "America/Los_Angeles"))
+	assert.Equal(t, time.Duration(0), quiethours.Message{Zone: "America/New_York", RecipientZone: "America/Los_Angeles"}.Wait(now))
 	closes, ok := quiethours.Closes(now, "America/Los_Angeles", "America/New_York")
 	require.True(t, ok)
 	assert.Equal(t, time.Date(2026, 3, 2, 21, 0, 0, 0, ny), closes.In(ny))

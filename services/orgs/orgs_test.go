@@ -163,6 +163,19 @@ func TestHelpTextIsStoredAndCappedAt320Characters(t *testing.T) {
 	assert.Contains(t, apierr.FieldViolations(err), "helpText")
 }
 
+func TestStateQuietHoursAreOnUnlessTurnedOff(t *testing.T) {
+	t.Parallel()
+	c, _ := startOrgs(t)
+	ctx := context.Background()
+	for _, off := range []bool{false, true} {
+		created, err := c.CreateOrganization(ctx, &orgsv1.CreateOrganizationRequest{Name: "Acme", StateQuietHoursOff: off})
+		require.NoError(t, err)
+		got, err := c.GetOrganization(ctx, &orgsv1.GetOrganizationRequest{Id: created.GetOrganization().GetId()})
+		require.NoError(t, err)
+		assert.Equal(t, off, got.GetOrganization().GetStateQuietHoursOff())
+	}
+}
+
 // Without Redis a membership change still succeeds and is effective at once here: orgs keeps
 // no cache of its own, and the gateways' entries expire within a second unannounced.
 func TestMembershipChangeWithoutRedisStillTakesEffect(t *testing.T) {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -212,6 +213,12 @@ func (tn *tenant) contacts(tag string, phones []string) {
 
 // contactsIn is contacts with the contacts' timezone zone.
 func (tn *tenant) contactsIn(tag, zone string, phones []string) {
+	tn.e.t.Helper()
+	tn.contactsWith(tag, map[string]any{"timezone": zone}, phones)
+}
+
+// contactsWith is contacts with the fields of fields (a timezone, a state) set on each.
+func (tn *tenant) contactsWith(tag string, fields map[string]any, phones []string) {
 	t := tn.e.t
 	t.Helper()
 	textable := func() int {
@@ -228,7 +235,9 @@ func (tn *tenant) contactsIn(tag, zone string, phones []string) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res := tn.do("POST", "/api/contacts", map[string]any{"phone": p, "firstName": fmt.Sprint("Ada", i), "tags": []string{tag}, "timezone": zone})
+			body := map[string]any{"phone": p, "firstName": fmt.Sprint("Ada", i), "tags": []string{tag}}
+			maps.Copy(body, fields)
+			res := tn.do("POST", "/api/contacts", body)
 			assert.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 		}()
 	}

@@ -264,7 +264,8 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 			}
 			body := texts[i*len(msgs)]
 			rc := store.Recipient{ContactID: id, Phone: m.GetPhone(), Body: body, Credits: price(c, body),
-				Unsendable: unsendable(body), Timezone: quiethours.RecipientZone(m.GetTimezone(), m.GetPhone())}
+				Unsendable: unsendable(body), Timezone: quiethours.RecipientZone(m.GetTimezone(), m.GetPhone()),
+				State: quiethours.StateCode(m.GetState())}
 			if c.IsAbTest {
 				b := texts[i*len(msgs)+1]
 				cb := price(c, b)
@@ -430,7 +431,7 @@ func (o outgoing) messages(batch []store.Recipient) []*messagingv1.OutgoingMessa
 			DedupeKey: dedupePrefix(o.source) + rc.ContactID.String(),
 			To:        rc.Phone, Body: rc.Body, MediaUrl: o.media, FromPhoneNumberId: o.from,
 			SourceKind: SourceKind, SourceId: o.source, HoldId: o.hold, QuietHoursTimezone: o.zone,
-			RecipientTimezone: rc.Timezone, ForceRoute: o.route,
+			RecipientTimezone: rc.Timezone, RecipientState: rc.State, ForceRoute: o.route,
 		})
 	}
 	return msgs

@@ -23,6 +23,8 @@ type Recipient struct {
 	Unsendable string
 	// Timezone is the recipient's own zone ("" unknown), see quiethours.RecipientZone.
 	Timezone string
+	// State is the contact's US state (USPS code, "" none given), see quiethours.StateCode.
+	State string
 	// BodyB and CreditsB are the text and price of variant B in an A/B campaign (Body and
 	// Credits then being variant A's); nil otherwise.
 	BodyB    *string
@@ -82,7 +84,7 @@ func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs [
 	rows := make([][]any, len(rs))
 	for i, r := range rs {
 		credits, status, creditsB := r.stored()
-		rows[i] = []any{campaign, org, r.ContactID, r.Phone, r.Body, credits, status, r.Timezone, r.BodyB, creditsB, r.reason()}
+		rows[i] = []any{campaign, org, r.ContactID, r.Phone, r.Body, credits, status, r.Timezone, r.BodyB, creditsB, r.reason(), r.State}
 	}
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"recipients"}, recipientColumns, pgx.CopyFromRows(rows))
 	var pgErr *pgconn.PgError
@@ -96,7 +98,7 @@ func (s *Store) AddRecipients(ctx context.Context, org, campaign uuid.UUID, rs [
 }
 
 // recipientColumns are the columns AddRecipients writes, in the order of its rows.
-var recipientColumns = []string{"campaign_id", "organization_id", "contact_id", "phone", "body", "credits", "status", "timezone", "body_b", "credits_b", "unsent_reason"}
+var recipientColumns = []string{"campaign_id", "organization_id", "contact_id", "phone", "body", "credits", "status", "timezone", "body_b", "credits_b", "unsent_reason", "state"}
 
 // reason is the recipient's unsent_reason: NULL for one that is sent.
 func (r Recipient) reason() *string {
@@ -121,16 +123,17 @@ func (r Recipient) stored() (credits int32, status string, creditsB *int32) {
 // addRecipientsAgain inserts AddRecipients' batch, skipping the recipients already stored.
 func (s *Store) addRecipientsAgain(ctx context.Context, org, campaign uuid.UUID, rs []Recipient) error {
 	ids, phones, bodies, credits := make([]uuid.UUID, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int32, len(rs))
-	statuses, zones := make([]string, len(rs)), make([]string, len(rs))
+	statuses, zones, states := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
 	bodiesB, creditsB, reasons := make([]*string, len(rs)), make([]*int32, len(rs)), make([]*string, len(rs))
 	for i, r := range rs {
 		ids[i], phones[i], bodies[i], zones[i], bodiesB[i], reasons[i] = r.ContactID, r.Phone, r.Body, r.Timezone, r.BodyB, r.reason()
 		credits[i], statuses[i], creditsB[i] = r.stored()
+		states[i] = r.State
 	}
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status, timezone, body_b, credits_b, unsent_reason)
-		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[])
-		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses, zones, bodiesB, creditsB, reasons)
+		INSERT INTO recipients (campaign_id, organization_id, contact_id, phone, body, credits, status, timezone, body_b, credits_b, unsent_reason, state)
+		SELECT $1, $2, * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[], $12::text[])
+		ON CONFLICT DO NOTHING`, campaign, org, ids, phones, bodies, credits, statuses, zones, bodiesB, creditsB, reasons, states)
 	return err
 }
 
@@ -239,7 +242,7 @@ func (s *Store) EachUnqueued(ctx context.Context, campaign uuid.UUID, samplesOnl
 	if err != nil {
 		return fmt.Errorf("unqueued recipients: %w", err)
 	}
-	page := `SELECT contact_id, phone, body, credits, timezone FROM recipients
+	page := `SELECT contact_id, phone, body, credits, timezone, state FROM recipients
 		WHERE campaign_id = $1 AND contact_id > $2 AND status = 'queued' AND ` + variant + `
 		ORDER BY campaign_id, contact_id LIMIT $3`
 	for {
@@ -253,7 +256,7 @@ func (s *Store) EachUnqueued(ctx context.Context, campaign uuid.UUID, samplesOnl
 				return err
 			}
 			var r Recipient
-			_, err = pgx.ForEachRow(rows, []any{&r.ContactID, &r.Phone, &r.Body, &r.Credits, &r.Timezone}, func() error {
+			_, err = pgx.ForEachRow(rows, []any{&r.ContactID, &r.Phone, &r.Body, &r.Credits, &r.Timezone, &r.State}, func() error {
 				batch = append(batch, r)
 				return nil
 			})

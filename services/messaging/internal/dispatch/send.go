@@ -119,7 +119,7 @@ func (d *Dispatcher) dispatchQueued(ctx context.Context, org, id uuid.UUID, run 
 	if m.Status != store.StatusQueued {
 		return verdict{}, nil
 	}
-	if wait := quiethours.WaitAll(time.Now(), m.QuietTimezone, m.RecipientTimezone); wait > 0 {
+	if wait := quietHours(m).Wait(time.Now()); wait > 0 {
 		return verdict{wait: wait}, nil
 	}
 	if wait, stopped, err := d.sourceWants(ctx, m, l.q.SourceState, run.snoozes); err != nil || stopped || wait > 0 {
@@ -376,8 +376,8 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message, tok token) (
 		StatusCallbackURL: d.statusCallbackURL(p.Name(), m.ID),
 	}
 	// Nothing may arrive after the window closes where quiet hours apply to the message.
-	if now := time.Now(); quiethours.WaitAll(now, m.QuietTimezone, m.RecipientTimezone) == 0 {
-		if closes, ok := quiethours.Closes(now, m.QuietTimezone, m.RecipientTimezone); ok {
+	if now, q := time.Now(), quietHours(m); q.Wait(now) == 0 {
+		if closes, ok := q.Closes(now); ok {
 			out.ValidityPeriod = closes.Sub(now)
 		}
 	}
@@ -600,4 +600,10 @@ func (d *Dispatcher) postCampaignHold(ctx context.Context, m *store.Message) (st
 		return "", err
 	}
 	return a.code, a.err
+}
+
+// quietHours is what quiet hours keep m to: its source's zone, its recipient's, and its
+// recipient's state law (none when its organization turned state rules off at queueing).
+func quietHours(m store.Message) quiethours.Message {
+	return quiethours.Message{Zone: m.QuietTimezone, RecipientZone: m.RecipientTimezone, State: m.RecipientState}
 }

@@ -155,6 +155,12 @@ func (s *Server) outgoing(ctx context.Context, org uuid.UUID, in []*messagingv1.
 		if test || autoReply { // at once; a test copy costs nothing, an auto-reply holds its own credits
 			quietZone, recipientZone, hold = "", "", ""
 		}
+		state := ""
+		// A message with quiet hours keeps to its recipient's state law too, unless the
+		// organization turned state rules off.
+		if (quietZone != "" || recipientZone != "") && !o.GetStateQuietHoursOff() {
+			state = quiethours.RecipientState(in.GetRecipientState(), to)
+		}
 		id, body := uuid.Must(uuid.NewV7()), in.GetBody()
 		if autoReply {
 			if body, err = s.autoReplyText(o, field, id, body, out.short); err != nil {
@@ -182,6 +188,7 @@ func (s *Server) outgoing(ctx context.Context, org uuid.UUID, in []*messagingv1.
 			DedupeKey:         in.GetDedupeKey(),
 			QuietTimezone:     quietZone,
 			RecipientTimezone: recipientZone,
+			RecipientState:    state,
 			CreatedAt:         out.now,
 		}
 	}

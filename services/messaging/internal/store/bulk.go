@@ -22,18 +22,18 @@ func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) 
 	}
 	n := len(msgs)
 	ids, phones, bodies, keys, zones, credits := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int32, n)
-	mms := make([]bool, n)
+	mms, states := make([]bool, n), make([]string, n)
 	for i, m := range msgs {
 		ids[i], phones[i], bodies[i], keys[i], zones[i], credits[i] = m.ID, m.ContactPhone, m.Body, m.DedupeKey, m.RecipientTimezone, m.Credits
-		mms[i] = m.IsMMS
+		mms[i], states[i] = m.IsMMS, m.RecipientState
 	}
 	m := msgs[0]
 	_, err := s.pool.Exec(ctx, `INSERT INTO bulk_batches (organization_id, source_kind, source_id, due_at, created_at, our_number,
 			phone_number_id, media_urls, is_mms, provider, billable, hold_id, quiet_hours_timezone,
-			ids, contact_phones, bodies, credits, dedupe_keys, recipient_timezones, mms)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, ''), $14, $15, $16, $17, $18, $19, $20)`,
+			ids, contact_phones, bodies, credits, dedupe_keys, recipient_timezones, mms, recipient_states)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, ''), $14, $15, $16, $17, $18, $19, $20, $21)`,
 		m.OrgID, m.SourceKind, m.SourceID, due, m.CreatedAt, m.OurNumber, m.PhoneNumberID, append([]string{}, m.MediaURLs...),
-		m.IsMMS, m.Provider, m.Billable, m.HoldID, m.QuietTimezone, ids, phones, bodies, credits, keys, zones, mms)
+		m.IsMMS, m.Provider, m.Billable, m.HoldID, m.QuietTimezone, ids, phones, bodies, credits, keys, zones, mms, states)
 	if err != nil {
 		return fmt.Errorf("store bulk batch: %w", err)
 	}
@@ -66,9 +66,10 @@ func BulkAlike(first, m *Message) string {
 const bulkInput = `input` + outgoingInput + ` AS (
 		SELECT t.id, b.organization_id, t.contact_phone, b.our_number, coalesce(b.phone_number_id::text, ''), t.body,
 			to_jsonb(b.media_urls)::text, coalesce(t.mms, b.is_mms), 'queued'::text, b.provider, t.credits, b.billable, coalesce(b.hold_id, ''),
-			b.source_kind, b.source_id, t.dedupe_key, coalesce(b.quiet_hours_timezone, ''), b.created_at, t.recipient_timezone
-		FROM taken b, unnest(b.ids, b.contact_phones, b.bodies, b.credits, b.dedupe_keys, b.recipient_timezones, b.mms)
-			AS t(id, contact_phone, body, credits, dedupe_key, recipient_timezone, mms))`
+			b.source_kind, b.source_id, t.dedupe_key, coalesce(b.quiet_hours_timezone, ''), b.created_at, t.recipient_timezone,
+			coalesce(t.recipient_state, '')
+		FROM taken b, unnest(b.ids, b.contact_phones, b.bodies, b.credits, b.dedupe_keys, b.recipient_timezones, b.mms, b.recipient_states)
+			AS t(id, contact_phone, body, credits, dedupe_key, recipient_timezone, mms, recipient_state))`
 
 // TakenBulk is a bulk batch ExpandBulk took: its id, its organization, its sending number,
 // and the ids of the messages it created.

@@ -68,6 +68,9 @@ type Message struct {
 	QuietTimezone     string
 	// RecipientTimezone is the recipient's own zone ("" unknown); quiet hours apply there too.
 	RecipientTimezone string
+	// RecipientState is the recipient's US state ("" unknown, or state rules off for its
+	// organization); its quiet-hours law applies too (quiethours.StateRules).
+	RecipientState string
 
 	AttributedTo     *uuid.UUID
 	Sentiment        string
@@ -91,7 +94,7 @@ type Message struct {
 const messageColumns = `id, organization_id, direction, contact_phone, our_number, phone_number_id, body, media_urls,
 	is_mms, coalesce(status, ''), provider, coalesce(provider_message_id, ''), coalesce(error_code, ''), credits, billable,
 	coalesce(hold_id, ''), source_kind, coalesce(source_id, ''), coalesce(dedupe_key, ''), coalesce(quiet_hours_timezone, ''),
-	coalesce(recipient_timezone, ''), attributed_message_id, coalesce(sentiment, ''), coalesce(sentiment_score, 0), coalesce(category, ''),
+	coalesce(recipient_timezone, ''), coalesce(recipient_state, ''), attributed_message_id, coalesce(sentiment, ''), coalesce(sentiment_score, 0), coalesce(category, ''),
 	coalesce(requires_response, false), coalesce(opt_out_detected, false), coalesce(keyword, ''),
 	created_at, thread_at, dispatched_at, sent_at, status_at`
 
@@ -101,7 +104,7 @@ func scanMessage(row pgx.Row, extra ...any) (Message, error) {
 	dest := []any{&m.ID, &m.OrgID, &m.Direction, &m.ContactPhone, &m.OurNumber, &m.PhoneNumberID, &m.Body, &m.MediaURLs,
 		&m.IsMMS, &m.Status, &m.Provider, &m.ProviderMessageID, &m.ErrorCode, &m.Credits, &m.Billable,
 		&m.HoldID, &m.SourceKind, &m.SourceID, &m.DedupeKey, &m.QuietTimezone,
-		&m.RecipientTimezone, &m.AttributedTo, &m.Sentiment, &m.SentimentScore, &m.Category,
+		&m.RecipientTimezone, &m.RecipientState, &m.AttributedTo, &m.Sentiment, &m.SentimentScore, &m.Category,
 		&m.RequiresResponse, &m.OptOutDetected, &m.Keyword,
 		&m.CreatedAt, &m.ThreadAt, &m.DispatchedAt, &m.SentAt, &m.StatusAt}
 	err := row.Scan(append(dest, extra...)...)
@@ -154,7 +157,7 @@ func (s *Store) InsertOutgoingMany(ctx context.Context, tx pgx.Tx, msgs []*Messa
 	}
 	rows, err := tx.Query(ctx, `WITH input AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[],
 			$6::text[], $7::text[], $8::boolean[], $9::text[], $10::text[], $11::int[], $12::boolean[], $13::text[],
-			$14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::text[]) AS t`+outgoingInput+`)`+insertOutgoing,
+			$14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::text[], $20::text[]) AS t`+outgoingInput+`)`+insertOutgoing,
 		cols.args()...)
 	if err != nil {
 		return nil, fmt.Errorf("insert outgoing messages: %w", err)
@@ -187,7 +190,7 @@ const createdPerEvent = 250
 
 // outgoingInput names the columns of insertOutgoing's input, in outgoingColumns.args' order.
 const outgoingInput = `(id, organization_id, contact_phone, our_number, phone_number_id, body, media, is_mms, status, provider,
-	credits, billable, hold_id, source_kind, source_id, dedupe_key, quiet_hours_timezone, created_at, recipient_timezone)`
+	credits, billable, hold_id, source_kind, source_id, dedupe_key, quiet_hours_timezone, created_at, recipient_timezone, recipient_state)`
 
 // insertOutgoing stores the outgoing messages of the CTE input (outgoingInput's columns) and
 // moves the threads of those not queued, in one statement; a message whose dedupe key its
@@ -196,11 +199,11 @@ const outgoingInput = `(id, organization_id, contact_phone, our_number, phone_nu
 const insertOutgoing = `, stored AS (
 		INSERT INTO messages (id, organization_id, direction, contact_phone, our_number, phone_number_id, body,
 			media_urls, is_mms, status, provider, credits, billable, hold_id, source_kind, source_id, dedupe_key,
-			quiet_hours_timezone, recipient_timezone, created_at, thread_at)
+			quiet_hours_timezone, recipient_timezone, recipient_state, created_at, thread_at)
 		SELECT id, organization_id, 'outgoing', contact_phone, our_number, nullif(phone_number_id, '')::uuid, body,
 			ARRAY(SELECT jsonb_array_elements_text(media::jsonb)), is_mms, status, provider, credits, billable,
 			nullif(hold_id, ''), source_kind, nullif(source_id, ''), nullif(dedupe_key, ''),
-			nullif(quiet_hours_timezone, ''), nullif(recipient_timezone, ''), created_at, created_at
+			nullif(quiet_hours_timezone, ''), nullif(recipient_timezone, ''), nullif(recipient_state, ''), created_at, created_at
 		FROM input
 		ON CONFLICT (organization_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
 		RETURNING id, organization_id, contact_phone, body, status, source_kind, source_id, created_at
@@ -250,7 +253,7 @@ func createdEvents(stored []Message) []outbox.Event {
 type outgoingColumns struct {
 	ids, orgs                                                   []uuid.UUID
 	phones, ours, numberIDs, bodies, media, statuses, providers []string
-	holds, kinds, sources, keys, zones, recipientZones          []string
+	holds, kinds, sources, keys, zones, recipientZones, states  []string
 	mms, billable                                               []bool
 	credits                                                     []int32
 	created                                                     []time.Time
@@ -270,7 +273,7 @@ func (c *outgoingColumns) add(m *Message) error {
 	c.bodies, c.media, c.statuses = append(c.bodies, m.Body), append(c.media, string(urls)), append(c.statuses, m.Status)
 	c.providers, c.holds, c.kinds = append(c.providers, m.Provider), append(c.holds, m.HoldID), append(c.kinds, m.SourceKind)
 	c.sources, c.keys, c.zones = append(c.sources, m.SourceID), append(c.keys, m.DedupeKey), append(c.zones, m.QuietTimezone)
-	c.recipientZones = append(c.recipientZones, m.RecipientTimezone)
+	c.recipientZones, c.states = append(c.recipientZones, m.RecipientTimezone), append(c.states, m.RecipientState)
 	c.mms, c.billable = append(c.mms, m.IsMMS), append(c.billable, m.Billable)
 	c.credits, c.created = append(c.credits, m.Credits), append(c.created, m.CreatedAt)
 	return nil
@@ -279,7 +282,7 @@ func (c *outgoingColumns) add(m *Message) error {
 // args are the columns in the order of InsertOutgoingMany's unnest.
 func (c *outgoingColumns) args() []any {
 	return []any{c.ids, c.orgs, c.phones, c.ours, c.numberIDs, c.bodies, c.media, c.mms, c.statuses, c.providers,
-		c.credits, c.billable, c.holds, c.kinds, c.sources, c.keys, c.zones, c.created, c.recipientZones}
+		c.credits, c.billable, c.holds, c.kinds, c.sources, c.keys, c.zones, c.created, c.recipientZones, c.states}
 }
 
 // resolveDuplicates sets the ID of each message that was not inserted to the id of the

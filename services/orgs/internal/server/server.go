@@ -68,6 +68,7 @@ func (s *Server) CreateOrganization(ctx context.Context, req *orgsv1.CreateOrgan
 	}
 	o, err := s.store.CreateOrganization(ctx, store.Organization{
 		Name: name, Timezone: tz, Sandbox: req.GetSandbox(), ShortLinkBaseURL: req.GetShortLinkBaseUrl(), HelpText: help,
+		StateQuietHoursOff: req.GetStateQuietHoursOff(),
 	})
 	if err != nil {
 		return nil, err
@@ -161,5 +162,6 @@ func toProto(o store.Organization) *orgsv1.Organization {
 	return &orgsv1.Organization{
 		Id: o.ID.String(), Name: o.Name, Timezone: o.Timezone, Sandbox: o.Sandbox,
 		ShortLinkBaseUrl: o.ShortLinkBaseURL, HelpText: o.HelpText, CreatedAt: timestamppb.New(o.CreatedAt),
+		StateQuietHoursOff: o.StateQuietHoursOff,
 	}
 }

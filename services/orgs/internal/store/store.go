@@ -25,7 +25,9 @@ type Organization struct {
 	Sandbox          bool
 	ShortLinkBaseURL string
 	HelpText         string
-	CreatedAt        time.Time
+	// StateQuietHoursOff turns off the state quiet-hours laws for the organization's sends.
+	StateQuietHoursOff bool
+	CreatedAt          time.Time
 }
 
 // Store runs the orgs queries.
@@ -42,9 +44,9 @@ func (s *Store) CreateOrganization(ctx context.Context, o Organization) (Organiz
 	}
 	o.ID = id
 	err = s.pool.QueryRow(ctx, `
-		INSERT INTO organizations (id, name, timezone, sandbox, short_link_base_url, help_text)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
-		o.ID, o.Name, o.Timezone, o.Sandbox, o.ShortLinkBaseURL, o.HelpText).Scan(&o.CreatedAt)
+		INSERT INTO organizations (id, name, timezone, sandbox, short_link_base_url, help_text, state_quiet_hours_off)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING created_at`,
+		o.ID, o.Name, o.Timezone, o.Sandbox, o.ShortLinkBaseURL, o.HelpText, o.StateQuietHoursOff).Scan(&o.CreatedAt)
 	if err != nil {
 		return Organization{}, fmt.Errorf("insert organization: %w", err)
 	}
@@ -55,9 +57,9 @@ func (s *Store) CreateOrganization(ctx context.Context, o Organization) (Organiz
 func (s *Store) GetOrganization(ctx context.Context, id uuid.UUID) (Organization, error) {
 	o := Organization{ID: id}
 	err := s.pool.QueryRow(ctx, `
-		SELECT name, timezone, sandbox, short_link_base_url, help_text, created_at
+		SELECT name, timezone, sandbox, short_link_base_url, help_text, state_quiet_hours_off, created_at
 		FROM organizations WHERE id = $1`, id).
-		Scan(&o.Name, &o.Timezone, &o.Sandbox, &o.ShortLinkBaseURL, &o.HelpText, &o.CreatedAt)
+		Scan(&o.Name, &o.Timezone, &o.Sandbox, &o.ShortLinkBaseURL, &o.HelpText, &o.StateQuietHoursOff, &o.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Organization{}, ErrNotFound
 	}

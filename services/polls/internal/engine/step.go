@@ -134,7 +134,7 @@ func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMe
 	msg := func(part, text string, media *string, held bool) *messagingv1.OutgoingMessage {
 		out := &messagingv1.OutgoingMessage{
 			DedupeKey: key + part, To: p.Phone, Body: render(text, &m), SourceKind: SourceKind, SourceId: poll.ID.String(),
-			QuietHoursTimezone: poll.QuietZone, RecipientTimezone: p.RecipientTimezone,
+			QuietHoursTimezone: poll.QuietZone, RecipientTimezone: p.RecipientTimezone, RecipientState: m.GetState(),
 		}
 		if poll.FromPhoneNumberID != nil {
 			out.FromPhoneNumberId = poll.FromPhoneNumberID.String()

@@ -1497,9 +1497,14 @@ type OutgoingMessage struct {
 	// AUTO (empty), SMS or MMS, decided with the body and media by pkg/route's rule (as a
 	// reply's forceRoute): media means MMS; MMS is MMS without media too; AUTO is MMS when
 	// the body is over 960 characters. The message's price follows (MMS 2 credits).
-	ForceRoute    string `protobuf:"bytes,12,opt,name=force_route,json=forceRoute,proto3" json:"force_route,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ForceRoute string `protobuf:"bytes,12,opt,name=force_route,json=forceRoute,proto3" json:"force_route,omitempty"`
+	// The recipient's US state as its contact gives it (USPS code or name); empty or not a
+	// state: its phone's area code's. Where that state's law narrows the quiet-hours window
+	// (docs/quiet-hours.md) the message keeps to it, unless its organization turned state
+	// rules off.
+	RecipientState string `protobuf:"bytes,13,opt,name=recipient_state,json=recipientState,proto3" json:"recipient_state,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *OutgoingMessage) Reset() {
@@ -1612,6 +1617,13 @@ func (x *OutgoingMessage) GetRecipientTimezone() string {
 func (x *OutgoingMessage) GetForceRoute() string {
 	if x != nil {
 		return x.ForceRoute
+	}
+	return ""
+}
+
+func (x *OutgoingMessage) GetRecipientState() string {
+	if x != nil {
+		return x.RecipientState
 	}
 	return ""
 }
@@ -2640,7 +2652,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\n" +
 	"user_agent\x18\x02 \x01(\tR\tuserAgent\"+\n" +
 	"\x17FollowShortLinkResponse\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url\"\x9a\x03\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"\xc3\x03\n" +
 	"\x0fOutgoingMessage\x12\x1d\n" +
 	"\n" +
 	"dedupe_key\x18\x01 \x01(\tR\tdedupeKey\x12\x0e\n" +
@@ -2658,7 +2670,8 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	" \x03(\tR\tmediaUrls\x12-\n" +
 	"\x12recipient_timezone\x18\v \x01(\tR\x11recipientTimezone\x12\x1f\n" +
 	"\vforce_route\x18\f \x01(\tR\n" +
-	"forceRoute\"o\n" +
+	"forceRoute\x12'\n" +
+	"\x0frecipient_state\x18\r \x01(\tR\x0erecipientState\"o\n" +
 	"\x13SendMessagesRequest\x12@\n" +
 	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\x12\x16\n" +
 	"\x04bulk\x18\x02 \x01(\bB\x02\x18\x01R\x04bulk\"7\n" +

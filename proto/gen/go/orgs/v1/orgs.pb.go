@@ -87,9 +87,12 @@ type Organization struct {
 	ShortLinkBaseUrl string                 `protobuf:"bytes,5,opt,name=short_link_base_url,json=shortLinkBaseUrl,proto3" json:"short_link_base_url,omitempty"`
 	CreatedAt        *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// What a HELP or INFO text is answered with; empty means a default naming the organization.
-	HelpText      string `protobuf:"bytes,7,opt,name=help_text,json=helpText,proto3" json:"help_text,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HelpText string `protobuf:"bytes,7,opt,name=help_text,json=helpText,proto3" json:"help_text,omitempty"`
+	// Campaign and poll messages keep to the quiet hours of the recipient's US state where its
+	// law is narrower than 08:00-21:00 (docs/quiet-hours.md); true turns that off.
+	StateQuietHoursOff bool `protobuf:"varint,8,opt,name=state_quiet_hours_off,json=stateQuietHoursOff,proto3" json:"state_quiet_hours_off,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Organization) Reset() {
@@ -171,16 +174,24 @@ func (x *Organization) GetHelpText() string {
 	return ""
 }
 
+func (x *Organization) GetStateQuietHoursOff() bool {
+	if x != nil {
+		return x.StateQuietHoursOff
+	}
+	return false
+}
+
 // CreateOrganizationRequest names the new organization.
 type CreateOrganizationRequest struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	Name             string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Timezone         string                 `protobuf:"bytes,2,opt,name=timezone,proto3" json:"timezone,omitempty"`
-	Sandbox          bool                   `protobuf:"varint,3,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
-	ShortLinkBaseUrl string                 `protobuf:"bytes,4,opt,name=short_link_base_url,json=shortLinkBaseUrl,proto3" json:"short_link_base_url,omitempty"`
-	HelpText         string                 `protobuf:"bytes,5,opt,name=help_text,json=helpText,proto3" json:"help_text,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Name               string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Timezone           string                 `protobuf:"bytes,2,opt,name=timezone,proto3" json:"timezone,omitempty"`
+	Sandbox            bool                   `protobuf:"varint,3,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	ShortLinkBaseUrl   string                 `protobuf:"bytes,4,opt,name=short_link_base_url,json=shortLinkBaseUrl,proto3" json:"short_link_base_url,omitempty"`
+	HelpText           string                 `protobuf:"bytes,5,opt,name=help_text,json=helpText,proto3" json:"help_text,omitempty"`
+	StateQuietHoursOff bool                   `protobuf:"varint,6,opt,name=state_quiet_hours_off,json=stateQuietHoursOff,proto3" json:"state_quiet_hours_off,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *CreateOrganizationRequest) Reset() {
@@ -246,6 +257,13 @@ func (x *CreateOrganizationRequest) GetHelpText() string {
 		return x.HelpText
 	}
 	return ""
+}
+
+func (x *CreateOrganizationRequest) GetStateQuietHoursOff() bool {
+	if x != nil {
+		return x.StateQuietHoursOff
+	}
+	return false
 }
 
 // CreateOrganizationResponse wraps the new organization.
@@ -673,7 +691,7 @@ var File_orgs_v1_orgs_proto protoreflect.FileDescriptor
 
 const file_orgs_v1_orgs_proto_rawDesc = "" +
 	"\n" +
-	"\x12orgs/v1/orgs.proto\x12\x0echorus.orgs.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\x01\n" +
+	"\x12orgs/v1/orgs.proto\x12\x0echorus.orgs.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa2\x02\n" +
 	"\fOrganization\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -682,13 +700,15 @@ const file_orgs_v1_orgs_proto_rawDesc = "" +
 	"\x13short_link_base_url\x18\x05 \x01(\tR\x10shortLinkBaseUrl\x129\n" +
 	"\n" +
 	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1b\n" +
-	"\thelp_text\x18\a \x01(\tR\bhelpText\"\xb1\x01\n" +
+	"\thelp_text\x18\a \x01(\tR\bhelpText\x121\n" +
+	"\x15state_quiet_hours_off\x18\b \x01(\bR\x12stateQuietHoursOff\"\xe4\x01\n" +
 	"\x19CreateOrganizationRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\btimezone\x18\x02 \x01(\tR\btimezone\x12\x18\n" +
 	"\asandbox\x18\x03 \x01(\bR\asandbox\x12-\n" +
 	"\x13short_link_base_url\x18\x04 \x01(\tR\x10shortLinkBaseUrl\x12\x1b\n" +
-	"\thelp_text\x18\x05 \x01(\tR\bhelpText\"^\n" +
+	"\thelp_text\x18\x05 \x01(\tR\bhelpText\x121\n" +
+	"\x15state_quiet_hours_off\x18\x06 \x01(\bR\x12stateQuietHoursOff\"^\n" +
 	"\x1aCreateOrganizationResponse\x12@\n" +
 	"\forganization\x18\x01 \x01(\v2\x1c.chorus.orgs.v1.OrganizationR\forganization\"(\n" +
 	"\x16GetOrganizationRequest\x12\x0e\n" +

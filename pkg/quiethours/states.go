@@ -1,0 +1,95 @@
+package quiethours
+
+import "time"
+
+// Hours is one day's window in local hours, [Start, End); Start == End sends nothing that day.
+type Hours struct{ Start, End int }
+
+// StateRule is a US state's law on when telephone solicitations (texts included) may reach
+// its residents, where it is narrower than the federal 08:00–21:00. Holidays are not modelled
+// (docs/quiet-hours.md).
+type StateRule struct {
+	State  string   // USPS code
+	Days   [7]Hours // by time.Weekday
+	Zones  []string // the state's zones, all kept to when the recipient's own zone is unknown
+	Note   string   // the rule in words, for the docs
+	Source string   // where the rule was checked
+}
+
+// Sources cited below.
+const (
+	dropCowboy = "https://www.dropcowboy.com/state-compliance (updated 2025-11-01)"
+	clickPoint = "https://blog.clickpointsoftware.com/telemarketing-calling-hours-by-state (reviewed 2025-07)"
+)
+
+var (
+	eastern  = []string{"America/New_York"}
+	central  = []string{"America/Chicago"}
+	mountain = []string{"America/Denver"}
+	pacific  = []string{"America/Los_Angeles"}
+	closed   = Hours{}
+)
+
+// daily is the same window every day.
+func daily(start, end int) [7]Hours {
+	return week(Hours{start, end}, Hours{start, end}, Hours{start, end})
+}
+
+// week is a window for Monday to Friday, one for Saturday and one for Sunday.
+func week(weekday, saturday, sunday Hours) [7]Hours {
+	d := [7]Hours{}
+	for i := range d {
+		d[i] = weekday
+	}
+	d[time.Saturday], d[time.Sunday] = saturday, sunday
+	return d
+}
+
+// StateRules is every state rule applied, one row per state with its source. Only rules
+// checked against the statute or a reputable summary are here.
+var StateRules = []StateRule{
+	{"AL", week(Hours{8, 20}, Hours{8, 20}, closed), central,
+		"08:00–20:00 Monday to Saturday; no Sundays (or state holidays)", dropCowboy + "; " + clickPoint},
+	{"CT", daily(9, 20), eastern,
+		"09:00–20:00 every day", "Conn. Gen. Stat. § 42-288a (Public Act 23-98); " + dropCowboy},
+	{"FL", daily(8, 20), []string{"America/New_York", "America/Chicago"},
+		"08:00–20:00 every day", "Fla. Stat. § 501.616(6)(a) (SB 1120, 2021); " + dropCowboy + "; " + clickPoint},
+	{"KY", daily(10, 21), []string{"America/New_York", "America/Chicago"},
+		"10:00–21:00 every day", dropCowboy + "; " + clickPoint},
+	{"LA", week(Hours{8, 20}, Hours{8, 20}, closed), central,
+		"08:00–20:00 Monday to Saturday; no Sundays (or state holidays)", dropCowboy + "; " + clickPoint},
+	{"MA", daily(8, 20), eastern,
+		"08:00–20:00 every day", dropCowboy + "; " + clickPoint},
+	{"MD", daily(8, 20), eastern,
+		"08:00–20:00 every day", "Maryland Stop the Spam Calls Act (2023); " + dropCowboy},
+	{"MI", daily(9, 21), []string{"America/Detroit", "America/Menominee"},
+		"09:00–21:00 every day", dropCowboy},
+	{"MN", daily(9, 21), central,
+		"09:00–21:00 every day", dropCowboy},
+	{"MS", week(Hours{8, 20}, Hours{8, 20}, closed), central,
+		"08:00–20:00 Monday to Saturday; no Sundays", dropCowboy},
+	{"NM", daily(9, 21), mountain,
+		"09:00–21:00 every day", dropCowboy},
+	{"NV", daily(9, 20), pacific,
+		"09:00–20:00 every day", dropCowboy},
+	{"OK", daily(8, 20), central,
+		"08:00–20:00 every day", "Okla. Stat. tit. 15 § 775C.4 (Telephone Solicitation Act of 2022); " + dropCowboy},
+	{"RI", week(Hours{9, 18}, Hours{10, 17}, closed), eastern,
+		"09:00–18:00 Monday to Friday, 10:00–17:00 Saturday; no Sundays (or holidays)", "R.I. Gen. Laws § 5-61-3.4; " + dropCowboy},
+	{"TX", week(Hours{9, 21}, Hours{9, 21}, Hours{12, 21}), []string{"America/Chicago", "America/Denver"},
+		"09:00–21:00 Monday to Saturday, 12:00–21:00 Sunday", "Tex. Bus. & Com. Code § 301.051, https://statutes.capitol.texas.gov/Docs/BC/htm/BC.301.htm"},
+	{"WA", daily(8, 20), pacific,
+		"08:00–20:00 every day", "Rev. Code Wash. § 19.158.040(2), https://app.leg.wa.gov/RCW/default.aspx?cite=19.158.040"},
+}
+
+// rules indexes StateRules by state.
+var rules = func() map[string]*StateRule {
+	m := make(map[string]*StateRule, len(StateRules))
+	for i := range StateRules {
+		m[StateRules[i].State] = &StateRules[i]
+	}
+	return m
+}()
+
+// RuleFor is state's rule; nil when its law is no narrower than the federal window.
+func RuleFor(state string) *StateRule { return rules[state] }

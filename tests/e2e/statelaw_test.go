@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
+)
+
+// Between 20:00 and 21:00 local the federal window is open and Florida's (08:00–20:00) is
+// closed, on any day: recipients in a zone where it is 20:xx now tell the two apart.
+
+// awayFromTheHour waits out the last minute of an hour, so that a zone picked by its hour
+// keeps it for the test.
+func awayFromTheHour() {
+	if now := time.Now(); now.Minute() == 59 {
+		time.Sleep(time.Until(now.Truncate(time.Hour).Add(time.Hour + 5*time.Second)))
+	}
+}
+
+// eveningTenant is an organization sending from number, with state rules turned off when
+// off, in a stack started away from the turn of an hour.
+func eveningTenant(t *testing.T, number string, off bool) *tenant {
+	t.Helper()
+	awayFromTheHour()
+	return newMsgEnv(t, nil).newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: "America/Chicago", StateQuietHoursOff: off}, number, 100)
+}
+
+// eveningContacts makes, under tag and in a zone where it is 20:xx, a contact whose state is
+// Florida (floridian) and contacts known by their phones alone (others).
+func eveningContacts(tn *tenant, tag, floridian string, others ...string) {
+	tn.e.t.Helper()
+	tn.contactsWith(tag, map[string]any{"timezone": zoneWhere(20), "state": "FL"}, []string{floridian})
+	tn.contactsWith(tag, map[string]any{"timezone": zoneWhere(20)}, others)
+}
+
+// campaignTo sends a campaign to tag's contacts now, from a zone where it is noon.
+func campaignTo(tn *tenant, tag string) string {
+	t := tn.e.t
+	t.Helper()
+	return campaignOf(t, tn.do("POST", "/api/campaigns", map[string]any{
+		"name": "S", "message": "Hi {{firstName}}", "contactFilter": map[string]any{"tags": []string{tag}}, "timezone": zoneWhere(12),
+	}), http.StatusCreated).str("id")
+}
+
+func TestCampaignKeepsToTheRecipientsStateQuietHours(t *testing.T) {
+	t.Parallel()
+	tn := eveningTenant(t, "+13125550260", false)
+	// Florida by the contact's state (a Washington, DC number) and by area code (Miami);
+	// New York and DC have no law narrower than 08:00–21:00.
+	const floridian, miami = "+12025556001", "+13055556002"
+	const newYork, dc = "+12125556003", "+12025556004"
+	eveningContacts(tn, "st", floridian, miami, newYork, dc)
+	id := campaignTo(tn, "st")
+	eventually(t, 30*time.Second, "the recipients outside Florida sent", func() bool { return tn.getCampaign(id).num("sentCount") == 2 })
+	time.Sleep(2 * time.Second)
+	c := tn.getCampaign(id)
+	assert.Equal(t, "sending", c.str("status"), "not complete while two wait")
+	assert.EqualValues(t, 2, c.num("sentCount"))
+	assert.EqualValues(t, 2, c.num("queuedCount"))
+	for _, p := range []string{floridian, miami} {
+		assert.Empty(t, tn.thread(p), "nothing handed over after 20:00 in Florida: %s", p)
+	}
+	for _, p := range []string{newYork, dc} {
+		assert.Len(t, tn.thread(p), 1, p)
+	}
+}
+
+func TestOrganizationWithoutStateRulesKeepsToTheFederalWindow(t *testing.T) {
+	t.Parallel()
+	tn := eveningTenant(t, "+13125550261", true)
+	const floridian, miami = "+12025556011", "+13055556012"
+	eveningContacts(tn, "st", floridian, miami)
+	id := campaignTo(tn, "st")
+	eventually(t, 30*time.Second, "both sent at 20:xx", func() bool { return tn.getCampaign(id).num("sentCount") == 2 })
+	for _, p := range []string{floridian, miami} {
+		assert.Len(t, tn.thread(p), 1, p)
+	}
+}
+
+func TestPollQuestionKeepsToTheRecipientsStateQuietHours(t *testing.T) {
+	t.Parallel()
+	tn := eveningTenant(t, "+13125550262", false)
+	const floridian, newYork = "+12025556021", "+12125556022"
+	eveningContacts(tn, "stp", floridian, newYork)
+	id := tn.createPoll(pollBody("State"))["id"].(string)
+	tn.startPoll(id, "stp")
+	assert.Equal(t, []string{pollIntroFor("Ada0")}, tn.awaitOutgoing(newYork, 1), "New York's question sent at 20:xx")
+	tn.awaitMessagesCounted(2)
+	assert.Empty(t, tn.thread(floridian), "Florida's question held until 08:00")
+}
