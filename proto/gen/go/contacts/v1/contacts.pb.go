@@ -2776,10 +2776,20 @@ type SetConsentRequest struct {
 	OptedIn bool `protobuf:"varint,2,opt,name=opted_in,json=optedIn,proto3" json:"opted_in,omitempty"`
 	// When the change happened (e.g. the inbound message's receipt); required for an opt-out.
 	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
-	// What caused it, e.g. "keyword:STOP"; carried on the contact.consent_changed event.
-	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// What caused it, "<kind>:<detail>" with kind one of keyword, text, carrier, signup (e.g.
+	// "keyword:STOP", "carrier:21610", "signup:JOIN"); carried on the contact.consent_changed
+	// event and recorded in the contact's consent history.
+	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	// The inbound message that caused it (keyword, text and signup sources), kept as evidence.
+	MessageId   string `protobuf:"bytes,5,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	MessageText string `protobuf:"bytes,6,opt,name=message_text,json=messageText,proto3" json:"message_text,omitempty"`
+	// Tags added to the contact when the change is an opt-in (a sign-up keyword's tag).
+	AddTags []string `protobuf:"bytes,7,rep,name=add_tags,json=addTags,proto3" json:"add_tags,omitempty"`
+	// An opt-in of a phone no contact has creates the contact (a sign-up) instead of doing
+	// nothing.
+	CreateIfMissing bool `protobuf:"varint,8,opt,name=create_if_missing,json=createIfMissing,proto3" json:"create_if_missing,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SetConsentRequest) Reset() {
@@ -2838,6 +2848,34 @@ func (x *SetConsentRequest) GetSource() string {
 		return x.Source
 	}
 	return ""
+}
+
+func (x *SetConsentRequest) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *SetConsentRequest) GetMessageText() string {
+	if x != nil {
+		return x.MessageText
+	}
+	return ""
+}
+
+func (x *SetConsentRequest) GetAddTags() []string {
+	if x != nil {
+		return x.AddTags
+	}
+	return nil
+}
+
+func (x *SetConsentRequest) GetCreateIfMissing() bool {
+	if x != nil {
+		return x.CreateIfMissing
+	}
+	return false
 }
 
 // SetConsentResponse is the contact's consent after the call.
@@ -3597,13 +3635,18 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x15RecordInboundResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x1d\n" +
 	"\n" +
-	"contact_id\x18\x02 \x01(\tR\tcontactId\"\x99\x01\n" +
+	"contact_id\x18\x02 \x01(\tR\tcontactId\"\xa2\x02\n" +
 	"\x11SetConsentRequest\x12\x14\n" +
 	"\x05phone\x18\x01 \x01(\tR\x05phone\x12\x19\n" +
 	"\bopted_in\x18\x02 \x01(\bR\aoptedIn\x12;\n" +
 	"\voccurred_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x12\x16\n" +
-	"\x06source\x18\x04 \x01(\tR\x06source\"\x83\x01\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x05 \x01(\tR\tmessageId\x12!\n" +
+	"\fmessage_text\x18\x06 \x01(\tR\vmessageText\x12\x19\n" +
+	"\badd_tags\x18\a \x03(\tR\aaddTags\x12*\n" +
+	"\x11create_if_missing\x18\b \x01(\bR\x0fcreateIfMissing\"\x83\x01\n" +
 	"\x12SetConsentResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x1d\n" +
 	"\n" +
