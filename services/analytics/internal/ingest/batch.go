@@ -130,7 +130,37 @@ func (in *Ingester) applyMessaging(ctx context.Context, tx pgx.Tx, ms []outbox.M
 	}
 	slices.SortFunc(keys, key.compare) // one lock order for every member
 	keys = slices.Compact(keys)
-	before, err := lockFacts(ctx, tx, keys)
+
+	// Each message's fact as if it were new: a message not seen before is stored as that, in
+	// the insert that also finds out which ones were seen before.
+	fresh := make(map[key]*fact, len(keys))
+	for _, r := range reports {
+		next := merge(fresh[r.k], r.r)
+		fresh[r.k] = &next
+	}
+	for _, k := range keys {
+		if err := in.place(ctx, k, fresh[k]); err != nil {
+			return err
+		}
+	}
+	inserted, err := insertFacts(ctx, tx, keys, fresh)
+	if err != nil {
+		return err
+	}
+	var seen []key
+	for _, k := range keys {
+		if inserted[k] {
+			f := fresh[k]
+			ch.add(bucket{org: k.org, day: f.day, hour: f.hour}, f.counts())
+			if f.campaign != nil {
+				ch.add(bucket{org: k.org, campaign: *f.campaign}, f.counts())
+			}
+		} else {
+			seen = append(seen, k)
+		}
+	}
+
+	before, err := lockFacts(ctx, tx, seen)
 	if err != nil {
 		return err
 	}
@@ -139,20 +169,15 @@ func (in *Ingester) applyMessaging(ctx context.Context, tx pgx.Tx, ms []outbox.M
 		after[k] = f
 	}
 	for _, r := range reports {
-		next := merge(after[r.k], r.r)
-		after[r.k] = &next
+		if !inserted[r.k] {
+			next := merge(after[r.k], r.r)
+			after[r.k] = &next
+		}
 	}
 	var changed []key
-	for _, k := range keys {
+	for _, k := range seen {
 		old, next := before[k], after[k]
-		at := next.left
-		if at == nil {
-			at = next.created
-		}
-		if at == nil {
-			return fmt.Errorf("message %s: an event without a time", k.id)
-		}
-		if next.day, next.hour, err = in.local(ctx, k.org, *at); err != nil {
+		if err := in.place(ctx, k, next); err != nil {
 			return err
 		}
 		if old != nil && old.same(next) {
@@ -177,10 +202,49 @@ func (in *Ingester) applyMessaging(ctx context.Context, tx pgx.Tx, ms []outbox.M
 	return nil
 }
 
-// lockFacts locks the facts of keys (sorted, distinct), making a placeholder (status "") for a
-// message not seen before, so two batches holding events of one message take turns instead of
-// both starting from nothing. A message not seen before is absent from the answer. The facts
-// found are locked rather than rewritten: a batch writes a fact once (writeFacts), not twice.
+// place sets f's local day and hour: those of when it left the queue (its earliest status
+// report), else of its creation.
+func (in *Ingester) place(ctx context.Context, k key, f *fact) error {
+	at := f.left
+	if at == nil {
+		at = f.created
+	}
+	if at == nil {
+		return fmt.Errorf("message %s: an event without a time", k.id)
+	}
+	var err error
+	f.day, f.hour, err = in.local(ctx, k.org, *at)
+	return err
+}
+
+// insertFacts stores the facts of keys (sorted, distinct) of messages not seen before, in one
+// statement, and answers which ones it stored. A message seen before keeps its fact: another
+// batch's uncommitted insert of it is waited for, then left to lockFacts.
+func insertFacts(ctx context.Context, tx pgx.Tx, keys []key, facts map[key]*fact) (map[key]bool, error) {
+	out := make(map[key]bool, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO messages (organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour)
+		SELECT o, i, k, c, s, w, cr, l, d, h FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::boolean[],
+			$7::timestamptz[], $8::timestamptz[], $9::date[], $10::smallint[]) WITH ORDINALITY AS t(o, i, k, c, s, w, cr, l, d, h, n)
+		ORDER BY n
+		ON CONFLICT (organization_id, id) DO NOTHING
+		RETURNING organization_id, id`, factColumns(keys, facts)...)
+	if err != nil {
+		return nil, fmt.Errorf("store %d new messages: %w", len(keys), err)
+	}
+	var k key
+	if _, err := pgx.ForEachRow(rows, []any{&k.org, &k.id}, func() error {
+		out[k] = true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("store %d new messages: %w", len(keys), err)
+	}
+	return out, nil
+}
+
+// lockFacts locks the stored facts of keys (sorted, distinct) and returns them.
 func lockFacts(ctx context.Context, tx pgx.Tx, keys []key) (map[key]*fact, error) {
 	out := make(map[key]*fact, len(keys))
 	if len(keys) == 0 {
@@ -190,44 +254,16 @@ func lockFacts(ctx context.Context, tx pgx.Tx, keys []key) (map[key]*fact, error
 	for i, k := range keys {
 		orgs[i], ids[i] = k.org, k.id
 	}
-	// A placeholder is this transaction's until it commits: another batch's insert of the same
-	// message waits for it, and finds the fact once it is written.
-	rows, err := tx.Query(ctx, `INSERT INTO messages (organization_id, id, source_kind, status, day, hour)
-		SELECT o, i, '', '', '1970-01-01', 0 FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS t(o, i, n) ORDER BY n
-		ON CONFLICT (organization_id, id) DO NOTHING
-		RETURNING organization_id, id`, orgs, ids)
-	if err != nil {
-		return nil, fmt.Errorf("lock %d messages: %w", len(keys), err)
-	}
-	placed := make(map[key]bool, len(keys))
-	var k key
-	if _, err := pgx.ForEachRow(rows, []any{&k.org, &k.id}, func() error {
-		placed[k] = true
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("lock %d messages: %w", len(keys), err)
-	}
-	orgs, ids = orgs[:0], ids[:0]
-	for _, k := range keys {
-		if !placed[k] {
-			orgs, ids = append(orgs, k.org), append(ids, k.id)
-		}
-	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err = tx.Query(ctx, `SELECT organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour
+	rows, err := tx.Query(ctx, `SELECT organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour
 		FROM messages WHERE (organization_id, id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
 		ORDER BY organization_id, id FOR UPDATE`, orgs, ids)
 	if err != nil {
 		return nil, fmt.Errorf("lock %d messages: %w", len(keys), err)
 	}
+	var k key
 	var f fact
 	var hour int16
 	_, err = pgx.ForEachRow(rows, []any{&k.org, &k.id, &f.kind, &f.campaign, &f.status, &f.withdrawn, &f.created, &f.left, &f.day, &hour}, func() error {
-		if f.status == "" {
-			return nil
-		}
 		g := f
 		g.hour, g.day = int(hour), f.day.UTC()
 		g.created, g.left = utc(f.created), utc(f.left)
@@ -267,11 +303,8 @@ func nullUUID(id *uuid.UUID) pgtype.UUID {
 	return pgtype.UUID{Bytes: *id, Valid: true}
 }
 
-// writeFacts stores the facts of keys in one statement.
-func writeFacts(ctx context.Context, tx pgx.Tx, keys []key, facts map[key]*fact) error {
-	if len(keys) == 0 {
-		return nil
-	}
+// factColumns are the facts of keys as the arrays of insertFacts' and writeFacts' statements.
+func factColumns(keys []key, facts map[key]*fact) []any {
 	n := len(keys)
 	orgs, ids, campaigns := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]pgtype.UUID, n)
 	kinds, statuses, withdrawn := make([]string, n), make([]string, n), make([]bool, n)
@@ -282,15 +315,23 @@ func writeFacts(ctx context.Context, tx pgx.Tx, keys []key, facts map[key]*fact)
 		kinds[i], statuses[i], withdrawn[i] = f.kind, f.status, f.withdrawn
 		created[i], left[i], days[i], hours[i] = nullTime(f.created), nullTime(f.left), f.day, int16(f.hour)
 	}
+	return []any{orgs, ids, kinds, campaigns, statuses, withdrawn, created, left, days, hours}
+}
+
+// writeFacts stores the facts of keys, seen before, in one statement.
+func writeFacts(ctx context.Context, tx pgx.Tx, keys []key, facts map[key]*fact) error {
+	if len(keys) == 0 {
+		return nil
+	}
 	_, err := tx.Exec(ctx, `INSERT INTO messages (organization_id, id, source_kind, campaign_id, status, withdrawn, created_at, left_at, day, hour)
 		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::boolean[], $7::timestamptz[],
 			$8::timestamptz[], $9::date[], $10::smallint[])
 		ON CONFLICT (organization_id, id) DO UPDATE SET source_kind = excluded.source_kind, campaign_id = excluded.campaign_id,
 			status = excluded.status, withdrawn = excluded.withdrawn, created_at = excluded.created_at, left_at = excluded.left_at,
 			day = excluded.day, hour = excluded.hour`,
-		orgs, ids, kinds, campaigns, statuses, withdrawn, created, left, days, hours)
+		factColumns(keys, facts)...)
 	if err != nil {
-		return fmt.Errorf("store %d messages: %w", n, err)
+		return fmt.Errorf("store %d messages: %w", len(keys), err)
 	}
 	return nil
 }
