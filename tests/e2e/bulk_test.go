@@ -92,10 +92,10 @@ func awaitStatus(tn *tenant, phone, id, want string) {
 	})
 }
 
-// statusEvents returns org's message.status_changed events by message id, oldest first.
+// statusEvents returns org's published status changes by message id, oldest first.
 func (b *bulkEnv) statusEvents(org string) map[string][]*eventsv1.MessageStatusChanged {
 	b.t.Helper()
-	evs := decodeEvents[eventsv1.MessageStatusChanged](b.t, streamEvents(b.t, b.rdb, "messaging", "message.status_changed", org))
+	evs := statusChanges(b.t, b.rdb, org)
 	out := map[string][]*eventsv1.MessageStatusChanged{}
 	for _, ev := range evs {
 		out[ev.GetMessageId()] = append(out[ev.GetMessageId()], ev)

@@ -25,7 +25,7 @@ type streamEvent struct {
 	Payload                     []byte
 }
 
-// streamEvents returns the entries of service's stream of type typ about org, in stream order.
+// streamEvents returns the entries of service's stream of type typ ("": any) about org, in stream order.
 func streamEvents(t *testing.T, rdb *redis.Client, service, typ, org string) []streamEvent {
 	t.Helper()
 	entries, err := rdb.XRange(context.Background(), outbox.StreamName(service), "-", "+").Result()
@@ -38,7 +38,7 @@ func streamEvents(t *testing.T, rdb *redis.Client, service, typ, org string) []s
 		ev.Org, _ = e.Values["org"].(string)
 		payload, _ := e.Values["payload"].(string)
 		ev.Payload = []byte(payload)
-		if ev.Type == typ && ev.Org == org {
+		if (typ == "" || ev.Type == typ) && ev.Org == org {
 			out = append(out, ev)
 		}
 	}
@@ -55,6 +55,22 @@ func decodeEvents[T any, P interface {
 	for i, ev := range evs {
 		out[i] = P(new(T))
 		require.NoError(t, proto.Unmarshal(ev.Payload, out[i]), "payload of %s", ev.EventID)
+	}
+	return out
+}
+
+// statusChanges returns org's published status changes in stream order, whether each came in
+// a message.status_changed event of its own or with others in a messages.status_changed one.
+func statusChanges(t *testing.T, rdb *redis.Client, org string) []*eventsv1.MessageStatusChanged {
+	t.Helper()
+	var out []*eventsv1.MessageStatusChanged
+	for _, ev := range streamEvents(t, rdb, "messaging", "", org) {
+		switch ev.Type {
+		case "message.status_changed":
+			out = append(out, decodeEvents[eventsv1.MessageStatusChanged](t, []streamEvent{ev})...)
+		case "messages.status_changed":
+			out = append(out, decodeEvents[eventsv1.MessagesStatusChanged](t, []streamEvent{ev})[0].GetChanges()...)
+		}
 	}
 	return out
 }
@@ -136,7 +152,7 @@ func TestEventsMessageReceivedIsPublished(t *testing.T) {
 	var statuses []*eventsv1.MessageStatusChanged
 	eventually(t, 10*time.Second, "the reply's delivery event", func() bool {
 		statuses = nil
-		for _, s := range decodeEvents[eventsv1.MessageStatusChanged](t, streamEvents(t, rdb, "messaging", "message.status_changed", tn.org)) {
+		for _, s := range statusChanges(t, rdb, tn.org) {
 			if s.GetMessageId() == replyID {
 				statuses = append(statuses, s)
 			}

@@ -114,13 +114,13 @@ func TestReconcileFailsRepliesWhoseOutcomeStaysUnknown(t *testing.T) {
 	assert.Zero(t, held, "no credits left held")
 }
 
-// statusEvent waits for a message.status_changed event of message on the stack's stream and
+// statusEvent waits for a published status change of message on the stack's stream and
 // returns the latest one.
 func statusEvent(t *testing.T, rdb *redis.Client, org, message string) *eventsv1.MessageStatusChanged {
 	t.Helper()
 	var found *eventsv1.MessageStatusChanged
 	eventually(t, 15*time.Second, "the status change of "+message+" to be published", func() bool {
-		for _, ev := range decodeEvents[eventsv1.MessageStatusChanged](t, streamEvents(t, rdb, "messaging", "message.status_changed", org)) {
+		for _, ev := range statusChanges(t, rdb, org) {
 			if ev.GetMessageId() == message {
 				found = ev
 			}

@@ -70,6 +70,14 @@ func (in *Ingester) applyMessaging(ctx context.Context, tx pgx.Tx, ms []outbox.M
 				reports = append(reports, keyed{key{m.OrgID, id}, r})
 			}
 		}
+		// changed reports one status change of one of m's organization's messages.
+		changed := func(ev *eventsv1.MessageStatusChanged) {
+			r := report{kind: ev.GetSourceKind(), source: ev.GetSourceId(), status: ev.GetStatus(), left: ev.GetOccurredAt().AsTime(),
+				withdrawn: ev.GetStatus() == statusFailed && apierr.Withdrawn(ev.GetErrorCode())}
+			if id, err := uuid.Parse(ev.GetMessageId()); err == nil && !uncounted(r.kind) {
+				reports = append(reports, keyed{key{m.OrgID, id}, r})
+			}
+		}
 		switch m.Type {
 		case eventMessagesCreated:
 			var ev eventsv1.MessagesCreated
@@ -90,10 +98,14 @@ func (in *Ingester) applyMessaging(ctx context.Context, tx pgx.Tx, ms []outbox.M
 			if err := m.Unmarshal(&ev); err != nil {
 				return err
 			}
-			r := report{kind: ev.GetSourceKind(), source: ev.GetSourceId(), status: ev.GetStatus(), left: ev.GetOccurredAt().AsTime(),
-				withdrawn: ev.GetStatus() == statusFailed && apierr.Withdrawn(ev.GetErrorCode())}
-			if id, err := uuid.Parse(ev.GetMessageId()); err == nil && !uncounted(r.kind) {
-				reports = append(reports, keyed{key{m.OrgID, id}, r})
+			changed(&ev)
+		case eventStatusesChanged:
+			var ev eventsv1.MessagesStatusChanged
+			if err := m.Unmarshal(&ev); err != nil {
+				return err
+			}
+			for _, c := range ev.GetChanges() {
+				changed(c)
 			}
 		case eventMessageReceived:
 			var ev eventsv1.MessageReceived

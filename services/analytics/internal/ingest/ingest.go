@@ -21,6 +21,7 @@ const (
 	eventMessagesCreated = "messages.created"
 	eventMessageCreated  = "message.created" // one message's, as published before messages.created
 	eventStatusChanged   = "message.status_changed"
+	eventStatusesChanged = "messages.status_changed" // many messages' changes, one statement's
 	eventMessageReceived = "message.received"
 	eventLinkClicked     = "link.clicked"
 	eventCampaignChanged = "campaign.changed"
@@ -56,7 +57,7 @@ func (in *Ingester) MessagingBatch() outbox.BatchHandler { return in.applyMessag
 // redelivered one changes nothing. Inbound messages and clicks add to counters and keep their
 // processed_events rows.
 func MessagingIdempotent() outbox.Option {
-	return outbox.WithIdempotent(eventMessagesCreated, eventMessageCreated, eventStatusChanged)
+	return outbox.WithIdempotent(eventMessagesCreated, eventMessageCreated, eventStatusChanged, eventStatusesChanged)
 }
 
 // CampaignsHandler applies campaigns' campaign.changed snapshots.

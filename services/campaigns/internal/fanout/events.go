@@ -18,10 +18,11 @@ import (
 
 // The messaging events the counters follow (types as messaging's outbox names them).
 const (
-	eventStatusChanged = "message.status_changed"
-	eventReceived      = "message.received"
-	eventLinkClicked   = "link.clicked"
-	categoryOptOut     = "opt_out"
+	eventStatusChanged   = "message.status_changed"
+	eventStatusesChanged = "messages.status_changed" // many messages' changes, one statement's
+	eventReceived        = "message.received"
+	eventLinkClicked     = "link.clicked"
+	categoryOptOut       = "opt_out"
 )
 
 // EventHandler applies messaging's events to campaigns, in the consumer's transaction that
@@ -34,16 +35,12 @@ const (
 func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
 		switch m.Type {
-		case eventStatusChanged:
-			campaign, change, ok, err := statusChange(m)
-			if err != nil || !ok {
+		case eventStatusChanged, eventStatusesChanged:
+			groups := statusGroups{}
+			if err := groups.add(m); err != nil {
 				return err
 			}
-			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, change.Who, change.Status, change.CountFailure)
-			if err != nil || !moved {
-				return err
-			}
-			return r.completeTx(ctx, tx, m.OrgID, campaign)
+			return groups.apply(ctx, tx, st, r)
 		case eventReceived:
 			var ev eventsv1.MessageReceived
 			if err := m.Unmarshal(&ev); err != nil {
@@ -94,73 +91,108 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 func EventBatch(st *store.Store, r *Runner) outbox.BatchHandler {
 	h := EventHandler(st, r)
 	return func(ctx context.Context, tx pgx.Tx, msgs []outbox.Message) error {
-		groups := map[campaignKey][]store.StatusChange{}
+		groups := statusGroups{}
 		for _, m := range msgs {
-			if m.Type != eventStatusChanged {
+			if m.Type != eventStatusChanged && m.Type != eventStatusesChanged {
 				if err := h(ctx, tx, m); err != nil {
 					return err
 				}
 				continue
 			}
-			campaign, change, ok, err := statusChange(m)
-			if err != nil {
+			if err := groups.add(m); err != nil {
 				return err
 			}
-			if ok {
-				k := campaignKey{org: m.OrgID, campaign: campaign}
-				groups[k] = append(groups[k], change)
-			}
 		}
-		// In a fixed order, so that two members applying reads of the same campaigns lock
-		// their rows in the same order.
-		keys := slices.SortedFunc(maps.Keys(groups), func(a, b campaignKey) int {
-			if c := bytes.Compare(a.campaign[:], b.campaign[:]); c != 0 {
-				return c
-			}
-			return bytes.Compare(a.org[:], b.org[:])
-		})
-		for _, k := range keys {
-			moved, err := st.ApplyStatuses(ctx, tx, k.org, k.campaign, groups[k])
-			if err != nil {
-				return err
-			}
-			if moved > 0 {
-				if err := r.completeTx(ctx, tx, k.org, k.campaign); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return groups.apply(ctx, tx, st, r)
 	}
+}
+
+// statusGroups are status changes of campaigns' messages, per campaign.
+type statusGroups map[campaignKey][]store.StatusChange
+
+// add adds the changes of m, a message.status_changed or messages.status_changed event.
+func (g statusGroups) add(m outbox.Message) error {
+	changes, err := statusChanges(m)
+	for _, c := range changes {
+		k := campaignKey{org: m.OrgID, campaign: c.campaign}
+		g[k] = append(g[k], c.change)
+	}
+	return err
+}
+
+// apply applies each campaign's changes at once (store.ApplyStatuses, then one completion
+// check), campaigns in a fixed order, so that two members applying reads of the same
+// campaigns lock their rows in the same order.
+func (g statusGroups) apply(ctx context.Context, tx pgx.Tx, st *store.Store, r *Runner) error {
+	keys := slices.SortedFunc(maps.Keys(g), func(a, b campaignKey) int {
+		if c := bytes.Compare(a.campaign[:], b.campaign[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.org[:], b.org[:])
+	})
+	for _, k := range keys {
+		moved, err := st.ApplyStatuses(ctx, tx, k.org, k.campaign, g[k])
+		if err != nil {
+			return err
+		}
+		if moved > 0 {
+			if err := r.completeTx(ctx, tx, k.org, k.campaign); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // campaignKey is an organization's campaign, as a status event names it.
 type campaignKey struct{ org, campaign uuid.UUID }
 
-// statusChange reads a message.status_changed event: its campaign and the change for its
-// recipient; ok is false for a message of no campaign.
-func statusChange(m outbox.Message) (campaign uuid.UUID, change store.StatusChange, ok bool, err error) {
-	var ev eventsv1.MessageStatusChanged
+// campaignChange is a status change of one campaign's message.
+type campaignChange struct {
+	campaign uuid.UUID
+	change   store.StatusChange
+}
+
+// statusChanges reads a message.status_changed or messages.status_changed event: the changes
+// of campaigns' messages it tells, each with its campaign; other messages' are left out.
+func statusChanges(m outbox.Message) ([]campaignChange, error) {
+	if m.Type == eventStatusChanged {
+		var ev eventsv1.MessageStatusChanged
+		if err := m.Unmarshal(&ev); err != nil {
+			return nil, err
+		}
+		return appendChange(nil, &ev), nil
+	}
+	var ev eventsv1.MessagesStatusChanged
 	if err := m.Unmarshal(&ev); err != nil {
-		return uuid.Nil, store.StatusChange{}, false, err
+		return nil, err
 	}
-	campaign, ok = campaignOf(ev.GetSourceKind(), ev.GetSourceId())
+	var out []campaignChange
+	for _, c := range ev.GetChanges() {
+		out = appendChange(out, c)
+	}
+	return out, nil
+}
+
+// appendChange appends ev's change for its recipient to out when its message is a campaign's.
+func appendChange(out []campaignChange, ev *eventsv1.MessageStatusChanged) []campaignChange {
+	campaign, ok := campaignOf(ev.GetSourceKind(), ev.GetSourceId())
 	if !ok {
-		return uuid.Nil, store.StatusChange{}, false, nil
+		return out
 	}
-	return campaign, store.StatusChange{
+	return append(out, campaignChange{campaign: campaign, change: store.StatusChange{
 		Who:    store.Who{Contact: recipientOf(campaign, ev.GetDedupeKey()), Phone: ev.GetTo()},
 		Status: ev.GetStatus(),
 		// A message withdrawn before the carrier saw it, by the campaign's cancel or because
 		// its contact was deleted or opted out meanwhile, was never sent and is no failure.
 		CountFailure: !apierr.Withdrawn(ev.GetErrorCode()),
-	}, true, nil
+	}})
 }
 
 // EventTypes limits the consumer to the event types EventHandler acts on: messaging's other
 // events (message.created, one per message stored) are acknowledged without a transaction.
 func EventTypes() outbox.Option {
-	return outbox.WithTypes(eventStatusChanged, eventReceived, eventLinkClicked)
+	return outbox.WithTypes(eventStatusChanged, eventStatusesChanged, eventReceived, eventLinkClicked)
 }
 
 // IdempotentTypes names the events EventHandler and EventBatch apply idempotently (outbox's
@@ -168,7 +200,7 @@ func EventTypes() outbox.Option {
 // lock, and the counters and completion move only with it, so a redelivered one changes
 // nothing. Replies and clicks add to counters and keep their processed_events rows.
 func IdempotentTypes() outbox.Option {
-	return outbox.WithIdempotent(eventStatusChanged)
+	return outbox.WithIdempotent(eventStatusChanged, eventStatusesChanged)
 }
 
 // recipientOf is the contact a message of campaign was sent to, from its dedupe key

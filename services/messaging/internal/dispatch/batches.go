@@ -173,18 +173,18 @@ func (d *Dispatcher) recordAcceptedMany(ctx context.Context, in []accepted) ([]s
 		if moved, err = d.store.AcceptMany(ctx, tx, accs, now); err != nil {
 			return err
 		}
-		var events []outbox.Event
+		var changes []statusChange
 		var sandboxed []accepted
 		for _, a := range in {
 			if !moved[a.m.ID] {
 				continue
 			}
-			events = append(events, statusEvent(a.m, carrier.Status{ProviderMessageID: a.acc.ProviderMessageID, Status: carrier.StatusSent}))
+			changes = append(changes, statusChange{a.m, carrier.Status{ProviderMessageID: a.acc.ProviderMessageID, Status: carrier.StatusSent}})
 			if a.provider == carrier.SandboxName {
 				sandboxed = append(sandboxed, a)
 			}
 		}
-		if err := outbox.EnqueueMany(ctx, tx, events); err != nil {
+		if err := outbox.EnqueueMany(ctx, tx, statusEvents(changes)); err != nil {
 			return err
 		}
 		if len(sandboxed) > 0 {

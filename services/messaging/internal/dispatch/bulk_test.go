@@ -10,7 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
@@ -41,6 +43,31 @@ func (f *fixture) bulkFrom(from, source string, n int, due time.Time) {
 func (f *fixture) count(query string, args ...any) (n int) {
 	f.t.Helper()
 	require.NoError(f.t, f.pool.QueryRow(context.Background(), query, args...).Scan(&n))
+	return n
+}
+
+// statusChanges counts the status changes published, whether in events of their own or
+// several to an event.
+func (f *fixture) statusChanges() (n int) {
+	f.t.Helper()
+	rows, err := f.pool.Query(context.Background(), `SELECT event_type, payload FROM outbox WHERE event_type IN ($1, $2)`,
+		EventStatusChanged, EventStatusesChanged)
+	require.NoError(f.t, err)
+	var typ string
+	var payload []byte
+	_, err = pgx.ForEachRow(rows, []any{&typ, &payload}, func() error {
+		if typ == EventStatusChanged {
+			n++
+			return nil
+		}
+		var ev eventsv1.MessagesStatusChanged
+		if err := proto.Unmarshal(payload, &ev); err != nil {
+			return err
+		}
+		n += len(ev.GetChanges())
+		return nil
+	})
+	require.NoError(f.t, err)
 	return n
 }
 

@@ -172,11 +172,7 @@ func TestSandboxReportTwiceChangesNothing(t *testing.T) {
 	start(t, d)
 	id := f.queue(d, carrier.SandboxName, "+12025550143")
 	delivered := f.awaitStatus(id, store.StatusDelivered)
-	events := func() (n int) {
-		require.NoError(t, f.pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE event_type = $1`, EventStatusChanged).Scan(&n))
-		return n
-	}
-	before := events()
+	before := f.statusChanges()
 
 	w := &reportWorker{d: d}
 	for _, s := range []string{carrier.StatusSent, carrier.StatusDelivered} {
@@ -192,7 +188,7 @@ func TestSandboxReportTwiceChangesNothing(t *testing.T) {
 	after := f.message(id)
 	assert.Equal(t, store.StatusDelivered, after.Status)
 	assert.Equal(t, delivered.StatusAt, after.StatusAt)
-	assert.Equal(t, before, events(), "no status change is published again")
+	assert.Equal(t, before, f.statusChanges(), "no status change is published again")
 }
 
 // One acceptance's reports are one job per step, whatever the batch's size; each message gets
@@ -414,7 +410,7 @@ func TestCancelWithdrawsQueuedMessagesAtOnce(t *testing.T) {
 	assert.Equal(t, store.StatusFailed, m.Status)
 	assert.Equal(t, CodeSourceCanceled, m.ErrorCode)
 	assert.Equal(t, store.StatusQueued, f.message(other).Status)
-	assert.Equal(t, 1, f.count(`SELECT count(*) FROM outbox WHERE event_type = $1`, EventStatusChanged), "one status event, the withdrawn message's")
+	assert.Equal(t, 1, f.statusChanges(), "one status change published, the withdrawn message's")
 	v, err := d.dispatchQueued(ctx, f.org, mine, attempt{})
 	require.NoError(t, err)
 	assert.Zero(t, v.wait, "its send job does nothing")

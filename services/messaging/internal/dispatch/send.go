@@ -477,11 +477,11 @@ func (d *Dispatcher) applyStatuses(ctx context.Context, provider string, reports
 		if moved, err = d.store.AdvanceStatusMany(ctx, tx, provider, reports, time.Now()); err != nil {
 			return err
 		}
-		events := make([]outbox.Event, len(moved))
+		changes := make([]statusChange, len(moved))
 		for i, m := range moved {
-			events[i] = statusEvent(m, byID[m.ID])
+			changes[i] = statusChange{m, byID[m.ID]}
 		}
-		return outbox.EnqueueMany(ctx, tx, events)
+		return outbox.EnqueueMany(ctx, tx, statusEvents(changes))
 	})
 	if err != nil {
 		return err

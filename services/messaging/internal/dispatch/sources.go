@@ -29,11 +29,11 @@ func (d *Dispatcher) SetSourceState(ctx context.Context, org uuid.UUID, kind, id
 		if withdrawn, err = d.store.WithdrawQueued(ctx, tx, org, kind, id, s.ErrorCode, time.Now()); err != nil {
 			return err
 		}
-		events := make([]outbox.Event, len(withdrawn))
+		changes := make([]statusChange, len(withdrawn))
 		for i, m := range withdrawn {
-			events[i] = statusEvent(m, s)
+			changes[i] = statusChange{m, s}
 		}
-		return outbox.EnqueueMany(ctx, tx, events)
+		return outbox.EnqueueMany(ctx, tx, statusEvents(changes))
 	})
 	if err != nil {
 		return fmt.Errorf("set state %s of %s %s: %w", state, kind, id, err)

@@ -124,7 +124,7 @@ func (in *Intake) handle(ctx context.Context, tx pgx.Tx, org uuid.UUID, ev Event
 // finds which of their organizations have endpoints at all, and only those organizations'
 // events are read and fanned out, so the streams' busy organizations without webhooks cost
 // one statement a read.
-func (in *Intake) batch(read func(m outbox.Message) (Event, error)) outbox.BatchHandler {
+func (in *Intake) batch(read reader) outbox.BatchHandler {
 	return func(ctx context.Context, tx pgx.Tx, ms []outbox.Message) error {
 		orgs := make([]uuid.UUID, len(ms))
 		for i, m := range ms {
@@ -138,11 +138,7 @@ func (in *Intake) batch(read func(m outbox.Message) (Event, error)) outbox.Batch
 			if !with[m.OrgID] {
 				continue
 			}
-			ev, err := read(m)
-			if err != nil {
-				return err
-			}
-			if err := in.handle(ctx, tx, m.OrgID, ev); err != nil {
+			if err := in.handleAll(ctx, tx, m, read); err != nil {
 				return err
 			}
 		}
@@ -151,12 +147,34 @@ func (in *Intake) batch(read func(m outbox.Message) (Event, error)) outbox.Batch
 }
 
 // handler is an outbox handler that reads each event with read.
-func (in *Intake) handler(read func(m outbox.Message) (Event, error)) outbox.Handler {
+func (in *Intake) handler(read reader) outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
+		return in.handleAll(ctx, tx, m, read)
+	}
+}
+
+// reader turns a producer's event into what it tells endpoints: none, one, or (an event of
+// many messages' changes) several.
+type reader func(m outbox.Message) ([]Event, error)
+
+// one is a reader of producers' events that tell endpoints at most one thing.
+func one(read func(m outbox.Message) (Event, error)) reader {
+	return func(m outbox.Message) ([]Event, error) {
 		ev, err := read(m)
-		if err != nil {
+		return []Event{ev}, err
+	}
+}
+
+// handleAll stores the deliveries of what m tells endpoints, read with read.
+func (in *Intake) handleAll(ctx context.Context, tx pgx.Tx, m outbox.Message, read reader) error {
+	evs, err := read(m)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if err := in.handle(ctx, tx, m.OrgID, ev); err != nil {
 			return err
 		}
-		return in.handle(ctx, tx, m.OrgID, ev)
 	}
+	return nil
 }

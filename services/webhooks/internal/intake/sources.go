@@ -3,6 +3,7 @@ package intake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 const (
 	eventMessageReceived = "message.received"
 	eventStatusChanged   = "message.status_changed"
+	eventStatusesChanged = "messages.status_changed"
 	eventConsentChanged  = "contact.consent_changed"
 	eventCampaignChanged = "campaign.changed"
 	eventPollResponse    = "poll.response_recorded"
@@ -63,46 +65,62 @@ type Source struct {
 
 // Sources are the streams intake consumes.
 func (in *Intake) Sources() []Source {
-	source := func(stream string, read func(outbox.Message) (Event, error), types ...string) Source {
+	source := func(stream string, read reader, types ...string) Source {
 		return Source{Stream: stream, Types: types, Handler: in.handler(read), Batch: in.batch(read)}
 	}
 	return []Source{
-		source("messaging", in.readMessaging, eventMessageReceived, eventStatusChanged),
-		source("contacts", in.readContacts, eventConsentChanged),
-		source("campaigns", in.readCampaigns, eventCampaignChanged),
-		source("polls", in.readPolls, eventPollResponse, eventPollCompleted),
+		source("messaging", in.readMessaging, eventMessageReceived, eventStatusChanged, eventStatusesChanged),
+		source("contacts", one(in.readContacts), eventConsentChanged),
+		source("campaigns", one(in.readCampaigns), eventCampaignChanged),
+		source("polls", one(in.readPolls), eventPollResponse, eventPollCompleted),
 	}
 }
 
 // reportedStatuses are the outgoing statuses message.status reports.
 var reportedStatuses = []string{"sent", "delivered", "failed", "undelivered"}
 
-func (in *Intake) readMessaging(m outbox.Message) (Event, error) {
+// readMessaging reports inbound messages and outgoing messages' statuses; an event of many
+// messages' changes reports each, keyed by the event and the change's place in it.
+func (in *Intake) readMessaging(m outbox.Message) ([]Event, error) {
 	switch m.Type {
 	case eventMessageReceived:
 		var ev eventsv1.MessageReceived
 		if err := m.Unmarshal(&ev); err != nil {
-			return Event{}, err
+			return nil, err
 		}
-		return Event{Type: MessageReceived, Key: m.EventID.String(), At: ev.GetReceivedAt().AsTime(),
+		return []Event{{Type: MessageReceived, Key: m.EventID.String(), At: ev.GetReceivedAt().AsTime(),
 			Extra: map[string]string{"phoneNumber": ev.GetFrom()},
-			Data:  func(context.Context) (proto.Message, error) { return receivedMessage(&ev), nil }}, nil
+			Data:  func(context.Context) (proto.Message, error) { return receivedMessage(&ev), nil }}}, nil
 	case eventStatusChanged:
 		var ev eventsv1.MessageStatusChanged
 		if err := m.Unmarshal(&ev); err != nil {
-			return Event{}, err
+			return nil, err
 		}
-		// A message withdrawn before the carrier saw it was never sent: the API shows it
-		// nowhere, so it is reported nowhere.
-		if !slices.Contains(reportedStatuses, ev.GetStatus()) || apierr.Withdrawn(ev.GetErrorCode()) {
-			return Event{}, nil
+		return in.statusEvent(nil, m.OrgID, m.EventID.String(), &ev), nil
+	case eventStatusesChanged:
+		var ev eventsv1.MessagesStatusChanged
+		if err := m.Unmarshal(&ev); err != nil {
+			return nil, err
 		}
-		org := m.OrgID
-		return Event{Type: MessageStatus, Key: m.EventID.String(), At: ev.GetOccurredAt().AsTime(),
-			Extra: map[string]string{"phoneNumber": ev.GetTo()},
-			Data:  func(ctx context.Context) (proto.Message, error) { return in.statusMessage(ctx, org, &ev) }}, nil
+		var out []Event
+		for i, c := range ev.GetChanges() {
+			out = in.statusEvent(out, m.OrgID, fmt.Sprintf("%s/%d", m.EventID, i), c)
+		}
+		return out, nil
 	}
-	return Event{}, nil
+	return nil, nil
+}
+
+// statusEvent appends the message.status event of ev, keyed key, to out. A message withdrawn
+// before the carrier saw it was never sent: the API shows it nowhere, so it is reported
+// nowhere.
+func (in *Intake) statusEvent(out []Event, org uuid.UUID, key string, ev *eventsv1.MessageStatusChanged) []Event {
+	if !slices.Contains(reportedStatuses, ev.GetStatus()) || apierr.Withdrawn(ev.GetErrorCode()) {
+		return out
+	}
+	return append(out, Event{Type: MessageStatus, Key: key, At: ev.GetOccurredAt().AsTime(),
+		Extra: map[string]string{"phoneNumber": ev.GetTo()},
+		Data:  func(ctx context.Context) (proto.Message, error) { return in.statusMessage(ctx, org, ev) }})
 }
 
 // receivedMessage is an inbound message as the thread shows it.

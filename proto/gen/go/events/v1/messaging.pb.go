@@ -241,7 +241,65 @@ func (x *Attribution) GetSourceId() string {
 	return ""
 }
 
-// MessageStatusChanged is published when an outgoing message's status moves forward.
+// MessagesStatusChanged is published by messaging for the status changes of up to 250 of an
+// organization's outgoing messages made by one statement (a dispatch batch's acceptances, a
+// batch of carrier reports, a cancel's withdrawals), instead of a MessageStatusChanged event
+// each. Each change cost an outbox row, a stream entry and a delivery to every consumer group.
+// A poll's messages keep events of their own: polls orders them with the contact's replies.
+type MessagesStatusChanged struct {
+	state          protoimpl.MessageState  `protogen:"open.v1"`
+	OrganizationId string                  `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	Changes        []*MessageStatusChanged `protobuf:"bytes,2,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *MessagesStatusChanged) Reset() {
+	*x = MessagesStatusChanged{}
+	mi := &file_events_v1_messaging_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessagesStatusChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessagesStatusChanged) ProtoMessage() {}
+
+func (x *MessagesStatusChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_events_v1_messaging_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessagesStatusChanged.ProtoReflect.Descriptor instead.
+func (*MessagesStatusChanged) Descriptor() ([]byte, []int) {
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MessagesStatusChanged) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *MessagesStatusChanged) GetChanges() []*MessageStatusChanged {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+// MessageStatusChanged is published when an outgoing message's status moves forward, as an
+// event of its own or as one change of a MessagesStatusChanged event.
 type MessageStatusChanged struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
@@ -266,7 +324,7 @@ type MessageStatusChanged struct {
 
 func (x *MessageStatusChanged) Reset() {
 	*x = MessageStatusChanged{}
-	mi := &file_events_v1_messaging_proto_msgTypes[2]
+	mi := &file_events_v1_messaging_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +336,7 @@ func (x *MessageStatusChanged) String() string {
 func (*MessageStatusChanged) ProtoMessage() {}
 
 func (x *MessageStatusChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_events_v1_messaging_proto_msgTypes[2]
+	mi := &file_events_v1_messaging_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +349,7 @@ func (x *MessageStatusChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageStatusChanged.ProtoReflect.Descriptor instead.
 func (*MessageStatusChanged) Descriptor() ([]byte, []int) {
-	return file_events_v1_messaging_proto_rawDescGZIP(), []int{2}
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *MessageStatusChanged) GetOrganizationId() string {
@@ -385,7 +443,7 @@ type LinkClicked struct {
 
 func (x *LinkClicked) Reset() {
 	*x = LinkClicked{}
-	mi := &file_events_v1_messaging_proto_msgTypes[3]
+	mi := &file_events_v1_messaging_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -397,7 +455,7 @@ func (x *LinkClicked) String() string {
 func (*LinkClicked) ProtoMessage() {}
 
 func (x *LinkClicked) ProtoReflect() protoreflect.Message {
-	mi := &file_events_v1_messaging_proto_msgTypes[3]
+	mi := &file_events_v1_messaging_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -410,7 +468,7 @@ func (x *LinkClicked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkClicked.ProtoReflect.Descriptor instead.
 func (*LinkClicked) Descriptor() ([]byte, []int) {
-	return file_events_v1_messaging_proto_rawDescGZIP(), []int{3}
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *LinkClicked) GetOrganizationId() string {
@@ -477,7 +535,7 @@ type MessagesCreated struct {
 
 func (x *MessagesCreated) Reset() {
 	*x = MessagesCreated{}
-	mi := &file_events_v1_messaging_proto_msgTypes[4]
+	mi := &file_events_v1_messaging_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +547,7 @@ func (x *MessagesCreated) String() string {
 func (*MessagesCreated) ProtoMessage() {}
 
 func (x *MessagesCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_events_v1_messaging_proto_msgTypes[4]
+	mi := &file_events_v1_messaging_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +560,7 @@ func (x *MessagesCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessagesCreated.ProtoReflect.Descriptor instead.
 func (*MessagesCreated) Descriptor() ([]byte, []int) {
-	return file_events_v1_messaging_proto_rawDescGZIP(), []int{4}
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *MessagesCreated) GetOrganizationId() string {
@@ -542,7 +600,7 @@ type MessageCreated struct {
 
 func (x *MessageCreated) Reset() {
 	*x = MessageCreated{}
-	mi := &file_events_v1_messaging_proto_msgTypes[5]
+	mi := &file_events_v1_messaging_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -554,7 +612,7 @@ func (x *MessageCreated) String() string {
 func (*MessageCreated) ProtoMessage() {}
 
 func (x *MessageCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_events_v1_messaging_proto_msgTypes[5]
+	mi := &file_events_v1_messaging_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -567,7 +625,7 @@ func (x *MessageCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageCreated.ProtoReflect.Descriptor instead.
 func (*MessageCreated) Descriptor() ([]byte, []int) {
-	return file_events_v1_messaging_proto_rawDescGZIP(), []int{5}
+	return file_events_v1_messaging_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *MessageCreated) GetOrganizationId() string {
@@ -649,7 +707,10 @@ const file_events_v1_messaging_proto_rawDesc = "" +
 	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x1f\n" +
 	"\vsource_kind\x18\x02 \x01(\tR\n" +
 	"sourceKind\x12\x1b\n" +
-	"\tsource_id\x18\x03 \x01(\tR\bsourceId\"\xd9\x02\n" +
+	"\tsource_id\x18\x03 \x01(\tR\bsourceId\"\x82\x01\n" +
+	"\x15MessagesStatusChanged\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12@\n" +
+	"\achanges\x18\x02 \x03(\v2&.chorus.events.v1.MessageStatusChangedR\achanges\"\xd9\x02\n" +
 	"\x14MessageStatusChanged\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x1d\n" +
 	"\n" +
@@ -706,28 +767,30 @@ func file_events_v1_messaging_proto_rawDescGZIP() []byte {
 	return file_events_v1_messaging_proto_rawDescData
 }
 
-var file_events_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_events_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_events_v1_messaging_proto_goTypes = []any{
 	(*MessageReceived)(nil),       // 0: chorus.events.v1.MessageReceived
 	(*Attribution)(nil),           // 1: chorus.events.v1.Attribution
-	(*MessageStatusChanged)(nil),  // 2: chorus.events.v1.MessageStatusChanged
-	(*LinkClicked)(nil),           // 3: chorus.events.v1.LinkClicked
-	(*MessagesCreated)(nil),       // 4: chorus.events.v1.MessagesCreated
-	(*MessageCreated)(nil),        // 5: chorus.events.v1.MessageCreated
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*MessagesStatusChanged)(nil), // 2: chorus.events.v1.MessagesStatusChanged
+	(*MessageStatusChanged)(nil),  // 3: chorus.events.v1.MessageStatusChanged
+	(*LinkClicked)(nil),           // 4: chorus.events.v1.LinkClicked
+	(*MessagesCreated)(nil),       // 5: chorus.events.v1.MessagesCreated
+	(*MessageCreated)(nil),        // 6: chorus.events.v1.MessageCreated
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 }
 var file_events_v1_messaging_proto_depIdxs = []int32{
-	6, // 0: chorus.events.v1.MessageReceived.received_at:type_name -> google.protobuf.Timestamp
+	7, // 0: chorus.events.v1.MessageReceived.received_at:type_name -> google.protobuf.Timestamp
 	1, // 1: chorus.events.v1.MessageReceived.attribution:type_name -> chorus.events.v1.Attribution
-	6, // 2: chorus.events.v1.MessageStatusChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	6, // 3: chorus.events.v1.LinkClicked.clicked_at:type_name -> google.protobuf.Timestamp
-	5, // 4: chorus.events.v1.MessagesCreated.messages:type_name -> chorus.events.v1.MessageCreated
-	6, // 5: chorus.events.v1.MessageCreated.created_at:type_name -> google.protobuf.Timestamp
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	3, // 2: chorus.events.v1.MessagesStatusChanged.changes:type_name -> chorus.events.v1.MessageStatusChanged
+	7, // 3: chorus.events.v1.MessageStatusChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	7, // 4: chorus.events.v1.LinkClicked.clicked_at:type_name -> google.protobuf.Timestamp
+	6, // 5: chorus.events.v1.MessagesCreated.messages:type_name -> chorus.events.v1.MessageCreated
+	7, // 6: chorus.events.v1.MessageCreated.created_at:type_name -> google.protobuf.Timestamp
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_events_v1_messaging_proto_init() }
@@ -741,7 +804,7 @@ func file_events_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_events_v1_messaging_proto_rawDesc), len(file_events_v1_messaging_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
