@@ -279,8 +279,10 @@ func (c *Consumer) process(ctx context.Context, entries []redis.XMessage, delive
 // the handler; if another member is processing it right now, the insert waits for that
 // transaction and then sees its row. An error of the consumer's own statements, or of a
 // batch's commit, is returned and nothing of the batch is applied: its entries stay pending.
+// With a batch handler, even a single event goes to it first: a producer's event may carry
+// many changes, and the batch path needs no savepoint.
 func (c *Consumer) apply(ctx context.Context, msgs []Message) (failed []error, err error) {
-	if c.cfg.batch != nil && len(msgs) > 1 {
+	if c.cfg.batch != nil && len(msgs) > 0 {
 		done, err := c.applyBatch(ctx, msgs)
 		if err != nil || done {
 			return make([]error, len(msgs)), err

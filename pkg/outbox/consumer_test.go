@@ -498,7 +498,7 @@ func TestBatchHandlerAppliesAReadOnceAndFallsBackEventByEvent(t *testing.T) {
 	e.waitDrained("g")
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, [][]uuid.UUID{ids[1:]}, batches, "one call with the five new events")
+	require.Equal(t, [][]uuid.UUID{ids[1:], {bad}}, batches, "one call with the five new events, then the retry of the one that failed")
 	require.Zero(t, e.count(`SELECT count(*) FROM handled WHERE member = 'batch'`), "the failed batch left nothing")
 	for _, id := range ids[1:] {
 		require.Equal(t, 1, e.count(`SELECT count(*) FROM handled WHERE event_id = $1`, id), "applied once: %s", id)
