@@ -97,26 +97,7 @@ func rejectedHandler(mux *runtime.ServeMux, client contactsv1.ContactsServiceCli
 			runtime.HTTPError(ctx, mux, &runtime.JSONPb{}, w, r, err)
 			return
 		}
-		// The first message says whether the import exists; after it the status is sent.
-		first, err := stream.Recv()
-		if err != nil && !errors.Is(err, io.EOF) {
-			runtime.HTTPError(ctx, mux, &runtime.JSONPb{}, w, r, err)
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Type", "text/csv; charset=utf-8")
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "rejected-" + params["id"] + ".csv"}))
-		h.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		for msg := first; msg != nil; {
-			if _, err := w.Write(msg.GetData()); err != nil {
-				return
-			}
-			msg, err = stream.Recv()
-			if err != nil && !errors.Is(err, io.EOF) {
-				panic(http.ErrAbortHandler) // a truncated file must not look complete
-			}
-		}
+		streamCSV(w, r, mux, "rejected-"+params["id"]+".csv", stream.Recv)
 	}
 }
 

@@ -75,6 +75,9 @@ func newAPIMux(ctx context.Context, b backendConns, idem *idempotency, log *slog
 	if err := mux.HandlePath(http.MethodGet, rejectedPath, rejectedHandler(mux, contacts)); err != nil {
 		return nil, fmt.Errorf("gateway: register the import's rejected rows: %w", err)
 	}
+	if err := mux.HandlePath(http.MethodGet, consentExportPath, consentExportHandler(mux, contacts)); err != nil {
+		return nil, fmt.Errorf("gateway: register the consent export: %w", err)
+	}
 	if b.billing != nil {
 		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(answerConn{b.billing})); err != nil {
 			return nil, fmt.Errorf("gateway: register billing routes: %w", err)

@@ -221,7 +221,7 @@ func TestConcurrentOptOutsOfUnknownPhoneMakeOneContact(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		go func() {
-			res, err := e.c.SetConsent(ctx, &contactsv1.SetConsentRequest{Phone: "2025550191", OccurredAt: timestamppb.Now()})
+			res, err := e.c.SetConsent(ctx, &contactsv1.SetConsentRequest{Phone: "2025550191", OccurredAt: timestamppb.Now(), Source: "keyword:STOP"})
 			errs <- err
 			ids <- res.GetContactId()
 		}()
@@ -247,11 +247,14 @@ func TestSetConsentValidation(t *testing.T) {
 		fields []string
 		req    *contactsv1.SetConsentRequest
 	}{
-		{[]string{"phone"}, &contactsv1.SetConsentRequest{Phone: "555", OccurredAt: timestamppb.Now()}},
-		{[]string{"occurredAt"}, &contactsv1.SetConsentRequest{Phone: "2025550192"}},
-		{[]string{"occurredAt"}, &contactsv1.SetConsentRequest{Phone: "2025550192", OccurredAt: &timestamppb.Timestamp{Nanos: -1}}},
+		{[]string{"phone"}, &contactsv1.SetConsentRequest{Phone: "555", OccurredAt: timestamppb.Now(), Source: "keyword:STOP"}},
+		{[]string{"occurredAt"}, &contactsv1.SetConsentRequest{Phone: "2025550192", Source: "keyword:STOP"}},
+		{[]string{"occurredAt"}, &contactsv1.SetConsentRequest{Phone: "2025550192", OccurredAt: &timestamppb.Timestamp{Nanos: -1}, Source: "keyword:STOP"}},
 		{[]string{"source"}, &contactsv1.SetConsentRequest{Phone: "2025550192", OccurredAt: timestamppb.Now(), Source: string(long)}},
-		{[]string{"occurredAt", "phone"}, &contactsv1.SetConsentRequest{}},
+		{[]string{"occurredAt", "phone", "source"}, &contactsv1.SetConsentRequest{}},
+		// api and import changes are this service's own; a caller cannot claim them.
+		{[]string{"source"}, &contactsv1.SetConsentRequest{Phone: "2025550192", OccurredAt: timestamppb.Now(), Source: "api"}},
+		{[]string{"source"}, &contactsv1.SetConsentRequest{Phone: "2025550192", OccurredAt: timestamppb.Now(), Source: "unsubscribed"}},
 	} {
 		_, err := e.c.SetConsent(ctx, tc.req)
 		assert.ElementsMatch(t, tc.fields, badFields(t, err), "%v", tc.req)

@@ -37,6 +37,12 @@ func TestAnotherOrgsIDsAnswerAsMissing(t *testing.T) {
 		"DeleteContact": func(id string) (any, error) {
 			return e.c.DeleteContact(a, &contactsv1.DeleteContactRequest{Id: id})
 		},
+		"ListConsentHistory": func(id string) (any, error) {
+			return e.c.ListConsentHistory(a, &contactsv1.ListConsentHistoryRequest{Id: id})
+		},
+		"OptOutContact": func(id string) (any, error) {
+			return e.c.OptOutContact(a, &contactsv1.OptOutContactRequest{Id: id})
+		},
 		"GetSegment": func(id string) (any, error) {
 			return e.c.GetSegment(a, &contactsv1.GetSegmentRequest{Id: id})
 		},

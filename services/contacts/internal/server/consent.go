@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,9 +21,14 @@ import (
 
 // Bounds of the consent RPCs.
 const (
-	maxSendableBatch = 1000
-	maxSourceLen     = 100
+	maxSendableBatch  = 1000
+	maxSourceLen      = 100
+	maxMessageTextLen = 64 << 10 // an inbound text is at most 1,600 characters; this bounds abuse only
 )
+
+// messageSources are the sources SetConsent records: the changes a text or the carrier makes
+// (api and import changes are made by this service itself).
+var messageSources = []string{store.SourceKeyword, store.SourceText, store.SourceCarrier, store.SourceSignup}
 
 // requiredPhone normalizes the phone an internal RPC names to E.164.
 func (v *validator) requiredPhone(p string) string {
@@ -95,9 +101,11 @@ func (s *Server) SetConsent(ctx context.Context, req *contactsv1.SetConsentReque
 		return nil, err
 	}
 	v := newValidator()
+	source := strings.TrimSpace(req.GetSource())
 	ch := store.ConsentChange{
-		Phone: v.requiredPhone(req.GetPhone()), OptedIn: req.GetOptedIn(), Source: strings.TrimSpace(req.GetSource()),
+		Phone: v.requiredPhone(req.GetPhone()), OptedIn: req.GetOptedIn(), Origin: store.ParseSource(source),
 	}
+	ch.Origin.MessageID, ch.Origin.MessageText = strings.TrimSpace(req.GetMessageId()), req.GetMessageText()
 	switch at := req.GetOccurredAt(); {
 	case at != nil && at.CheckValid() != nil:
 		v.fields.Add("occurredAt", "must be a valid timestamp")
@@ -108,8 +116,17 @@ func (s *Server) SetConsent(ctx context.Context, req *contactsv1.SetConsentReque
 	default:
 		ch.OccurredAt = time.Now() // an opt-in keeps no time; this one dates its event
 	}
-	if utf8.RuneCountInString(ch.Source) > maxSourceLen {
+	switch {
+	case utf8.RuneCountInString(source) > maxSourceLen:
 		v.fields.Add("source", "at most "+strconv.Itoa(maxSourceLen)+" characters")
+	case !slices.Contains(messageSources, ch.Origin.Source):
+		v.fields.Add("source", "must be <kind>:<detail> with kind one of "+strings.Join(messageSources, ", "))
+	}
+	if utf8.RuneCountInString(ch.Origin.MessageID) > maxSourceLen {
+		v.fields.Add("messageId", "at most "+strconv.Itoa(maxSourceLen)+" characters")
+	}
+	if len(ch.Origin.MessageText) > maxMessageTextLen {
+		v.fields.Add("messageText", "at most "+strconv.Itoa(maxMessageTextLen)+" bytes")
 	}
 	if err := v.err(); err != nil {
 		return nil, err

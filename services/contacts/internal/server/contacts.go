@@ -25,7 +25,8 @@ func (s *Server) CreateContact(ctx context.Context, req *contactsv1.CreateContac
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	c, created, err := s.store.CreateOrMerge(ctx, org, ch, s.lookups)
+	p, _ := tenant.FromContext(ctx)
+	c, created, err := s.store.CreateOrMerge(ctx, org, ch, s.lookups, store.Origin{Source: store.SourceAPI, User: p.User})
 	if err != nil {
 		return nil, storeError(err, "contact")
 	}

@@ -35,8 +35,9 @@ const (
 
 var knownColumns = []string{colPhone, colFirstName, colLastName, colEmail, colAddress, colCity, colState, colZip, colTimezone, colTags}
 
-// rejectedChunk is about how much CSV one StreamRejectedRows message carries.
-const rejectedChunk = 64 << 10
+// csvChunk is about how much CSV one message of a CSV stream (rejected rows, consent export)
+// carries.
+const csvChunk = 64 << 10
 
 // ImportContacts stages the CSV file the gateway streams, row by row (nothing of it is kept in
 // memory past its row), and answers the queued import.
@@ -125,7 +126,7 @@ func (s *Server) StreamRejectedRows(req *contactsv1.StreamRejectedRowsRequest, s
 		if err := w.Write(row); err != nil {
 			return err
 		}
-		if out.buf.Len() >= rejectedChunk {
+		if out.buf.Len() >= csvChunk {
 			w.Flush()
 			return out.flush()
 		}

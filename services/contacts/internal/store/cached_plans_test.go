@@ -39,12 +39,12 @@ func TestCreateAndLookupStatementsReadWhatTheyAskForAfterTheTableGrew(t *testing
 	// Enough runs on the near-empty table for each statement's plan to become its generic one.
 	for i := range 8 {
 		phone := fmt.Sprintf("+1303555%04d", i)
-		c, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str(phone)}, noLookups{})
+		c, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str(phone)}, noLookups{}, store.Origin{Source: store.SourceAPI})
 		require.NoError(t, err)
 		require.True(t, created)
 		_, err = st.SetTextable(ctx, org, c.ID, phone, true)
 		require.NoError(t, err)
-		_, created, err = st.CreateOrMerge(ctx, org, store.Changes{Phone: str(phone), City: str("Denver")}, noLookups{})
+		_, created, err = st.CreateOrMerge(ctx, org, store.Changes{Phone: str(phone), City: str("Denver")}, noLookups{}, store.Origin{Source: store.SourceAPI})
 		require.NoError(t, err)
 		require.False(t, created)
 	}
@@ -59,12 +59,12 @@ func TestCreateAndLookupStatementsReadWhatTheyAskForAfterTheTableGrew(t *testing
 		run  func(t *testing.T)
 	}{
 		{"CreateOrMerge of a new contact", 2, func(t *testing.T) {
-			_, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str("+16469990001")}, noLookups{})
+			_, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str("+16469990001")}, noLookups{}, store.Origin{Source: store.SourceAPI})
 			require.NoError(t, err)
 			assert.True(t, created)
 		}},
 		{"CreateOrMerge into the contact with the phone", 2, func(t *testing.T) {
-			_, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str(newPhone(340)), City: str("Albany")}, noLookups{})
+			_, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str(newPhone(340)), City: str("Albany")}, noLookups{}, store.Origin{Source: store.SourceAPI})
 			require.NoError(t, err)
 			assert.False(t, created)
 		}},

@@ -54,12 +54,14 @@ func (s *Store) MarkTextable(ctx context.Context, org uuid.UUID, phone string) (
 	return id, nil
 }
 
-// ConsentChange is one opt-out or opt-in of the contact with Phone.
+// ConsentChange is one opt-out or opt-in of the contact with Phone (or, when ContactID is
+// set, of the contact with that id).
 type ConsentChange struct {
-	Phone      string // E.164
+	Phone      string    // E.164
+	ContactID  uuid.UUID // uuid.Nil: find the contact by Phone
 	OptedIn    bool
-	OccurredAt time.Time // when the opt-out happened; unused for an opt-in
-	Source     string    // e.g. "keyword:STOP"
+	OccurredAt time.Time // when it happened
+	Origin     Origin    // what caused it: recorded in the history, its label on the event
 }
 
 // Consent is a contact's consent after SetConsent.
@@ -73,8 +75,10 @@ type Consent struct {
 // SetConsent applies ch to the contact with its phone. An opt-out keeps the earliest opt-out
 // time; an opt-out of a phone no contact has creates a minimal opted-out contact so the number
 // stays suppressed (a later create merges into it and keeps its consent). An opt-in of an
-// unknown phone changes nothing. A change writes a contact.consent_changed event in the same
-// transaction; a new contact's phone lookup is queued in it too.
+// unknown phone changes nothing. A change is recorded in the contact's consent history and
+// writes a contact.consent_changed event, both in the same transaction; a new contact's phone
+// lookup is queued in it too. A change by ContactID of a contact the organization does not
+// have is ErrNotFound.
 func (s *Store) SetConsent(ctx context.Context, org uuid.UUID, ch ConsentChange, q LookupQueue) (Consent, error) {
 	for range mergeAttempts {
 		res, err := s.setConsentOnce(ctx, org, ch, q)
@@ -93,16 +97,26 @@ func (s *Store) setConsentOnce(ctx context.Context, org uuid.UUID, ch ConsentCha
 	defer tx.Rollback(ctx) // a no-op once committed
 
 	res := Consent{Found: true}
-	var wasOptedIn bool
-	err = tx.QueryRow(ctx, `SELECT id, is_opted_in FROM contacts WHERE `+orgKey+` AND phone = $2 FOR UPDATE`,
-		org, ch.Phone).Scan(&res.ContactID, &wasOptedIn)
+	var (
+		wasOptedIn bool
+		phone      *string
+	)
+	key, arg := "phone = $2", any(ch.Phone)
+	if ch.ContactID != uuid.Nil {
+		key, arg = "id = $2", ch.ContactID
+	}
+	err = tx.QueryRow(ctx, `SELECT id, phone, is_opted_in FROM contacts WHERE `+orgKey+` AND `+key+` FOR UPDATE`,
+		org, arg).Scan(&res.ContactID, &phone, &wasOptedIn)
 	switch {
+	case errors.Is(err, pgx.ErrNoRows) && ch.ContactID != uuid.Nil:
+		return Consent{}, ErrNotFound
 	case errors.Is(err, pgx.ErrNoRows) && ch.OptedIn:
 		return Consent{}, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		if res.ContactID, err = insertOptedOut(ctx, tx, org, ch, q); err != nil {
 			return Consent{}, err
 		}
+		phone = &ch.Phone
 		res.Changed = true
 	case err != nil:
 		return Consent{}, fmt.Errorf("select contact for consent: %w", err)
@@ -114,9 +128,12 @@ func (s *Store) setConsentOnce(ctx context.Context, org uuid.UUID, ch ConsentCha
 	}
 	res.IsOptedIn = ch.OptedIn
 	if res.Changed {
+		if err := recordConsent(ctx, tx, org, res.ContactID, ch.OptedIn, ch.OccurredAt, ch.Origin); err != nil {
+			return Consent{}, err
+		}
 		ev := &eventsv1.ContactConsentChanged{
-			OrganizationId: org.String(), ContactId: res.ContactID.String(), Phone: ch.Phone,
-			IsOptedIn: ch.OptedIn, OccurredAt: timestamppb.New(ch.OccurredAt), Source: ch.Source,
+			OrganizationId: org.String(), ContactId: res.ContactID.String(), Phone: deref(phone),
+			IsOptedIn: ch.OptedIn, OccurredAt: timestamppb.New(ch.OccurredAt), Source: ch.Origin.Label(),
 		}
 		if err := outbox.Enqueue(ctx, tx, outbox.Event{Type: EventContactConsentChanged, OrgID: org, Payload: ev}); err != nil {
 			return Consent{}, fmt.Errorf("enqueue %s: %w", EventContactConsentChanged, err)

@@ -40,11 +40,12 @@ func (s *Store) Get(ctx context.Context, org, id uuid.UUID) (Contact, error) {
 }
 
 // CreateOrMerge inserts a contact, or merges ch into the organization's contact with the same
-// phone or email (case-insensitive). It reports whether a new contact was created. When the
+// phone or email (case-insensitive). It reports whether a new contact was created; a created
+// contact's initial opt-in is the first entry of its consent history, with origin o. When the
 // phone is new to the contact, a lookup is queued in the same transaction.
-func (s *Store) CreateOrMerge(ctx context.Context, org uuid.UUID, ch Changes, q LookupQueue) (c Contact, created bool, err error) {
+func (s *Store) CreateOrMerge(ctx context.Context, org uuid.UUID, ch Changes, q LookupQueue, o Origin) (c Contact, created bool, err error) {
 	for range mergeAttempts {
-		c, created, err = s.createOrMergeOnce(ctx, org, ch, q)
+		c, created, err = s.createOrMergeOnce(ctx, org, ch, q, o)
 		if !errors.Is(err, errRaced) {
 			return c, created, err
 		}
@@ -56,14 +57,14 @@ func (s *Store) CreateOrMerge(ctx context.Context, org uuid.UUID, ch Changes, q 
 // then the insert alone answers, as no row holds its phone or email. The insert finding one
 // (or waiting for a concurrent insert of one to commit) inserts nothing, and the contacts
 // holding the phone and the email are then read and merged into.
-func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes, q LookupQueue) (Contact, bool, error) {
+func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes, q LookupQueue, o Origin) (Contact, bool, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return Contact{}, false, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
 
-	c, created, err := createOrMergeTx(ctx, tx, org, ch, q)
+	c, created, err := createOrMergeTx(ctx, tx, org, ch, q, o)
 	if err != nil {
 		return Contact{}, false, err
 	}
@@ -75,8 +76,8 @@ func (s *Store) createOrMergeOnce(ctx context.Context, org uuid.UUID, ch Changes
 
 // createOrMergeTx is one attempt of a create inside tx: a POST's own transaction, or an
 // import's batch (under a savepoint per row). The import path shares it so both keep one set
-// of merge rules.
-func createOrMergeTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch Changes, q LookupQueue) (Contact, bool, error) {
+// of merge rules. A created contact's opt-in is recorded with origin o.
+func createOrMergeTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch Changes, q LookupQueue, o Origin) (Contact, bool, error) {
 	c, err := insertContact(ctx, tx, org, ch.newContact())
 	created, phoneChanged := err == nil, err == nil && c.Phone != nil
 	if errors.Is(err, errRaced) {
@@ -84,6 +85,11 @@ func createOrMergeTx(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch Changes, 
 	}
 	if err != nil {
 		return Contact{}, false, err
+	}
+	if created {
+		if err := recordConsent(ctx, tx, org, c.ID, c.IsOptedIn, c.CreatedAt, o); err != nil {
+			return Contact{}, false, err
+		}
 	}
 	if phoneChanged && c.Phone != nil {
 		if err := q.EnqueueTx(ctx, tx, org, c.ID, *c.Phone, c.UpdatedAt); err != nil {

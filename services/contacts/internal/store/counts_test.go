@@ -195,14 +195,14 @@ func writeConcurrently(ctx context.Context, st *store.Store, pool *pgxpool.Pool,
 	optOutOnly := func(w, r int) string { return fmt.Sprintf("+1720%03d%04d", w, r) }
 	for r := range rounds {
 		p, email := phone(w, r), fmt.Sprintf("w%d.r%d@example.com", w, r)
-		c, _, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: &p, Email: &email}, skipLookups{})
+		c, _, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: &p, Email: &email}, skipLookups{}, store.Origin{Source: store.SourceAPI})
 		if err != nil {
 			return fmt.Errorf("create: %w", err)
 		}
 		if r > 0 {
 			// A neighbour's earlier phone: a merge, or a create if the neighbour deleted it.
 			np, first := phone((w+1)%workers, r-1), "Merged"
-			if _, _, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: &np, FirstName: &first}, skipLookups{}); err != nil {
+			if _, _, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: &np, FirstName: &first}, skipLookups{}, store.Origin{Source: store.SourceAPI}); err != nil {
 				return fmt.Errorf("merge: %w", err)
 			}
 		}
@@ -211,17 +211,17 @@ func writeConcurrently(ctx context.Context, st *store.Store, pool *pgxpool.Pool,
 		}
 		at := time.Now()
 		if r%2 == 0 {
-			if _, err := st.SetConsent(ctx, org, store.ConsentChange{Phone: p, OccurredAt: at, Source: "test"}, skipLookups{}); err != nil {
+			if _, err := st.SetConsent(ctx, org, store.ConsentChange{Phone: p, OccurredAt: at, Origin: store.ParseSource("keyword:STOP")}, skipLookups{}); err != nil {
 				return fmt.Errorf("opt out: %w", err)
 			}
 		}
 		if r%4 == 0 {
-			if _, err := st.SetConsent(ctx, org, store.ConsentChange{Phone: p, OptedIn: true, OccurredAt: at, Source: "test"}, skipLookups{}); err != nil {
+			if _, err := st.SetConsent(ctx, org, store.ConsentChange{Phone: p, OptedIn: true, OccurredAt: at, Origin: store.ParseSource("keyword:START")}, skipLookups{}); err != nil {
 				return fmt.Errorf("opt in: %w", err)
 			}
 		}
 		if r%5 == 0 {
-			if _, err := st.SetConsent(ctx, org, store.ConsentChange{Phone: optOutOnly(w, r), OccurredAt: at, Source: "test"}, skipLookups{}); err != nil {
+			if _, err := st.SetConsent(ctx, org, store.ConsentChange{Phone: optOutOnly(w, r), OccurredAt: at, Origin: store.ParseSource("keyword:STOP")}, skipLookups{}); err != nil {
 				return fmt.Errorf("opt out a new phone: %w", err)
 			}
 		}

@@ -149,7 +149,8 @@ func (b *importBatchRun) run(ctx context.Context, tx pgx.Tx) error {
 }
 
 // insertFresh inserts, in one statement, the batch's rows whose phone and email no earlier row
-// of the batch holds, and queues the lookups of their phones (import_lookups); a row whose key
+// of the batch holds, records each one's initial opt-in in its consent history (source import,
+// set-wise in the same statement) and queues the lookups of their phones (import_lookups); a row whose key
 // a contact already holds inserts nothing (ON CONFLICT) and is merged by leftOver's path. Each
 // key is probed in the unique indexes, as a create's is.
 func (b *importBatchRun) insertFresh(ctx context.Context, tx pgx.Tx) error {
@@ -171,7 +172,10 @@ func (b *importBatchRun) insertFresh(ctx context.Context, tx pgx.Tx) error {
 			WHERE (phone IS NULL OR phone_rank = 1) AND (email IS NULL OR email_rank = 1)
 			ORDER BY line
 			ON CONFLICT DO NOTHING
-			RETURNING organization_id, id, phone, updated_at
+			RETURNING organization_id, id, phone, is_opted_in, created_at, updated_at
+		), consented AS (
+			INSERT INTO consent_events (organization_id, contact_id, occurred_at, opted_in, source, import_id)
+			SELECT organization_id, id, created_at, is_opted_in, 'import', $2 FROM created
 		), queued AS (
 			INSERT INTO import_lookups (organization_id, import_id, batch, contact_id, phone, phone_set_at)
 			SELECT organization_id, $2, $3, id, phone, updated_at FROM created WHERE phone IS NOT NULL
@@ -256,7 +260,7 @@ func (b *importBatchRun) mergeOne(ctx context.Context, tx pgx.Tx, r stagedRow) e
 			return fmt.Errorf("savepoint: %w", err)
 		}
 		mark := len(b.lookups)
-		_, created, err := createOrMergeTx(ctx, sp, b.org, r.ch, &b.lookups)
+		_, created, err := createOrMergeTx(ctx, sp, b.org, r.ch, &b.lookups, Origin{Source: SourceImport, ImportID: &b.id})
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil {
 				return fmt.Errorf("release savepoint: %w", err)

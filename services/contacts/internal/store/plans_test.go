@@ -198,24 +198,24 @@ func hotCalls(o *unanalyzedOrg) []hotCall {
 			assert.True(t, changed)
 		}},
 		{"SetConsent (an opt-out)", 1, func(t *testing.T, st *store.Store) {
-			res, err := st.SetConsent(ctx, org, store.ConsentChange{Phone: newPhone(4242), Source: "keyword:STOP"}, noLookups{})
+			res, err := st.SetConsent(ctx, org, store.ConsentChange{Phone: newPhone(4242), Origin: store.ParseSource("keyword:STOP")}, noLookups{})
 			require.NoError(t, err)
 			assert.True(t, res.Changed)
 		}},
 		{"CreateOrMerge of a new contact", 2, func(t *testing.T, st *store.Store) {
-			_, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str("+16469990001"), Email: str("new@example.com")}, noLookups{})
+			_, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str("+16469990001"), Email: str("new@example.com")}, noLookups{}, store.Origin{Source: store.SourceAPI})
 			require.NoError(t, err)
 			assert.True(t, created)
 		}},
 		{"CreateOrMerge into the contact with the phone and email", 2, func(t *testing.T, st *store.Store) {
 			c, created, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str(newPhone(340)), Email: str(newEmail(340)),
-				City: str("Albany")}, noLookups{})
+				City: str("Albany")}, noLookups{}, store.Origin{Source: store.SourceAPI})
 			require.NoError(t, err)
 			assert.False(t, created)
 			assert.Equal(t, "Albany", c.City)
 		}},
 		{"CreateOrMerge of one contact's phone and another's email", 2, func(t *testing.T, st *store.Store) {
-			_, _, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str(newPhone(360)), Email: str(newEmail(380))}, noLookups{})
+			_, _, err := st.CreateOrMerge(ctx, org, store.Changes{Phone: str(newPhone(360)), Email: str(newEmail(380))}, noLookups{}, store.Origin{Source: store.SourceAPI})
 			require.ErrorIs(t, err, store.ErrAmbiguous)
 		}},
 		{"Update", 1, func(t *testing.T, st *store.Store) {

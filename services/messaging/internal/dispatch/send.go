@@ -398,7 +398,7 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message, tok token) (
 		return Outcome{Status: store.StatusSent, ProviderMessageID: acc.ProviderMessageID}, nil
 	case errors.As(sendErr, &rejected):
 		if rejected.OptOut {
-			d.recordCarrierOptOut(ctx, m)
+			d.recordCarrierOptOut(ctx, m, rejected.Code)
 		}
 		return d.fail(ctx, m, rejected.Code, sendErr)
 	case errors.Is(sendErr, carrier.ErrOutcomeUnknown):
@@ -419,10 +419,11 @@ func (d *Dispatcher) recordAccepted(ctx context.Context, m store.Message, p carr
 	return err
 }
 
-// recordCarrierOptOut records in contacts that the carrier says the recipient unsubscribed.
-func (d *Dispatcher) recordCarrierOptOut(ctx context.Context, m store.Message) {
+// recordCarrierOptOut records in contacts that the carrier says the recipient unsubscribed,
+// with the carrier's error code (Twilio's 21610) as the consent history's evidence.
+func (d *Dispatcher) recordCarrierOptOut(ctx context.Context, m store.Message, code string) {
 	_, err := d.contacts.SetConsent(ctx, m.OrgID, &contactsv1.SetConsentRequest{
-		Phone: m.ContactPhone, OptedIn: false, OccurredAt: timestamppb.Now(), Source: "carrier:unsubscribed",
+		Phone: m.ContactPhone, OptedIn: false, OccurredAt: timestamppb.Now(), Source: "carrier:" + code,
 	})
 	if err != nil {
 		d.log.ErrorContext(ctx, "record carrier opt-out", "message", m.ID, "err", err)
@@ -453,7 +454,7 @@ func (d *Dispatcher) ApplyStatus(ctx context.Context, provider string, id uuid.U
 		return err
 	}
 	if s.OptOut {
-		d.recordCarrierOptOut(ctx, m)
+		d.recordCarrierOptOut(ctx, m, s.ErrorCode)
 	}
 	if s.Status == carrier.StatusQueued {
 		return nil // the carrier has it; nothing moves

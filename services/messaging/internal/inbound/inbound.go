@@ -130,7 +130,7 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	var contactID string
 	var consent consentResult
 	if fromErr == nil {
-		if contactID, consent, err = p.applyToContact(ctx, num.OrgID, from, res, now); err != nil {
+		if contactID, consent, err = p.applyToContact(ctx, m, res); err != nil {
 			return err
 		}
 		// A STOP is answered (and the carrier told it was received) only once nothing that
@@ -180,13 +180,16 @@ type consentResult struct {
 	changed bool // the contact's consent flipped
 }
 
-// applyToContact records opt-outs and opt-ins and the sender's textability in contacts, and
-// returns the sender's contact id and what the consent change did. The source tells a keyword
-// ("keyword:STOP") from words ("text:stop-messaging") in contacts' audit trail.
-func (p *Processor) applyToContact(ctx context.Context, org uuid.UUID, from string, res classify.Result, now time.Time) (contactID string, consent consentResult, err error) {
+// applyToContact records opt-outs and opt-ins of the sender of m and its textability in
+// contacts, and returns the sender's contact id and what the consent change did. The source
+// tells a keyword ("keyword:STOP") from words ("text:stop-messaging") in contacts' consent
+// history, which keeps the message's id and text as evidence.
+func (p *Processor) applyToContact(ctx context.Context, m store.Message, res classify.Result) (contactID string, consent consentResult, err error) {
+	org, from := m.OrgID, m.ContactPhone
 	if res.OptsOut() || res.Keyword == classify.KeywordOptIn {
 		c, err := p.contacts.SetConsent(ctx, org, &contactsv1.SetConsentRequest{
-			Phone: from, OptedIn: res.Keyword == classify.KeywordOptIn, OccurredAt: timestamppb.New(now), Source: res.ConsentSource(),
+			Phone: from, OptedIn: res.Keyword == classify.KeywordOptIn, OccurredAt: timestamppb.New(m.CreatedAt),
+			Source: res.ConsentSource(), MessageId: m.ID.String(), MessageText: m.Body,
 		})
 		if err != nil {
 			return "", consentResult{}, fmt.Errorf("record consent: %w", err)

@@ -1681,6 +1681,448 @@ func (x *ContactImport) GetCompletedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ConsentEntry is one change of a contact's opt-in, with what caused it.
+type ConsentEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When it happened (e.g. the STOP's receipt).
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// When it was applied; a contact's entries are in this order.
+	RecordedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
+	OptedIn    bool                   `protobuf:"varint,3,opt,name=opted_in,json=optedIn,proto3" json:"opted_in,omitempty"`
+	// api, import, keyword, text, carrier or signup.
+	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	// The keyword (STOP), the opt-out rule (stop-messaging), the carrier's error code (21610),
+	// an API opt-out's note; null when none.
+	Detail *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	// Our id of the inbound message that made it (keyword, text, signup).
+	MessageId *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// That message's text, as received.
+	MessageText *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=message_text,json=messageText,proto3" json:"message_text,omitempty"`
+	// The user (token subject) who made it through the API.
+	User *wrapperspb.StringValue `protobuf:"bytes,8,opt,name=user,proto3" json:"user,omitempty"`
+	// The import that created the contact.
+	ImportId      *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConsentEntry) Reset() {
+	*x = ConsentEntry{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConsentEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConsentEntry) ProtoMessage() {}
+
+func (x *ConsentEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConsentEntry.ProtoReflect.Descriptor instead.
+func (*ConsentEntry) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ConsentEntry) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
+func (x *ConsentEntry) GetRecordedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RecordedAt
+	}
+	return nil
+}
+
+func (x *ConsentEntry) GetOptedIn() bool {
+	if x != nil {
+		return x.OptedIn
+	}
+	return false
+}
+
+func (x *ConsentEntry) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *ConsentEntry) GetDetail() *wrapperspb.StringValue {
+	if x != nil {
+		return x.Detail
+	}
+	return nil
+}
+
+func (x *ConsentEntry) GetMessageId() *wrapperspb.StringValue {
+	if x != nil {
+		return x.MessageId
+	}
+	return nil
+}
+
+func (x *ConsentEntry) GetMessageText() *wrapperspb.StringValue {
+	if x != nil {
+		return x.MessageText
+	}
+	return nil
+}
+
+func (x *ConsentEntry) GetUser() *wrapperspb.StringValue {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+func (x *ConsentEntry) GetImportId() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ImportId
+	}
+	return nil
+}
+
+// ListConsentHistoryRequest names a contact and a page.
+type ListConsentHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Default 50, max 200.
+	Limit *wrapperspb.Int32Value `protobuf:"bytes,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// From a previous page: continues with older entries.
+	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConsentHistoryRequest) Reset() {
+	*x = ListConsentHistoryRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConsentHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConsentHistoryRequest) ProtoMessage() {}
+
+func (x *ListConsentHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConsentHistoryRequest.ProtoReflect.Descriptor instead.
+func (*ListConsentHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListConsentHistoryRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ListConsentHistoryRequest) GetLimit() *wrapperspb.Int32Value {
+	if x != nil {
+		return x.Limit
+	}
+	return nil
+}
+
+func (x *ListConsentHistoryRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListConsentHistoryResponse is one page of a contact's consent history, newest first.
+type ListConsentHistoryResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Entries []*ConsentEntry        `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// Fetches the next, older page; "" on the last page.
+	Cursor        string `protobuf:"bytes,2,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	HasMore       bool   `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListConsentHistoryResponse) Reset() {
+	*x = ListConsentHistoryResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListConsentHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListConsentHistoryResponse) ProtoMessage() {}
+
+func (x *ListConsentHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListConsentHistoryResponse.ProtoReflect.Descriptor instead.
+func (*ListConsentHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListConsentHistoryResponse) GetEntries() []*ConsentEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *ListConsentHistoryResponse) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+func (x *ListConsentHistoryResponse) GetHasMore() bool {
+	if x != nil {
+		return x.HasMore
+	}
+	return false
+}
+
+// OptOutContactRequest is an opt-out recorded through the API.
+type OptOutContactRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Why or how it was asked for ("called the office"); at most 500 characters.
+	Note          string `protobuf:"bytes,2,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OptOutContactRequest) Reset() {
+	*x = OptOutContactRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OptOutContactRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OptOutContactRequest) ProtoMessage() {}
+
+func (x *OptOutContactRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OptOutContactRequest.ProtoReflect.Descriptor instead.
+func (*OptOutContactRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *OptOutContactRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *OptOutContactRequest) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+// OptOutContactResponse is the contact after the opt-out.
+type OptOutContactResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Contact       *Contact               `protobuf:"bytes,1,opt,name=contact,proto3" json:"contact,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OptOutContactResponse) Reset() {
+	*x = OptOutContactResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OptOutContactResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OptOutContactResponse) ProtoMessage() {}
+
+func (x *OptOutContactResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OptOutContactResponse.ProtoReflect.Descriptor instead.
+func (*OptOutContactResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *OptOutContactResponse) GetContact() *Contact {
+	if x != nil {
+		return x.Contact
+	}
+	return nil
+}
+
+// ExportConsentRequest is the range of GET /api/consent/export.
+type ExportConsentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A UTC date (YYYY-MM-DD, from its start) or an RFC 3339 time; default 30 days before end.
+	Start string `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// A UTC date (YYYY-MM-DD, through its end) or an RFC 3339 time; default now.
+	End           string `protobuf:"bytes,2,opt,name=end,proto3" json:"end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportConsentRequest) Reset() {
+	*x = ExportConsentRequest{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportConsentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportConsentRequest) ProtoMessage() {}
+
+func (x *ExportConsentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportConsentRequest.ProtoReflect.Descriptor instead.
+func (*ExportConsentRequest) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ExportConsentRequest) GetStart() string {
+	if x != nil {
+		return x.Start
+	}
+	return ""
+}
+
+func (x *ExportConsentRequest) GetEnd() string {
+	if x != nil {
+		return x.End
+	}
+	return ""
+}
+
+// ExportConsentResponse is the next chunk of the export's CSV.
+type ExportConsentResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportConsentResponse) Reset() {
+	*x = ExportConsentResponse{}
+	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportConsentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportConsentResponse) ProtoMessage() {}
+
+func (x *ExportConsentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportConsentResponse.ProtoReflect.Descriptor instead.
+func (*ExportConsentResponse) Descriptor() ([]byte, []int) {
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ExportConsentResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 // GetContactResponse wraps the full contact.
 type GetContactResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1691,7 +2133,7 @@ type GetContactResponse struct {
 
 func (x *GetContactResponse) Reset() {
 	*x = GetContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1703,7 +2145,7 @@ func (x *GetContactResponse) String() string {
 func (*GetContactResponse) ProtoMessage() {}
 
 func (x *GetContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[18]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1716,7 +2158,7 @@ func (x *GetContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContactResponse.ProtoReflect.Descriptor instead.
 func (*GetContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{18}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetContactResponse) GetContact() *Contact {
@@ -1751,7 +2193,7 @@ type UpdateContactRequest struct {
 
 func (x *UpdateContactRequest) Reset() {
 	*x = UpdateContactRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +2205,7 @@ func (x *UpdateContactRequest) String() string {
 func (*UpdateContactRequest) ProtoMessage() {}
 
 func (x *UpdateContactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[19]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +2218,7 @@ func (x *UpdateContactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContactRequest.ProtoReflect.Descriptor instead.
 func (*UpdateContactRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{19}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateContactRequest) GetId() string {
@@ -1887,7 +2329,7 @@ type UpdateContactResponse struct {
 
 func (x *UpdateContactResponse) Reset() {
 	*x = UpdateContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +2341,7 @@ func (x *UpdateContactResponse) String() string {
 func (*UpdateContactResponse) ProtoMessage() {}
 
 func (x *UpdateContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[20]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +2354,7 @@ func (x *UpdateContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContactResponse.ProtoReflect.Descriptor instead.
 func (*UpdateContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{20}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UpdateContactResponse) GetContact() *Contact {
@@ -1932,7 +2374,7 @@ type DeleteContactRequest struct {
 
 func (x *DeleteContactRequest) Reset() {
 	*x = DeleteContactRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2386,7 @@ func (x *DeleteContactRequest) String() string {
 func (*DeleteContactRequest) ProtoMessage() {}
 
 func (x *DeleteContactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[21]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2399,7 @@ func (x *DeleteContactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContactRequest.ProtoReflect.Descriptor instead.
 func (*DeleteContactRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{21}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeleteContactRequest) GetId() string {
@@ -1978,7 +2420,7 @@ type DeleteContactResponse struct {
 
 func (x *DeleteContactResponse) Reset() {
 	*x = DeleteContactResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2432,7 @@ func (x *DeleteContactResponse) String() string {
 func (*DeleteContactResponse) ProtoMessage() {}
 
 func (x *DeleteContactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[22]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2445,7 @@ func (x *DeleteContactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteContactResponse.ProtoReflect.Descriptor instead.
 func (*DeleteContactResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{22}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeleteContactResponse) GetId() string {
@@ -2035,7 +2477,7 @@ type Segment struct {
 
 func (x *Segment) Reset() {
 	*x = Segment{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2047,7 +2489,7 @@ func (x *Segment) String() string {
 func (*Segment) ProtoMessage() {}
 
 func (x *Segment) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[23]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2060,7 +2502,7 @@ func (x *Segment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Segment.ProtoReflect.Descriptor instead.
 func (*Segment) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{23}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Segment) GetId() string {
@@ -2114,7 +2556,7 @@ type ListSegmentsRequest struct {
 
 func (x *ListSegmentsRequest) Reset() {
 	*x = ListSegmentsRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2568,7 @@ func (x *ListSegmentsRequest) String() string {
 func (*ListSegmentsRequest) ProtoMessage() {}
 
 func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[24]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2581,7 @@ func (x *ListSegmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsRequest.ProtoReflect.Descriptor instead.
 func (*ListSegmentsRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{24}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{31}
 }
 
 // ListSegmentsResponse lists segments, newest first.
@@ -2152,7 +2594,7 @@ type ListSegmentsResponse struct {
 
 func (x *ListSegmentsResponse) Reset() {
 	*x = ListSegmentsResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2606,7 @@ func (x *ListSegmentsResponse) String() string {
 func (*ListSegmentsResponse) ProtoMessage() {}
 
 func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[25]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2619,7 @@ func (x *ListSegmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSegmentsResponse.ProtoReflect.Descriptor instead.
 func (*ListSegmentsResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{25}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListSegmentsResponse) GetSegments() []*Segment {
@@ -2198,7 +2640,7 @@ type CreateSegmentRequest struct {
 
 func (x *CreateSegmentRequest) Reset() {
 	*x = CreateSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2652,7 @@ func (x *CreateSegmentRequest) String() string {
 func (*CreateSegmentRequest) ProtoMessage() {}
 
 func (x *CreateSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[26]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2665,7 @@ func (x *CreateSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSegmentRequest.ProtoReflect.Descriptor instead.
 func (*CreateSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{26}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreateSegmentRequest) GetName() string {
@@ -2250,7 +2692,7 @@ type CreateSegmentResponse struct {
 
 func (x *CreateSegmentResponse) Reset() {
 	*x = CreateSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2704,7 @@ func (x *CreateSegmentResponse) String() string {
 func (*CreateSegmentResponse) ProtoMessage() {}
 
 func (x *CreateSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[27]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2717,7 @@ func (x *CreateSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSegmentResponse.ProtoReflect.Descriptor instead.
 func (*CreateSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{27}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CreateSegmentResponse) GetSegment() *Segment {
@@ -2295,7 +2737,7 @@ type GetSegmentRequest struct {
 
 func (x *GetSegmentRequest) Reset() {
 	*x = GetSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2749,7 @@ func (x *GetSegmentRequest) String() string {
 func (*GetSegmentRequest) ProtoMessage() {}
 
 func (x *GetSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[28]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2762,7 @@ func (x *GetSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSegmentRequest.ProtoReflect.Descriptor instead.
 func (*GetSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{28}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetSegmentRequest) GetId() string {
@@ -2340,7 +2782,7 @@ type GetSegmentResponse struct {
 
 func (x *GetSegmentResponse) Reset() {
 	*x = GetSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2352,7 +2794,7 @@ func (x *GetSegmentResponse) String() string {
 func (*GetSegmentResponse) ProtoMessage() {}
 
 func (x *GetSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[29]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2365,7 +2807,7 @@ func (x *GetSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSegmentResponse.ProtoReflect.Descriptor instead.
 func (*GetSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{29}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetSegmentResponse) GetSegment() *Segment {
@@ -2387,7 +2829,7 @@ type UpdateSegmentRequest struct {
 
 func (x *UpdateSegmentRequest) Reset() {
 	*x = UpdateSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2399,7 +2841,7 @@ func (x *UpdateSegmentRequest) String() string {
 func (*UpdateSegmentRequest) ProtoMessage() {}
 
 func (x *UpdateSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[30]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2854,7 @@ func (x *UpdateSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSegmentRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{30}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *UpdateSegmentRequest) GetId() string {
@@ -2446,7 +2888,7 @@ type UpdateSegmentResponse struct {
 
 func (x *UpdateSegmentResponse) Reset() {
 	*x = UpdateSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2900,7 @@ func (x *UpdateSegmentResponse) String() string {
 func (*UpdateSegmentResponse) ProtoMessage() {}
 
 func (x *UpdateSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[31]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2913,7 @@ func (x *UpdateSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSegmentResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{31}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *UpdateSegmentResponse) GetSegment() *Segment {
@@ -2491,7 +2933,7 @@ type DeleteSegmentRequest struct {
 
 func (x *DeleteSegmentRequest) Reset() {
 	*x = DeleteSegmentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2945,7 @@ func (x *DeleteSegmentRequest) String() string {
 func (*DeleteSegmentRequest) ProtoMessage() {}
 
 func (x *DeleteSegmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[32]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2958,7 @@ func (x *DeleteSegmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSegmentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSegmentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{32}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeleteSegmentRequest) GetId() string {
@@ -2537,7 +2979,7 @@ type DeleteSegmentResponse struct {
 
 func (x *DeleteSegmentResponse) Reset() {
 	*x = DeleteSegmentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2549,7 +2991,7 @@ func (x *DeleteSegmentResponse) String() string {
 func (*DeleteSegmentResponse) ProtoMessage() {}
 
 func (x *DeleteSegmentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[33]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2562,7 +3004,7 @@ func (x *DeleteSegmentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSegmentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSegmentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{33}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DeleteSegmentResponse) GetId() string {
@@ -2589,7 +3031,7 @@ type FindContactByPhoneRequest struct {
 
 func (x *FindContactByPhoneRequest) Reset() {
 	*x = FindContactByPhoneRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2601,7 +3043,7 @@ func (x *FindContactByPhoneRequest) String() string {
 func (*FindContactByPhoneRequest) ProtoMessage() {}
 
 func (x *FindContactByPhoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[34]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2614,7 +3056,7 @@ func (x *FindContactByPhoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindContactByPhoneRequest.ProtoReflect.Descriptor instead.
 func (*FindContactByPhoneRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{34}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *FindContactByPhoneRequest) GetPhone() string {
@@ -2634,7 +3076,7 @@ type FindContactByPhoneResponse struct {
 
 func (x *FindContactByPhoneResponse) Reset() {
 	*x = FindContactByPhoneResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2646,7 +3088,7 @@ func (x *FindContactByPhoneResponse) String() string {
 func (*FindContactByPhoneResponse) ProtoMessage() {}
 
 func (x *FindContactByPhoneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[35]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2659,7 +3101,7 @@ func (x *FindContactByPhoneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindContactByPhoneResponse.ProtoReflect.Descriptor instead.
 func (*FindContactByPhoneResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{35}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *FindContactByPhoneResponse) GetContact() *Contact {
@@ -2679,7 +3121,7 @@ type RecordInboundRequest struct {
 
 func (x *RecordInboundRequest) Reset() {
 	*x = RecordInboundRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2691,7 +3133,7 @@ func (x *RecordInboundRequest) String() string {
 func (*RecordInboundRequest) ProtoMessage() {}
 
 func (x *RecordInboundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[36]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2704,7 +3146,7 @@ func (x *RecordInboundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordInboundRequest.ProtoReflect.Descriptor instead.
 func (*RecordInboundRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{36}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RecordInboundRequest) GetPhone() string {
@@ -2726,7 +3168,7 @@ type RecordInboundResponse struct {
 
 func (x *RecordInboundResponse) Reset() {
 	*x = RecordInboundResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +3180,7 @@ func (x *RecordInboundResponse) String() string {
 func (*RecordInboundResponse) ProtoMessage() {}
 
 func (x *RecordInboundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[37]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +3193,7 @@ func (x *RecordInboundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordInboundResponse.ProtoReflect.Descriptor instead.
 func (*RecordInboundResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{37}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RecordInboundResponse) GetFound() bool {
@@ -2794,7 +3236,7 @@ type SetConsentRequest struct {
 
 func (x *SetConsentRequest) Reset() {
 	*x = SetConsentRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2806,7 +3248,7 @@ func (x *SetConsentRequest) String() string {
 func (*SetConsentRequest) ProtoMessage() {}
 
 func (x *SetConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[38]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2819,7 +3261,7 @@ func (x *SetConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConsentRequest.ProtoReflect.Descriptor instead.
 func (*SetConsentRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{38}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetConsentRequest) GetPhone() string {
@@ -2893,7 +3335,7 @@ type SetConsentResponse struct {
 
 func (x *SetConsentResponse) Reset() {
 	*x = SetConsentResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[39]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2905,7 +3347,7 @@ func (x *SetConsentResponse) String() string {
 func (*SetConsentResponse) ProtoMessage() {}
 
 func (x *SetConsentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[39]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2918,7 +3360,7 @@ func (x *SetConsentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConsentResponse.ProtoReflect.Descriptor instead.
 func (*SetConsentResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{39}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetConsentResponse) GetFound() bool {
@@ -2959,7 +3401,7 @@ type CheckSendableRequest struct {
 
 func (x *CheckSendableRequest) Reset() {
 	*x = CheckSendableRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[40]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2971,7 +3413,7 @@ func (x *CheckSendableRequest) String() string {
 func (*CheckSendableRequest) ProtoMessage() {}
 
 func (x *CheckSendableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[40]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2984,7 +3426,7 @@ func (x *CheckSendableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSendableRequest.ProtoReflect.Descriptor instead.
 func (*CheckSendableRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{40}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CheckSendableRequest) GetPhones() []string {
@@ -3004,7 +3446,7 @@ type CheckSendableResponse struct {
 
 func (x *CheckSendableResponse) Reset() {
 	*x = CheckSendableResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[41]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3016,7 +3458,7 @@ func (x *CheckSendableResponse) String() string {
 func (*CheckSendableResponse) ProtoMessage() {}
 
 func (x *CheckSendableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[41]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3029,7 +3471,7 @@ func (x *CheckSendableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSendableResponse.ProtoReflect.Descriptor instead.
 func (*CheckSendableResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{41}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CheckSendableResponse) GetResults() []*Sendability {
@@ -3058,7 +3500,7 @@ type Sendability struct {
 
 func (x *Sendability) Reset() {
 	*x = Sendability{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[42]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3070,7 +3512,7 @@ func (x *Sendability) String() string {
 func (*Sendability) ProtoMessage() {}
 
 func (x *Sendability) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[42]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3083,7 +3525,7 @@ func (x *Sendability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sendability.ProtoReflect.Descriptor instead.
 func (*Sendability) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{42}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Sendability) GetPhone() string {
@@ -3144,7 +3586,7 @@ type StreamAudienceRequest struct {
 
 func (x *StreamAudienceRequest) Reset() {
 	*x = StreamAudienceRequest{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[43]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3156,7 +3598,7 @@ func (x *StreamAudienceRequest) String() string {
 func (*StreamAudienceRequest) ProtoMessage() {}
 
 func (x *StreamAudienceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[43]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3169,7 +3611,7 @@ func (x *StreamAudienceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAudienceRequest.ProtoReflect.Descriptor instead.
 func (*StreamAudienceRequest) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{43}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *StreamAudienceRequest) GetSegmentId() string {
@@ -3222,7 +3664,7 @@ type AudienceMember struct {
 
 func (x *AudienceMember) Reset() {
 	*x = AudienceMember{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[44]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3234,7 +3676,7 @@ func (x *AudienceMember) String() string {
 func (*AudienceMember) ProtoMessage() {}
 
 func (x *AudienceMember) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[44]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3247,7 +3689,7 @@ func (x *AudienceMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AudienceMember.ProtoReflect.Descriptor instead.
 func (*AudienceMember) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{44}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *AudienceMember) GetContactId() string {
@@ -3337,7 +3779,7 @@ type StreamAudienceResponse struct {
 
 func (x *StreamAudienceResponse) Reset() {
 	*x = StreamAudienceResponse{}
-	mi := &file_contacts_v1_contacts_proto_msgTypes[45]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3791,7 @@ func (x *StreamAudienceResponse) String() string {
 func (*StreamAudienceResponse) ProtoMessage() {}
 
 func (x *StreamAudienceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_contacts_v1_contacts_proto_msgTypes[45]
+	mi := &file_contacts_v1_contacts_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3804,7 @@ func (x *StreamAudienceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAudienceResponse.ProtoReflect.Descriptor instead.
 func (*StreamAudienceResponse) Descriptor() ([]byte, []int) {
-	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{45}
+	return file_contacts_v1_contacts_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StreamAudienceResponse) GetMembers() []*AudienceMember {
@@ -3550,7 +3992,38 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12=\n" +
 	"\fcompleted_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"K\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\xdc\x03\n" +
+	"\fConsentEntry\x12;\n" +
+	"\voccurred_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\x12;\n" +
+	"\vrecorded_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"recordedAt\x12\x19\n" +
+	"\bopted_in\x18\x03 \x01(\bR\aoptedIn\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\x124\n" +
+	"\x06detail\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\x06detail\x12;\n" +
+	"\n" +
+	"message_id\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\tmessageId\x12?\n" +
+	"\fmessage_text\x18\a \x01(\v2\x1c.google.protobuf.StringValueR\vmessageText\x120\n" +
+	"\x04user\x18\b \x01(\v2\x1c.google.protobuf.StringValueR\x04user\x129\n" +
+	"\timport_id\x18\t \x01(\v2\x1c.google.protobuf.StringValueR\bimportId\"v\n" +
+	"\x19ListConsentHistoryRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
+	"\x05limit\x18\x02 \x01(\v2\x1b.google.protobuf.Int32ValueR\x05limit\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"\x8b\x01\n" +
+	"\x1aListConsentHistoryResponse\x12:\n" +
+	"\aentries\x18\x01 \x03(\v2 .chorus.contacts.v1.ConsentEntryR\aentries\x12\x16\n" +
+	"\x06cursor\x18\x02 \x01(\tR\x06cursor\x12\x19\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore\":\n" +
+	"\x14OptOutContactRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04note\x18\x02 \x01(\tR\x04note\"N\n" +
+	"\x15OptOutContactResponse\x125\n" +
+	"\acontact\x18\x01 \x01(\v2\x1b.chorus.contacts.v1.ContactR\acontact\">\n" +
+	"\x14ExportConsentRequest\x12\x14\n" +
+	"\x05start\x18\x01 \x01(\tR\x05start\x12\x10\n" +
+	"\x03end\x18\x02 \x01(\tR\x03end\"+\n" +
+	"\x15ExportConsentResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"K\n" +
 	"\x12GetContactResponse\x125\n" +
 	"\acontact\x18\x01 \x01(\v2\x1b.chorus.contacts.v1.ContactR\acontact\"\xe9\x04\n" +
 	"\x14UpdateContactRequest\x12\x0e\n" +
@@ -3697,7 +4170,7 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\x19SENDABLE_REASON_OPTED_OUT\x10\x03\x12 \n" +
 	"\x1cSENDABLE_REASON_NOT_TEXTABLE\x10\x04\x12\"\n" +
 	"\x1eSENDABLE_REASON_LOOKUP_PENDING\x10\x05\x12!\n" +
-	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\xb5\x0f\n" +
+	"\x1dSENDABLE_REASON_INVALID_PHONE\x10\x062\xf8\x11\n" +
 	"\x0fContactsService\x12a\n" +
 	"\fListContacts\x12'.chorus.contacts.v1.ListContactsRequest\x1a(.chorus.contacts.v1.ListContactsResponse\x12d\n" +
 	"\rCreateContact\x12(.chorus.contacts.v1.CreateContactRequest\x1a).chorus.contacts.v1.CreateContactResponse\x12[\n" +
@@ -3707,7 +4180,10 @@ const file_contacts_v1_contacts_proto_rawDesc = "" +
 	"\rDeleteContact\x12(.chorus.contacts.v1.DeleteContactRequest\x1a).chorus.contacts.v1.DeleteContactResponse\x12i\n" +
 	"\x0eImportContacts\x12).chorus.contacts.v1.ImportContactsRequest\x1a*.chorus.contacts.v1.ImportContactsResponse(\x01\x12m\n" +
 	"\x10GetContactImport\x12+.chorus.contacts.v1.GetContactImportRequest\x1a,.chorus.contacts.v1.GetContactImportResponse\x12u\n" +
-	"\x12StreamRejectedRows\x12-.chorus.contacts.v1.StreamRejectedRowsRequest\x1a..chorus.contacts.v1.StreamRejectedRowsResponse0\x01\x12a\n" +
+	"\x12StreamRejectedRows\x12-.chorus.contacts.v1.StreamRejectedRowsRequest\x1a..chorus.contacts.v1.StreamRejectedRowsResponse0\x01\x12s\n" +
+	"\x12ListConsentHistory\x12-.chorus.contacts.v1.ListConsentHistoryRequest\x1a..chorus.contacts.v1.ListConsentHistoryResponse\x12d\n" +
+	"\rOptOutContact\x12(.chorus.contacts.v1.OptOutContactRequest\x1a).chorus.contacts.v1.OptOutContactResponse\x12f\n" +
+	"\rExportConsent\x12(.chorus.contacts.v1.ExportConsentRequest\x1a).chorus.contacts.v1.ExportConsentResponse0\x01\x12a\n" +
 	"\fListSegments\x12'.chorus.contacts.v1.ListSegmentsRequest\x1a(.chorus.contacts.v1.ListSegmentsResponse\x12d\n" +
 	"\rCreateSegment\x12(.chorus.contacts.v1.CreateSegmentRequest\x1a).chorus.contacts.v1.CreateSegmentResponse\x12[\n" +
 	"\n" +
@@ -3735,7 +4211,7 @@ func file_contacts_v1_contacts_proto_rawDescGZIP() []byte {
 }
 
 var file_contacts_v1_contacts_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_contacts_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_contacts_v1_contacts_proto_goTypes = []any{
 	(SendableReason)(0),                // 0: chorus.contacts.v1.SendableReason
 	(*CountContactsRequest)(nil),       // 1: chorus.contacts.v1.CountContactsRequest
@@ -3756,133 +4232,157 @@ var file_contacts_v1_contacts_proto_goTypes = []any{
 	(*StreamRejectedRowsRequest)(nil),  // 16: chorus.contacts.v1.StreamRejectedRowsRequest
 	(*StreamRejectedRowsResponse)(nil), // 17: chorus.contacts.v1.StreamRejectedRowsResponse
 	(*ContactImport)(nil),              // 18: chorus.contacts.v1.ContactImport
-	(*GetContactResponse)(nil),         // 19: chorus.contacts.v1.GetContactResponse
-	(*UpdateContactRequest)(nil),       // 20: chorus.contacts.v1.UpdateContactRequest
-	(*UpdateContactResponse)(nil),      // 21: chorus.contacts.v1.UpdateContactResponse
-	(*DeleteContactRequest)(nil),       // 22: chorus.contacts.v1.DeleteContactRequest
-	(*DeleteContactResponse)(nil),      // 23: chorus.contacts.v1.DeleteContactResponse
-	(*Segment)(nil),                    // 24: chorus.contacts.v1.Segment
-	(*ListSegmentsRequest)(nil),        // 25: chorus.contacts.v1.ListSegmentsRequest
-	(*ListSegmentsResponse)(nil),       // 26: chorus.contacts.v1.ListSegmentsResponse
-	(*CreateSegmentRequest)(nil),       // 27: chorus.contacts.v1.CreateSegmentRequest
-	(*CreateSegmentResponse)(nil),      // 28: chorus.contacts.v1.CreateSegmentResponse
-	(*GetSegmentRequest)(nil),          // 29: chorus.contacts.v1.GetSegmentRequest
-	(*GetSegmentResponse)(nil),         // 30: chorus.contacts.v1.GetSegmentResponse
-	(*UpdateSegmentRequest)(nil),       // 31: chorus.contacts.v1.UpdateSegmentRequest
-	(*UpdateSegmentResponse)(nil),      // 32: chorus.contacts.v1.UpdateSegmentResponse
-	(*DeleteSegmentRequest)(nil),       // 33: chorus.contacts.v1.DeleteSegmentRequest
-	(*DeleteSegmentResponse)(nil),      // 34: chorus.contacts.v1.DeleteSegmentResponse
-	(*FindContactByPhoneRequest)(nil),  // 35: chorus.contacts.v1.FindContactByPhoneRequest
-	(*FindContactByPhoneResponse)(nil), // 36: chorus.contacts.v1.FindContactByPhoneResponse
-	(*RecordInboundRequest)(nil),       // 37: chorus.contacts.v1.RecordInboundRequest
-	(*RecordInboundResponse)(nil),      // 38: chorus.contacts.v1.RecordInboundResponse
-	(*SetConsentRequest)(nil),          // 39: chorus.contacts.v1.SetConsentRequest
-	(*SetConsentResponse)(nil),         // 40: chorus.contacts.v1.SetConsentResponse
-	(*CheckSendableRequest)(nil),       // 41: chorus.contacts.v1.CheckSendableRequest
-	(*CheckSendableResponse)(nil),      // 42: chorus.contacts.v1.CheckSendableResponse
-	(*Sendability)(nil),                // 43: chorus.contacts.v1.Sendability
-	(*StreamAudienceRequest)(nil),      // 44: chorus.contacts.v1.StreamAudienceRequest
-	(*AudienceMember)(nil),             // 45: chorus.contacts.v1.AudienceMember
-	(*StreamAudienceResponse)(nil),     // 46: chorus.contacts.v1.StreamAudienceResponse
-	(*structpb.Struct)(nil),            // 47: google.protobuf.Struct
-	(*wrapperspb.BoolValue)(nil),       // 48: google.protobuf.BoolValue
-	(*timestamppb.Timestamp)(nil),      // 49: google.protobuf.Timestamp
-	(*wrapperspb.Int32Value)(nil),      // 50: google.protobuf.Int32Value
-	(*structpb.ListValue)(nil),         // 51: google.protobuf.ListValue
+	(*ConsentEntry)(nil),               // 19: chorus.contacts.v1.ConsentEntry
+	(*ListConsentHistoryRequest)(nil),  // 20: chorus.contacts.v1.ListConsentHistoryRequest
+	(*ListConsentHistoryResponse)(nil), // 21: chorus.contacts.v1.ListConsentHistoryResponse
+	(*OptOutContactRequest)(nil),       // 22: chorus.contacts.v1.OptOutContactRequest
+	(*OptOutContactResponse)(nil),      // 23: chorus.contacts.v1.OptOutContactResponse
+	(*ExportConsentRequest)(nil),       // 24: chorus.contacts.v1.ExportConsentRequest
+	(*ExportConsentResponse)(nil),      // 25: chorus.contacts.v1.ExportConsentResponse
+	(*GetContactResponse)(nil),         // 26: chorus.contacts.v1.GetContactResponse
+	(*UpdateContactRequest)(nil),       // 27: chorus.contacts.v1.UpdateContactRequest
+	(*UpdateContactResponse)(nil),      // 28: chorus.contacts.v1.UpdateContactResponse
+	(*DeleteContactRequest)(nil),       // 29: chorus.contacts.v1.DeleteContactRequest
+	(*DeleteContactResponse)(nil),      // 30: chorus.contacts.v1.DeleteContactResponse
+	(*Segment)(nil),                    // 31: chorus.contacts.v1.Segment
+	(*ListSegmentsRequest)(nil),        // 32: chorus.contacts.v1.ListSegmentsRequest
+	(*ListSegmentsResponse)(nil),       // 33: chorus.contacts.v1.ListSegmentsResponse
+	(*CreateSegmentRequest)(nil),       // 34: chorus.contacts.v1.CreateSegmentRequest
+	(*CreateSegmentResponse)(nil),      // 35: chorus.contacts.v1.CreateSegmentResponse
+	(*GetSegmentRequest)(nil),          // 36: chorus.contacts.v1.GetSegmentRequest
+	(*GetSegmentResponse)(nil),         // 37: chorus.contacts.v1.GetSegmentResponse
+	(*UpdateSegmentRequest)(nil),       // 38: chorus.contacts.v1.UpdateSegmentRequest
+	(*UpdateSegmentResponse)(nil),      // 39: chorus.contacts.v1.UpdateSegmentResponse
+	(*DeleteSegmentRequest)(nil),       // 40: chorus.contacts.v1.DeleteSegmentRequest
+	(*DeleteSegmentResponse)(nil),      // 41: chorus.contacts.v1.DeleteSegmentResponse
+	(*FindContactByPhoneRequest)(nil),  // 42: chorus.contacts.v1.FindContactByPhoneRequest
+	(*FindContactByPhoneResponse)(nil), // 43: chorus.contacts.v1.FindContactByPhoneResponse
+	(*RecordInboundRequest)(nil),       // 44: chorus.contacts.v1.RecordInboundRequest
+	(*RecordInboundResponse)(nil),      // 45: chorus.contacts.v1.RecordInboundResponse
+	(*SetConsentRequest)(nil),          // 46: chorus.contacts.v1.SetConsentRequest
+	(*SetConsentResponse)(nil),         // 47: chorus.contacts.v1.SetConsentResponse
+	(*CheckSendableRequest)(nil),       // 48: chorus.contacts.v1.CheckSendableRequest
+	(*CheckSendableResponse)(nil),      // 49: chorus.contacts.v1.CheckSendableResponse
+	(*Sendability)(nil),                // 50: chorus.contacts.v1.Sendability
+	(*StreamAudienceRequest)(nil),      // 51: chorus.contacts.v1.StreamAudienceRequest
+	(*AudienceMember)(nil),             // 52: chorus.contacts.v1.AudienceMember
+	(*StreamAudienceResponse)(nil),     // 53: chorus.contacts.v1.StreamAudienceResponse
+	(*structpb.Struct)(nil),            // 54: google.protobuf.Struct
+	(*wrapperspb.BoolValue)(nil),       // 55: google.protobuf.BoolValue
+	(*timestamppb.Timestamp)(nil),      // 56: google.protobuf.Timestamp
+	(*wrapperspb.Int32Value)(nil),      // 57: google.protobuf.Int32Value
+	(*wrapperspb.StringValue)(nil),     // 58: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),         // 59: google.protobuf.ListValue
 }
 var file_contacts_v1_contacts_proto_depIdxs = []int32{
-	47, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
-	48, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
-	49, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
-	49, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
-	49, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
-	48, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
-	49, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
-	49, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
-	49, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
-	48, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
-	49, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
-	49, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
-	48, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
-	48, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
-	48, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
-	48, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
-	48, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
-	48, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
-	48, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
-	48, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
-	50, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
-	50, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
+	54, // 0: chorus.contacts.v1.Contact.custom_fields:type_name -> google.protobuf.Struct
+	55, // 1: chorus.contacts.v1.Contact.is_textable:type_name -> google.protobuf.BoolValue
+	56, // 2: chorus.contacts.v1.Contact.opted_out_at:type_name -> google.protobuf.Timestamp
+	56, // 3: chorus.contacts.v1.Contact.created_at:type_name -> google.protobuf.Timestamp
+	56, // 4: chorus.contacts.v1.Contact.updated_at:type_name -> google.protobuf.Timestamp
+	55, // 5: chorus.contacts.v1.ContactListItem.is_textable:type_name -> google.protobuf.BoolValue
+	56, // 6: chorus.contacts.v1.ContactListItem.opted_out_at:type_name -> google.protobuf.Timestamp
+	56, // 7: chorus.contacts.v1.ContactListItem.created_at:type_name -> google.protobuf.Timestamp
+	56, // 8: chorus.contacts.v1.ContactListItem.updated_at:type_name -> google.protobuf.Timestamp
+	55, // 9: chorus.contacts.v1.CreatedContact.is_textable:type_name -> google.protobuf.BoolValue
+	56, // 10: chorus.contacts.v1.CreatedContact.created_at:type_name -> google.protobuf.Timestamp
+	56, // 11: chorus.contacts.v1.CreatedContact.updated_at:type_name -> google.protobuf.Timestamp
+	55, // 12: chorus.contacts.v1.ContactFilter.is_textable:type_name -> google.protobuf.BoolValue
+	55, // 13: chorus.contacts.v1.ContactFilter.opted_out:type_name -> google.protobuf.BoolValue
+	55, // 14: chorus.contacts.v1.ContactFilter.has_email:type_name -> google.protobuf.BoolValue
+	55, // 15: chorus.contacts.v1.ContactFilter.has_phone:type_name -> google.protobuf.BoolValue
+	55, // 16: chorus.contacts.v1.ListContactsRequest.is_textable:type_name -> google.protobuf.BoolValue
+	55, // 17: chorus.contacts.v1.ListContactsRequest.opted_out:type_name -> google.protobuf.BoolValue
+	55, // 18: chorus.contacts.v1.ListContactsRequest.has_email:type_name -> google.protobuf.BoolValue
+	55, // 19: chorus.contacts.v1.ListContactsRequest.has_phone:type_name -> google.protobuf.BoolValue
+	57, // 20: chorus.contacts.v1.ListContactsRequest.limit:type_name -> google.protobuf.Int32Value
+	57, // 21: chorus.contacts.v1.ListContactsRequest.offset:type_name -> google.protobuf.Int32Value
 	4,  // 22: chorus.contacts.v1.ListContactsResponse.contacts:type_name -> chorus.contacts.v1.ContactListItem
-	47, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	54, // 23: chorus.contacts.v1.CreateContactRequest.custom_fields:type_name -> google.protobuf.Struct
 	5,  // 24: chorus.contacts.v1.CreateContactResponse.contact:type_name -> chorus.contacts.v1.CreatedContact
 	18, // 25: chorus.contacts.v1.ImportContactsResponse.contact_import:type_name -> chorus.contacts.v1.ContactImport
 	18, // 26: chorus.contacts.v1.GetContactImportResponse.contact_import:type_name -> chorus.contacts.v1.ContactImport
-	49, // 27: chorus.contacts.v1.ContactImport.created_at:type_name -> google.protobuf.Timestamp
-	49, // 28: chorus.contacts.v1.ContactImport.completed_at:type_name -> google.protobuf.Timestamp
-	3,  // 29: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	51, // 30: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
-	47, // 31: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
-	3,  // 32: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
-	6,  // 33: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
-	49, // 34: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
-	49, // 35: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
-	24, // 36: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
-	6,  // 37: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	24, // 38: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	24, // 39: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	6,  // 40: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	24, // 41: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
-	3,  // 42: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
-	49, // 43: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
-	43, // 44: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
-	0,  // 45: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
-	6,  // 46: chorus.contacts.v1.StreamAudienceRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
-	47, // 47: chorus.contacts.v1.AudienceMember.custom_fields:type_name -> google.protobuf.Struct
-	45, // 48: chorus.contacts.v1.StreamAudienceResponse.members:type_name -> chorus.contacts.v1.AudienceMember
-	7,  // 49: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
-	9,  // 50: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
-	11, // 51: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
-	20, // 52: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
-	22, // 53: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
-	12, // 54: chorus.contacts.v1.ContactsService.ImportContacts:input_type -> chorus.contacts.v1.ImportContactsRequest
-	14, // 55: chorus.contacts.v1.ContactsService.GetContactImport:input_type -> chorus.contacts.v1.GetContactImportRequest
-	16, // 56: chorus.contacts.v1.ContactsService.StreamRejectedRows:input_type -> chorus.contacts.v1.StreamRejectedRowsRequest
-	25, // 57: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
-	27, // 58: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
-	29, // 59: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
-	31, // 60: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
-	33, // 61: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
-	35, // 62: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
-	37, // 63: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
-	39, // 64: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
-	41, // 65: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
-	44, // 66: chorus.contacts.v1.ContactsService.StreamAudience:input_type -> chorus.contacts.v1.StreamAudienceRequest
-	1,  // 67: chorus.contacts.v1.ContactsService.CountContacts:input_type -> chorus.contacts.v1.CountContactsRequest
-	8,  // 68: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
-	10, // 69: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
-	19, // 70: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
-	21, // 71: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
-	23, // 72: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
-	13, // 73: chorus.contacts.v1.ContactsService.ImportContacts:output_type -> chorus.contacts.v1.ImportContactsResponse
-	15, // 74: chorus.contacts.v1.ContactsService.GetContactImport:output_type -> chorus.contacts.v1.GetContactImportResponse
-	17, // 75: chorus.contacts.v1.ContactsService.StreamRejectedRows:output_type -> chorus.contacts.v1.StreamRejectedRowsResponse
-	26, // 76: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
-	28, // 77: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
-	30, // 78: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
-	32, // 79: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
-	34, // 80: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
-	36, // 81: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
-	38, // 82: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
-	40, // 83: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
-	42, // 84: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
-	46, // 85: chorus.contacts.v1.ContactsService.StreamAudience:output_type -> chorus.contacts.v1.StreamAudienceResponse
-	2,  // 86: chorus.contacts.v1.ContactsService.CountContacts:output_type -> chorus.contacts.v1.CountContactsResponse
-	68, // [68:87] is the sub-list for method output_type
-	49, // [49:68] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	56, // 27: chorus.contacts.v1.ContactImport.created_at:type_name -> google.protobuf.Timestamp
+	56, // 28: chorus.contacts.v1.ContactImport.completed_at:type_name -> google.protobuf.Timestamp
+	56, // 29: chorus.contacts.v1.ConsentEntry.occurred_at:type_name -> google.protobuf.Timestamp
+	56, // 30: chorus.contacts.v1.ConsentEntry.recorded_at:type_name -> google.protobuf.Timestamp
+	58, // 31: chorus.contacts.v1.ConsentEntry.detail:type_name -> google.protobuf.StringValue
+	58, // 32: chorus.contacts.v1.ConsentEntry.message_id:type_name -> google.protobuf.StringValue
+	58, // 33: chorus.contacts.v1.ConsentEntry.message_text:type_name -> google.protobuf.StringValue
+	58, // 34: chorus.contacts.v1.ConsentEntry.user:type_name -> google.protobuf.StringValue
+	58, // 35: chorus.contacts.v1.ConsentEntry.import_id:type_name -> google.protobuf.StringValue
+	57, // 36: chorus.contacts.v1.ListConsentHistoryRequest.limit:type_name -> google.protobuf.Int32Value
+	19, // 37: chorus.contacts.v1.ListConsentHistoryResponse.entries:type_name -> chorus.contacts.v1.ConsentEntry
+	3,  // 38: chorus.contacts.v1.OptOutContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	3,  // 39: chorus.contacts.v1.GetContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	59, // 40: chorus.contacts.v1.UpdateContactRequest.tags:type_name -> google.protobuf.ListValue
+	54, // 41: chorus.contacts.v1.UpdateContactRequest.custom_fields:type_name -> google.protobuf.Struct
+	3,  // 42: chorus.contacts.v1.UpdateContactResponse.contact:type_name -> chorus.contacts.v1.Contact
+	6,  // 43: chorus.contacts.v1.Segment.filter:type_name -> chorus.contacts.v1.ContactFilter
+	56, // 44: chorus.contacts.v1.Segment.created_at:type_name -> google.protobuf.Timestamp
+	56, // 45: chorus.contacts.v1.Segment.updated_at:type_name -> google.protobuf.Timestamp
+	31, // 46: chorus.contacts.v1.ListSegmentsResponse.segments:type_name -> chorus.contacts.v1.Segment
+	6,  // 47: chorus.contacts.v1.CreateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	31, // 48: chorus.contacts.v1.CreateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	31, // 49: chorus.contacts.v1.GetSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	6,  // 50: chorus.contacts.v1.UpdateSegmentRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	31, // 51: chorus.contacts.v1.UpdateSegmentResponse.segment:type_name -> chorus.contacts.v1.Segment
+	3,  // 52: chorus.contacts.v1.FindContactByPhoneResponse.contact:type_name -> chorus.contacts.v1.Contact
+	56, // 53: chorus.contacts.v1.SetConsentRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	50, // 54: chorus.contacts.v1.CheckSendableResponse.results:type_name -> chorus.contacts.v1.Sendability
+	0,  // 55: chorus.contacts.v1.Sendability.reason:type_name -> chorus.contacts.v1.SendableReason
+	6,  // 56: chorus.contacts.v1.StreamAudienceRequest.filter:type_name -> chorus.contacts.v1.ContactFilter
+	54, // 57: chorus.contacts.v1.AudienceMember.custom_fields:type_name -> google.protobuf.Struct
+	52, // 58: chorus.contacts.v1.StreamAudienceResponse.members:type_name -> chorus.contacts.v1.AudienceMember
+	7,  // 59: chorus.contacts.v1.ContactsService.ListContacts:input_type -> chorus.contacts.v1.ListContactsRequest
+	9,  // 60: chorus.contacts.v1.ContactsService.CreateContact:input_type -> chorus.contacts.v1.CreateContactRequest
+	11, // 61: chorus.contacts.v1.ContactsService.GetContact:input_type -> chorus.contacts.v1.GetContactRequest
+	27, // 62: chorus.contacts.v1.ContactsService.UpdateContact:input_type -> chorus.contacts.v1.UpdateContactRequest
+	29, // 63: chorus.contacts.v1.ContactsService.DeleteContact:input_type -> chorus.contacts.v1.DeleteContactRequest
+	12, // 64: chorus.contacts.v1.ContactsService.ImportContacts:input_type -> chorus.contacts.v1.ImportContactsRequest
+	14, // 65: chorus.contacts.v1.ContactsService.GetContactImport:input_type -> chorus.contacts.v1.GetContactImportRequest
+	16, // 66: chorus.contacts.v1.ContactsService.StreamRejectedRows:input_type -> chorus.contacts.v1.StreamRejectedRowsRequest
+	20, // 67: chorus.contacts.v1.ContactsService.ListConsentHistory:input_type -> chorus.contacts.v1.ListConsentHistoryRequest
+	22, // 68: chorus.contacts.v1.ContactsService.OptOutContact:input_type -> chorus.contacts.v1.OptOutContactRequest
+	24, // 69: chorus.contacts.v1.ContactsService.ExportConsent:input_type -> chorus.contacts.v1.ExportConsentRequest
+	32, // 70: chorus.contacts.v1.ContactsService.ListSegments:input_type -> chorus.contacts.v1.ListSegmentsRequest
+	34, // 71: chorus.contacts.v1.ContactsService.CreateSegment:input_type -> chorus.contacts.v1.CreateSegmentRequest
+	36, // 72: chorus.contacts.v1.ContactsService.GetSegment:input_type -> chorus.contacts.v1.GetSegmentRequest
+	38, // 73: chorus.contacts.v1.ContactsService.UpdateSegment:input_type -> chorus.contacts.v1.UpdateSegmentRequest
+	40, // 74: chorus.contacts.v1.ContactsService.DeleteSegment:input_type -> chorus.contacts.v1.DeleteSegmentRequest
+	42, // 75: chorus.contacts.v1.ContactsService.FindContactByPhone:input_type -> chorus.contacts.v1.FindContactByPhoneRequest
+	44, // 76: chorus.contacts.v1.ContactsService.RecordInbound:input_type -> chorus.contacts.v1.RecordInboundRequest
+	46, // 77: chorus.contacts.v1.ContactsService.SetConsent:input_type -> chorus.contacts.v1.SetConsentRequest
+	48, // 78: chorus.contacts.v1.ContactsService.CheckSendable:input_type -> chorus.contacts.v1.CheckSendableRequest
+	51, // 79: chorus.contacts.v1.ContactsService.StreamAudience:input_type -> chorus.contacts.v1.StreamAudienceRequest
+	1,  // 80: chorus.contacts.v1.ContactsService.CountContacts:input_type -> chorus.contacts.v1.CountContactsRequest
+	8,  // 81: chorus.contacts.v1.ContactsService.ListContacts:output_type -> chorus.contacts.v1.ListContactsResponse
+	10, // 82: chorus.contacts.v1.ContactsService.CreateContact:output_type -> chorus.contacts.v1.CreateContactResponse
+	26, // 83: chorus.contacts.v1.ContactsService.GetContact:output_type -> chorus.contacts.v1.GetContactResponse
+	28, // 84: chorus.contacts.v1.ContactsService.UpdateContact:output_type -> chorus.contacts.v1.UpdateContactResponse
+	30, // 85: chorus.contacts.v1.ContactsService.DeleteContact:output_type -> chorus.contacts.v1.DeleteContactResponse
+	13, // 86: chorus.contacts.v1.ContactsService.ImportContacts:output_type -> chorus.contacts.v1.ImportContactsResponse
+	15, // 87: chorus.contacts.v1.ContactsService.GetContactImport:output_type -> chorus.contacts.v1.GetContactImportResponse
+	17, // 88: chorus.contacts.v1.ContactsService.StreamRejectedRows:output_type -> chorus.contacts.v1.StreamRejectedRowsResponse
+	21, // 89: chorus.contacts.v1.ContactsService.ListConsentHistory:output_type -> chorus.contacts.v1.ListConsentHistoryResponse
+	23, // 90: chorus.contacts.v1.ContactsService.OptOutContact:output_type -> chorus.contacts.v1.OptOutContactResponse
+	25, // 91: chorus.contacts.v1.ContactsService.ExportConsent:output_type -> chorus.contacts.v1.ExportConsentResponse
+	33, // 92: chorus.contacts.v1.ContactsService.ListSegments:output_type -> chorus.contacts.v1.ListSegmentsResponse
+	35, // 93: chorus.contacts.v1.ContactsService.CreateSegment:output_type -> chorus.contacts.v1.CreateSegmentResponse
+	37, // 94: chorus.contacts.v1.ContactsService.GetSegment:output_type -> chorus.contacts.v1.GetSegmentResponse
+	39, // 95: chorus.contacts.v1.ContactsService.UpdateSegment:output_type -> chorus.contacts.v1.UpdateSegmentResponse
+	41, // 96: chorus.contacts.v1.ContactsService.DeleteSegment:output_type -> chorus.contacts.v1.DeleteSegmentResponse
+	43, // 97: chorus.contacts.v1.ContactsService.FindContactByPhone:output_type -> chorus.contacts.v1.FindContactByPhoneResponse
+	45, // 98: chorus.contacts.v1.ContactsService.RecordInbound:output_type -> chorus.contacts.v1.RecordInboundResponse
+	47, // 99: chorus.contacts.v1.ContactsService.SetConsent:output_type -> chorus.contacts.v1.SetConsentResponse
+	49, // 100: chorus.contacts.v1.ContactsService.CheckSendable:output_type -> chorus.contacts.v1.CheckSendableResponse
+	53, // 101: chorus.contacts.v1.ContactsService.StreamAudience:output_type -> chorus.contacts.v1.StreamAudienceResponse
+	2,  // 102: chorus.contacts.v1.ContactsService.CountContacts:output_type -> chorus.contacts.v1.CountContactsResponse
+	81, // [81:103] is the sub-list for method output_type
+	59, // [59:81] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_contacts_v1_contacts_proto_init() }
@@ -3892,15 +4392,15 @@ func file_contacts_v1_contacts_proto_init() {
 	}
 	file_contacts_v1_contacts_proto_msgTypes[7].OneofWrappers = []any{}
 	file_contacts_v1_contacts_proto_msgTypes[8].OneofWrappers = []any{}
-	file_contacts_v1_contacts_proto_msgTypes[19].OneofWrappers = []any{}
-	file_contacts_v1_contacts_proto_msgTypes[30].OneofWrappers = []any{}
+	file_contacts_v1_contacts_proto_msgTypes[26].OneofWrappers = []any{}
+	file_contacts_v1_contacts_proto_msgTypes[37].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_contacts_v1_contacts_proto_rawDesc), len(file_contacts_v1_contacts_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   46,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -259,6 +259,104 @@ func local_request_ContactsService_GetContactImport_0(ctx context.Context, marsh
 	return msg, metadata, err
 }
 
+var filter_ContactsService_ListConsentHistory_0 = &utilities.DoubleArray{Encoding: map[string]int{"id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
+func request_ContactsService_ListConsentHistory_0(ctx context.Context, marshaler runtime.Marshaler, client ContactsServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListConsentHistoryRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ContactsService_ListConsentHistory_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListConsentHistory(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ContactsService_ListConsentHistory_0(ctx context.Context, marshaler runtime.Marshaler, server ContactsServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListConsentHistoryRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ContactsService_ListConsentHistory_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ListConsentHistory(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+func request_ContactsService_OptOutContact_0(ctx context.Context, marshaler runtime.Marshaler, client ContactsServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq OptOutContactRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.OptOutContact(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ContactsService_OptOutContact_0(ctx context.Context, marshaler runtime.Marshaler, server ContactsServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq OptOutContactRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	msg, err := server.OptOutContact(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_ContactsService_ListSegments_0(ctx context.Context, marshaler runtime.Marshaler, client ContactsServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq ListSegmentsRequest
@@ -556,6 +654,46 @@ func RegisterContactsServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 		}
 		forward_ContactsService_GetContactImport_0(annotatedContext, mux, outboundMarshaler, w, req, response_ContactsService_GetContactImport_0{resp.(*GetContactImportResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ContactsService_ListConsentHistory_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/chorus.contacts.v1.ContactsService/ListConsentHistory", runtime.WithHTTPPathPattern("/api/contacts/{id}/consent"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ContactsService_ListConsentHistory_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ContactsService_ListConsentHistory_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_ContactsService_OptOutContact_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/chorus.contacts.v1.ContactsService/OptOutContact", runtime.WithHTTPPathPattern("/api/contacts/{id}/opt-out"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ContactsService_OptOutContact_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ContactsService_OptOutContact_0(annotatedContext, mux, outboundMarshaler, w, req, response_ContactsService_OptOutContact_0{resp.(*OptOutContactResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_ContactsService_ListSegments_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -798,6 +936,40 @@ func RegisterContactsServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_ContactsService_GetContactImport_0(annotatedContext, mux, outboundMarshaler, w, req, response_ContactsService_GetContactImport_0{resp.(*GetContactImportResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ContactsService_ListConsentHistory_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/chorus.contacts.v1.ContactsService/ListConsentHistory", runtime.WithHTTPPathPattern("/api/contacts/{id}/consent"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ContactsService_ListConsentHistory_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ContactsService_ListConsentHistory_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_ContactsService_OptOutContact_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/chorus.contacts.v1.ContactsService/OptOutContact", runtime.WithHTTPPathPattern("/api/contacts/{id}/opt-out"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ContactsService_OptOutContact_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ContactsService_OptOutContact_0(annotatedContext, mux, outboundMarshaler, w, req, response_ContactsService_OptOutContact_0{resp.(*OptOutContactResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_ContactsService_ListSegments_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -922,6 +1094,15 @@ func (m response_ContactsService_GetContactImport_0) XXX_ResponseBody() interfac
 	return response.ContactImport
 }
 
+type response_ContactsService_OptOutContact_0 struct {
+	*OptOutContactResponse
+}
+
+func (m response_ContactsService_OptOutContact_0) XXX_ResponseBody() interface{} {
+	response := m.OptOutContactResponse
+	return response.Contact
+}
+
 type response_ContactsService_CreateSegment_0 struct {
 	*CreateSegmentResponse
 }
@@ -950,29 +1131,33 @@ func (m response_ContactsService_UpdateSegment_0) XXX_ResponseBody() interface{}
 }
 
 var (
-	pattern_ContactsService_ListContacts_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "contacts"}, ""))
-	pattern_ContactsService_CreateContact_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "contacts"}, ""))
-	pattern_ContactsService_GetContact_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "contacts", "id"}, ""))
-	pattern_ContactsService_UpdateContact_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "contacts", "id"}, ""))
-	pattern_ContactsService_DeleteContact_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "contacts", "id"}, ""))
-	pattern_ContactsService_GetContactImport_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "contacts", "imports", "id"}, ""))
-	pattern_ContactsService_ListSegments_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "segments"}, ""))
-	pattern_ContactsService_CreateSegment_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "segments"}, ""))
-	pattern_ContactsService_GetSegment_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "segments", "id"}, ""))
-	pattern_ContactsService_UpdateSegment_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "segments", "id"}, ""))
-	pattern_ContactsService_DeleteSegment_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "segments", "id"}, ""))
+	pattern_ContactsService_ListContacts_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "contacts"}, ""))
+	pattern_ContactsService_CreateContact_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "contacts"}, ""))
+	pattern_ContactsService_GetContact_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "contacts", "id"}, ""))
+	pattern_ContactsService_UpdateContact_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "contacts", "id"}, ""))
+	pattern_ContactsService_DeleteContact_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "contacts", "id"}, ""))
+	pattern_ContactsService_GetContactImport_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "contacts", "imports", "id"}, ""))
+	pattern_ContactsService_ListConsentHistory_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "contacts", "id", "consent"}, ""))
+	pattern_ContactsService_OptOutContact_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "contacts", "id", "opt-out"}, ""))
+	pattern_ContactsService_ListSegments_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "segments"}, ""))
+	pattern_ContactsService_CreateSegment_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "segments"}, ""))
+	pattern_ContactsService_GetSegment_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "segments", "id"}, ""))
+	pattern_ContactsService_UpdateSegment_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "segments", "id"}, ""))
+	pattern_ContactsService_DeleteSegment_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "segments", "id"}, ""))
 )
 
 var (
-	forward_ContactsService_ListContacts_0     = runtime.ForwardResponseMessage
-	forward_ContactsService_CreateContact_0    = runtime.ForwardResponseMessage
-	forward_ContactsService_GetContact_0       = runtime.ForwardResponseMessage
-	forward_ContactsService_UpdateContact_0    = runtime.ForwardResponseMessage
-	forward_ContactsService_DeleteContact_0    = runtime.ForwardResponseMessage
-	forward_ContactsService_GetContactImport_0 = runtime.ForwardResponseMessage
-	forward_ContactsService_ListSegments_0     = runtime.ForwardResponseMessage
-	forward_ContactsService_CreateSegment_0    = runtime.ForwardResponseMessage
-	forward_ContactsService_GetSegment_0       = runtime.ForwardResponseMessage
-	forward_ContactsService_UpdateSegment_0    = runtime.ForwardResponseMessage
-	forward_ContactsService_DeleteSegment_0    = runtime.ForwardResponseMessage
+	forward_ContactsService_ListContacts_0       = runtime.ForwardResponseMessage
+	forward_ContactsService_CreateContact_0      = runtime.ForwardResponseMessage
+	forward_ContactsService_GetContact_0         = runtime.ForwardResponseMessage
+	forward_ContactsService_UpdateContact_0      = runtime.ForwardResponseMessage
+	forward_ContactsService_DeleteContact_0      = runtime.ForwardResponseMessage
+	forward_ContactsService_GetContactImport_0   = runtime.ForwardResponseMessage
+	forward_ContactsService_ListConsentHistory_0 = runtime.ForwardResponseMessage
+	forward_ContactsService_OptOutContact_0      = runtime.ForwardResponseMessage
+	forward_ContactsService_ListSegments_0       = runtime.ForwardResponseMessage
+	forward_ContactsService_CreateSegment_0      = runtime.ForwardResponseMessage
+	forward_ContactsService_GetSegment_0         = runtime.ForwardResponseMessage
+	forward_ContactsService_UpdateSegment_0      = runtime.ForwardResponseMessage
+	forward_ContactsService_DeleteSegment_0      = runtime.ForwardResponseMessage
 )

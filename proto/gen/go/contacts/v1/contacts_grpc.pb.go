@@ -27,6 +27,9 @@ const (
 	ContactsService_ImportContacts_FullMethodName     = "/chorus.contacts.v1.ContactsService/ImportContacts"
 	ContactsService_GetContactImport_FullMethodName   = "/chorus.contacts.v1.ContactsService/GetContactImport"
 	ContactsService_StreamRejectedRows_FullMethodName = "/chorus.contacts.v1.ContactsService/StreamRejectedRows"
+	ContactsService_ListConsentHistory_FullMethodName = "/chorus.contacts.v1.ContactsService/ListConsentHistory"
+	ContactsService_OptOutContact_FullMethodName      = "/chorus.contacts.v1.ContactsService/OptOutContact"
+	ContactsService_ExportConsent_FullMethodName      = "/chorus.contacts.v1.ContactsService/ExportConsent"
 	ContactsService_ListSegments_FullMethodName       = "/chorus.contacts.v1.ContactsService/ListSegments"
 	ContactsService_CreateSegment_FullMethodName      = "/chorus.contacts.v1.ContactsService/CreateSegment"
 	ContactsService_GetSegment_FullMethodName         = "/chorus.contacts.v1.ContactsService/GetSegment"
@@ -63,6 +66,13 @@ type ContactsServiceClient interface {
 	GetContactImport(ctx context.Context, in *GetContactImportRequest, opts ...grpc.CallOption) (*GetContactImportResponse, error)
 	// StreamRejectedRows streams an import's rejected rows as CSV chunks, header first.
 	StreamRejectedRows(ctx context.Context, in *StreamRejectedRowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamRejectedRowsResponse], error)
+	// ListConsentHistory pages through a contact's consent history, newest first.
+	ListConsentHistory(ctx context.Context, in *ListConsentHistoryRequest, opts ...grpc.CallOption) (*ListConsentHistoryResponse, error)
+	// OptOutContact records an opt-out a person asked for by other means (a call, a letter).
+	OptOutContact(ctx context.Context, in *OptOutContactRequest, opts ...grpc.CallOption) (*OptOutContactResponse, error)
+	// ExportConsent streams the organization's consent history in a date range as CSV chunks,
+	// header first.
+	ExportConsent(ctx context.Context, in *ExportConsentRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportConsentResponse], error)
 	// ListSegments lists saved filters.
 	ListSegments(ctx context.Context, in *ListSegmentsRequest, opts ...grpc.CallOption) (*ListSegmentsResponse, error)
 	// CreateSegment saves a filter under a name.
@@ -188,6 +198,45 @@ func (c *contactsServiceClient) StreamRejectedRows(ctx context.Context, in *Stre
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ContactsService_StreamRejectedRowsClient = grpc.ServerStreamingClient[StreamRejectedRowsResponse]
 
+func (c *contactsServiceClient) ListConsentHistory(ctx context.Context, in *ListConsentHistoryRequest, opts ...grpc.CallOption) (*ListConsentHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListConsentHistoryResponse)
+	err := c.cc.Invoke(ctx, ContactsService_ListConsentHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *contactsServiceClient) OptOutContact(ctx context.Context, in *OptOutContactRequest, opts ...grpc.CallOption) (*OptOutContactResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OptOutContactResponse)
+	err := c.cc.Invoke(ctx, ContactsService_OptOutContact_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *contactsServiceClient) ExportConsent(ctx context.Context, in *ExportConsentRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExportConsentResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ContactsService_ServiceDesc.Streams[2], ContactsService_ExportConsent_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExportConsentRequest, ExportConsentResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ContactsService_ExportConsentClient = grpc.ServerStreamingClient[ExportConsentResponse]
+
 func (c *contactsServiceClient) ListSegments(ctx context.Context, in *ListSegmentsRequest, opts ...grpc.CallOption) (*ListSegmentsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListSegmentsResponse)
@@ -280,7 +329,7 @@ func (c *contactsServiceClient) CheckSendable(ctx context.Context, in *CheckSend
 
 func (c *contactsServiceClient) StreamAudience(ctx context.Context, in *StreamAudienceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamAudienceResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &ContactsService_ServiceDesc.Streams[2], ContactsService_StreamAudience_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &ContactsService_ServiceDesc.Streams[3], ContactsService_StreamAudience_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -330,6 +379,13 @@ type ContactsServiceServer interface {
 	GetContactImport(context.Context, *GetContactImportRequest) (*GetContactImportResponse, error)
 	// StreamRejectedRows streams an import's rejected rows as CSV chunks, header first.
 	StreamRejectedRows(*StreamRejectedRowsRequest, grpc.ServerStreamingServer[StreamRejectedRowsResponse]) error
+	// ListConsentHistory pages through a contact's consent history, newest first.
+	ListConsentHistory(context.Context, *ListConsentHistoryRequest) (*ListConsentHistoryResponse, error)
+	// OptOutContact records an opt-out a person asked for by other means (a call, a letter).
+	OptOutContact(context.Context, *OptOutContactRequest) (*OptOutContactResponse, error)
+	// ExportConsent streams the organization's consent history in a date range as CSV chunks,
+	// header first.
+	ExportConsent(*ExportConsentRequest, grpc.ServerStreamingServer[ExportConsentResponse]) error
 	// ListSegments lists saved filters.
 	ListSegments(context.Context, *ListSegmentsRequest) (*ListSegmentsResponse, error)
 	// CreateSegment saves a filter under a name.
@@ -386,6 +442,15 @@ func (UnimplementedContactsServiceServer) GetContactImport(context.Context, *Get
 }
 func (UnimplementedContactsServiceServer) StreamRejectedRows(*StreamRejectedRowsRequest, grpc.ServerStreamingServer[StreamRejectedRowsResponse]) error {
 	return status.Error(codes.Unimplemented, "method StreamRejectedRows not implemented")
+}
+func (UnimplementedContactsServiceServer) ListConsentHistory(context.Context, *ListConsentHistoryRequest) (*ListConsentHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListConsentHistory not implemented")
+}
+func (UnimplementedContactsServiceServer) OptOutContact(context.Context, *OptOutContactRequest) (*OptOutContactResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OptOutContact not implemented")
+}
+func (UnimplementedContactsServiceServer) ExportConsent(*ExportConsentRequest, grpc.ServerStreamingServer[ExportConsentResponse]) error {
+	return status.Error(codes.Unimplemented, "method ExportConsent not implemented")
 }
 func (UnimplementedContactsServiceServer) ListSegments(context.Context, *ListSegmentsRequest) (*ListSegmentsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSegments not implemented")
@@ -566,6 +631,53 @@ func _ContactsService_StreamRejectedRows_Handler(srv interface{}, stream grpc.Se
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ContactsService_StreamRejectedRowsServer = grpc.ServerStreamingServer[StreamRejectedRowsResponse]
+
+func _ContactsService_ListConsentHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListConsentHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContactsServiceServer).ListConsentHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContactsService_ListConsentHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContactsServiceServer).ListConsentHistory(ctx, req.(*ListConsentHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ContactsService_OptOutContact_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OptOutContactRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContactsServiceServer).OptOutContact(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContactsService_OptOutContact_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContactsServiceServer).OptOutContact(ctx, req.(*OptOutContactRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ContactsService_ExportConsent_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ExportConsentRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ContactsServiceServer).ExportConsent(m, &grpc.GenericServerStream[ExportConsentRequest, ExportConsentResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ContactsService_ExportConsentServer = grpc.ServerStreamingServer[ExportConsentResponse]
 
 func _ContactsService_ListSegments_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListSegmentsRequest)
@@ -790,6 +902,14 @@ var ContactsService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ContactsService_GetContactImport_Handler,
 		},
 		{
+			MethodName: "ListConsentHistory",
+			Handler:    _ContactsService_ListConsentHistory_Handler,
+		},
+		{
+			MethodName: "OptOutContact",
+			Handler:    _ContactsService_OptOutContact_Handler,
+		},
+		{
 			MethodName: "ListSegments",
 			Handler:    _ContactsService_ListSegments_Handler,
 		},
@@ -839,6 +959,11 @@ var ContactsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "StreamRejectedRows",
 			Handler:       _ContactsService_StreamRejectedRows_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ExportConsent",
+			Handler:       _ContactsService_ExportConsent_Handler,
 			ServerStreams: true,
 		},
 		{
