@@ -1,7 +1,7 @@
 // Package webhooks is the outbound webhooks service: an organization's endpoints, and the
 // delivery to them of the events other services publish (messages received and their status
-// reports, opt-outs and opt-ins, completed campaigns, poll answers and completed polls),
-// signed per Standard Webhooks and retried with backoff for over a day. This is the public entry used by its own main and by the all-in-one binary.
+// reports, opt-outs and opt-ins, completed campaigns, poll answers and completed polls, finished
+// contact imports), signed per Standard Webhooks and retried with backoff for over a day. This is the public entry used by its own main and by the all-in-one binary.
 package webhooks
 
 import (
