@@ -29,13 +29,20 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // readyz answers 200 only when every service the gateway routes to answers the standard gRPC
-// health check with SERVING; otherwise 503, naming each service's state. Redis is not
-// checked: the rate limiter fails open without it.
+// health check with SERVING and the gateway's own database (the durable Idempotency-Key
+// answers, without which the POSTs that send or spend answer 503) answers; otherwise 503,
+// naming each one's state. Redis is not checked: the rate limiter fails open without it.
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	states := make([]string, len(g.backends))
 	var wg sync.WaitGroup
+	database := "ok"
+	wg.Go(func() {
+		if err := g.pool.Ping(ctx); err != nil {
+			database = "unavailable"
+		}
+	})
 	for i, b := range g.backends {
 		wg.Go(func() {
 			res, err := healthpb.NewHealthClient(b.conn).Check(ctx, &healthpb.HealthCheckRequest{})
@@ -48,16 +55,16 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	wg.Wait()
 	services := make(map[string]string, len(g.backends))
-	ready := true
+	ready := database == "ok"
 	for i, b := range g.backends {
 		services[b.name] = states[i]
 		ready = ready && states[i] == healthpb.HealthCheckResponse_SERVING.String()
 	}
 	if !ready {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "services": services})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "services": services, "database": database})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "services": services})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "services": services, "database": database})
 }
 
 // serveOpenAPI serves the OpenAPI document the gateway was generated with.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,6 +28,40 @@ func TestNotReadyWhileAServiceIsDown(t *testing.T) {
 	services, _ := res.json(t)["services"].(map[string]any)
 	assert.Equal(t, "Unavailable", services["contacts"], "names the service that failed: %s", res.body)
 	assert.Equal(t, http.StatusOK, e.do(request{method: http.MethodGet, path: "/healthz"}).status, "alive while not ready")
+}
+
+// The gateway keeps the durable Idempotency-Key answers in its own database: while it does not
+// answer, the gateway is not ready, and says so.
+func TestNotReadyWhileItsDatabaseIsDown(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	e := newEnv(t, func(c *gateway.Config) { c.DatabaseURL = dsn })
+	require.Equal(t, http.StatusOK, e.do(request{method: http.MethodGet, path: "/readyz"}).status)
+
+	cfg, err := pgx.ParseConfig(dsn)
+	require.NoError(t, err)
+	admin, err := pgx.Connect(context.Background(), pgtest.AdminDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close(context.Background()) })
+	name := pgx.Identifier{cfg.Database}.Sanitize()
+	_, err = admin.Exec(context.Background(), `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS false`)
+	require.NoError(t, err)
+	_, err = admin.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, cfg.Database)
+	require.NoError(t, err)
+
+	res := e.do(request{method: http.MethodGet, path: "/readyz"})
+	assert.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
+	assert.Equal(t, "unavailable", res.json(t)["database"], "%s", res.body)
+	assert.Equal(t, "SERVING", res.json(t)["services"].(map[string]any)["contacts"], "the services are fine")
+
+	_, err = admin.Exec(context.Background(), `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS true`)
+	require.NoError(t, err)
+	// A probe is asked again and again: one soon finds the database back (a pooled session the
+	// outage ended fails its ping once and is replaced).
+	assert.Eventually(t, func() bool {
+		res := e.do(request{method: http.MethodGet, path: "/readyz"})
+		return res.status == http.StatusOK && res.json(t)["database"] == "ok"
+	}, 10*time.Second, 100*time.Millisecond, "ready again once it answers")
 }
 
 func TestReadyWhenEveryServiceServes(t *testing.T) {

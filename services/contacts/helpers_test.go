@@ -63,7 +63,20 @@ func config(dsn, redisURL string) contacts.Config {
 func start(t *testing.T, edit func(*contacts.Config)) *env {
 	t.Helper()
 	redisURL, rdb := redistest.New(t)
-	dsn := migrated.NewDatabase(t)
+	e := startWith(t, migrated.NewDatabase(t), redisURL, edit)
+	e.rdb = rdb
+	return e
+}
+
+// startOn runs the service on an existing database and Redis database (a restart); its env
+// has no Redis client.
+func startOn(t *testing.T, dsn, redisURL string) *env {
+	t.Helper()
+	return startWith(t, dsn, redisURL, nil)
+}
+
+func startWith(t *testing.T, dsn, redisURL string, edit func(*contacts.Config)) *env {
+	t.Helper()
 	cfg := config(dsn, redisURL)
 	if edit != nil {
 		edit(&cfg)
@@ -74,7 +87,7 @@ func start(t *testing.T, edit func(*contacts.Config)) *env {
 	db, err := testPool(dsn)
 	require.NoError(t, err)
 	t.Cleanup(db.Close)
-	return &env{c: contactsv1.NewContactsServiceClient(conn), db: db, rdb: rdb}
+	return &env{c: contactsv1.NewContactsServiceClient(conn), db: db}
 }
 
 func testPool(dsn string) (*pgxpool.Pool, error) {

@@ -19,19 +19,30 @@ import (
 // end.
 func importCSV(t *testing.T, e *env, ctx context.Context, file string) *contactsv1.ContactImport {
 	t.Helper()
-	stream, err := e.c.ImportContacts(ctx)
+	return awaitImport(t, e.c, ctx, sendCSV(t, e.c, ctx, file, 1000), time.Minute)
+}
+
+// sendCSV streams file in chunks of chunk bytes and answers the import's id.
+func sendCSV(t *testing.T, c contactsv1.ContactsServiceClient, ctx context.Context, file string, chunk int) string {
+	t.Helper()
+	stream, err := c.ImportContacts(ctx)
 	require.NoError(t, err)
 	for len(file) > 0 {
-		n := min(len(file), 1000)
+		n := min(len(file), chunk)
 		require.NoError(t, stream.Send(&contactsv1.ImportContactsRequest{Data: []byte(file[:n])}))
 		file = file[n:]
 	}
 	res, err := stream.CloseAndRecv()
 	require.NoError(t, err)
-	id := res.GetContactImport().GetId()
+	return res.GetContactImport().GetId()
+}
+
+// awaitImport waits for import id to complete and answers it.
+func awaitImport(t *testing.T, c contactsv1.ContactsServiceClient, ctx context.Context, id string, within time.Duration) *contactsv1.ContactImport {
+	t.Helper()
 	var imp *contactsv1.ContactImport
-	eventually(t, time.Minute, "the import completes", func() bool {
-		got, err := e.c.GetContactImport(ctx, &contactsv1.GetContactImportRequest{Id: id})
+	eventually(t, within, "the import completes", func() bool {
+		got, err := c.GetContactImport(ctx, &contactsv1.GetContactImportRequest{Id: id})
 		require.NoError(t, err)
 		imp = got.GetContactImport()
 		return imp.GetStatus() == "completed"

@@ -1,7 +1,7 @@
 // Package webhooks is the outbound webhooks service: an organization's endpoints, and the
 // delivery to them of the events other services publish (messages received and their status
-// reports, opt-outs and opt-ins, completed campaigns, poll answers and completed polls),
-// signed per Standard Webhooks and retried with backoff for over a day. This is the public entry used by its own main and by the all-in-one binary.
+// reports, opt-outs and opt-ins, completed campaigns, poll answers and completed polls, finished
+// contact imports), signed per Standard Webhooks and retried with backoff for over a day. This is the public entry used by its own main and by the all-in-one binary.
 package webhooks
 
 import (
@@ -52,6 +52,9 @@ type Config struct {
 	// Workers is how many attempts run at once (CHORUS_WEBHOOKS_WORKERS), PerEndpoint how
 	// many of them one endpoint may have (CHORUS_WEBHOOKS_PER_ENDPOINT).
 	Workers, PerEndpoint int
+	// Retention is how long a delivery that is no longer pending is kept with its attempts
+	// (CHORUS_WEBHOOKS_RETENTION); a pending one is never deleted.
+	Retention time.Duration
 	// Wiring: contacts (the contact of an opt-out or opt-in), messaging (a reported message),
 	// campaigns and polls (a completed one), the logger.
 	process.Wiring
@@ -66,6 +69,7 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 		Workers:       r.Int("CHORUS_WEBHOOKS_WORKERS", deliver.DefaultWorkers, 1),
 		PerEndpoint:   r.Int("CHORUS_WEBHOOKS_PER_ENDPOINT", deliver.DefaultPerEndpoint, 1),
 		Schedule:      r.Durations("CHORUS_WEBHOOKS_RETRY_SCHEDULE", deliver.DefaultSchedule),
+		Retention:     r.Duration("CHORUS_WEBHOOKS_RETENTION", deliver.DefaultRetention),
 	}
 }
 
@@ -84,6 +88,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		runner, err := deliver.New(deliver.Config{
 			Pool: sh.Pool, Schema: Schema, Store: st, Policy: policy, Logger: sh.Log,
 			Schedule: cfg.Schedule, DisableAfter: cfg.DisableAfter, Workers: cfg.Workers, PerEndpoint: cfg.PerEndpoint,
+			Retention: cfg.Retention,
 		})
 		if err != nil {
 			return err

@@ -61,7 +61,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	blocks := walkthroughBlocks(t, filepath.Join("..", "..", "README.md"))
 	require.GreaterOrEqual(t, len(blocks), 6, "README: the walk-through's sh blocks")
 	script := strings.Join(blocks, "\n")
-	for _, want := range []string{"chorusctl sandbox inbound", "/api/campaigns", "/api/polls", "/api/analytics/export"} {
+	for _, want := range []string{"chorusctl sandbox inbound", "/api/campaigns", "/api/polls", "/api/analytics/export", "/api/contacts/imports", "/api/webhooks"} {
 		require.Contains(t, script, want, "README: the walk-through covers it")
 	}
 

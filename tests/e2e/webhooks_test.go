@@ -543,3 +543,53 @@ func TestWebhookDeliversPollResponsesAndCompletion(t *testing.T) {
 	assert.Equal(t, "Hooked poll", done["name"])
 	assert.NotNil(t, done["completedAt"])
 }
+
+// An import that completes reaches the endpoint once as import.completed, signed, with the
+// import as GET /api/contacts/imports/{id} showed it on completion; the document lists the
+// event type among those an endpoint may subscribe to.
+func TestWebhookDeliversImportCompleted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	c := e.newMember("write")
+	rc := newReceiver(t, nil)
+	id, secret := c.createWebhook(rc.URL, "import.completed")
+	assert.Equal(t, []any{"import.completed"}, c.endpoint(id)["events"])
+
+	imp := c.importDone(importFile)
+	eventually(t, 15*time.Second, "import.completed delivered", func() bool { return len(rc.got()) > 0 })
+	h := rc.got()[0]
+	assert.True(t, h.verifies(t, secret))
+	body := h.JSON(t)
+	assert.Equal(t, "import.completed", body["type"])
+	data := body["data"].(map[string]any)
+	assert.Equal(t, imp["id"], data["id"])
+	assert.Equal(t, "completed", data["status"])
+	for _, count := range []string{"total", "processed", "created", "merged", "rejected"} {
+		assert.Equal(t, imp[count], data[count], count)
+	}
+	assert.EqualValues(t, 7, data["total"])
+	assert.EqualValues(t, 4, data["rejected"])
+	assert.Equal(t, imp["completedAt"], data["completedAt"])
+	assert.Contains(t, data, "lookupsPending")
+	eventually(t, 15*time.Second, "the delivery listed as succeeded", func() bool {
+		ds := c.deliveries(id)
+		return len(ds) == 1 && ds[0]["status"] == "succeeded" && ds[0]["eventType"] == "import.completed"
+	})
+	assert.Len(t, rc.got(), 1, "once")
+
+	res := c.do("GET", "/openapi.json", nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Items struct {
+						Enum []string `json:"enum"`
+					} `json:"items"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(res.Body, &doc))
+	assert.Contains(t, doc.Components.Schemas["v1CreateEndpointRequest"].Properties["events"].Items.Enum, "import.completed")
+}

@@ -8,8 +8,14 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/chorus-sms/chorus/pkg/outbox"
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 )
+
+// EventImportFinished is the outbox event type written when an import completes or fails.
+const EventImportFinished = "contact.import_finished"
 
 // RejectReason turns a row's merge error into the reason its rejected row gives (what a POST
 // of the same fields would answer); false means the error is not about the row.
@@ -78,6 +84,11 @@ func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkL
 	if err != nil {
 		return false, fmt.Errorf("record import progress: %w", err)
 	}
+	if done {
+		if err := publishFinished(ctx, tx, org, id); err != nil {
+			return false, err
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return false, fmt.Errorf("commit import batch: %w", err)
 	}
@@ -86,17 +97,51 @@ func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkL
 
 // FailImport marks an import failed (its job gave up); the lines merged so far stay merged.
 func (s *Store) FailImport(ctx context.Context, org, id uuid.UUID) error {
-	return failImport(ctx, s.pool, org, id)
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx) // a no-op once committed
+	if err := failImport(ctx, tx, org, id); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit failed import: %w", err)
+	}
+	return nil
 }
 
-func failImport(ctx context.Context, db interface {
-	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-}, org, id uuid.UUID) error {
-	_, err := db.Exec(ctx, `
+// failImport marks a queued or running import failed and publishes that it finished.
+func failImport(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error {
+	tag, err := tx.Exec(ctx, `
 		UPDATE contact_imports SET status = 'failed', completed_at = now()
 		WHERE `+orgKey+` AND id = $2 AND status IN ('queued', 'running')`, org, id)
 	if err != nil {
 		return fmt.Errorf("fail import: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil
+	}
+	return publishFinished(ctx, tx, org, id)
+}
+
+// publishFinished writes the contact.import_finished event of an import just marked completed
+// or failed, in the transaction that marked it, with the import as GET shows it then.
+func publishFinished(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error {
+	imp, err := getImportWithLookups(ctx, tx, org, id)
+	if err != nil {
+		return err
+	}
+	ev := &eventsv1.ContactImportFinished{
+		OrganizationId: org.String(), ImportId: id.String(), Status: imp.Status, Total: imp.Total,
+		Processed: imp.Processed, Created: imp.Created, Merged: imp.Merged, Rejected: imp.Rejected,
+		LookupsPending: imp.LookupsPending, CreatedAt: timestamppb.New(imp.CreatedAt),
+	}
+	if imp.CompletedAt != nil {
+		ev.CompletedAt = timestamppb.New(*imp.CompletedAt)
+	}
+	if err := outbox.Enqueue(ctx, tx, outbox.Event{Type: EventImportFinished, OrgID: org, Payload: ev}); err != nil {
+		return fmt.Errorf("enqueue %s: %w", EventImportFinished, err)
 	}
 	return nil
 }

@@ -150,11 +150,19 @@ func (r *stagedRows) Err() error             { return r.err }
 
 // GetImport returns an import with its pending lookups, or ErrNotFound.
 func (s *Store) GetImport(ctx context.Context, org, id uuid.UUID) (Import, error) {
-	imp, err := getImport(ctx, s.pool, org, id, "")
+	return getImportWithLookups(ctx, s.pool, org, id)
+}
+
+// getImportWithLookups is an import as GET shows it: its row and its pending lookups.
+func getImportWithLookups(ctx context.Context, db interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, org, id uuid.UUID) (Import, error) {
+	imp, err := getImport(ctx, db, org, id, "")
 	if err != nil {
 		return Import{}, err
 	}
-	err = s.pool.QueryRow(ctx, `SELECT count(*) FROM import_lookups WHERE `+orgKey+` AND import_id = $2`, org, id).
+	err = db.QueryRow(ctx, `SELECT count(*) FROM import_lookups WHERE `+orgKey+` AND import_id = $2`, org, id).
 		Scan(&imp.LookupsPending)
 	if err != nil {
 		return Import{}, fmt.Errorf("count pending lookups: %w", err)

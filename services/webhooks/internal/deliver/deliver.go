@@ -67,6 +67,10 @@ type Config struct {
 	Schedule     []time.Duration
 	Workers      int
 	PerEndpoint  int
+	// Retention is how long a delivery no longer pending is kept (DefaultRetention), swept
+	// every PruneEvery (an hour).
+	Retention  time.Duration
+	PruneEvery time.Duration
 }
 
 // Runner owns the River client of attempts.
@@ -93,10 +97,15 @@ func New(cfg Config) (*Runner, error) {
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &attemptWorker{r: r})
+	river.AddWorker(workers, &pruneWorker{store: cfg.Store, retention: cmp.Or(cfg.Retention, DefaultRetention), log: cfg.Logger})
 	client, err := jobs.NewClient("deliver", cfg.Pool, &river.Config{
-		Schema:            cfg.Schema,
-		Queues:            map[string]river.QueueConfig{queue: {MaxWorkers: cmp.Or(cfg.Workers, DefaultWorkers)}},
+		Schema: cfg.Schema,
+		Queues: map[string]river.QueueConfig{
+			queue:          {MaxWorkers: cmp.Or(cfg.Workers, DefaultWorkers)},
+			retentionQueue: {MaxWorkers: 1},
+		},
 		Workers:           workers,
+		PeriodicJobs:      []*river.PeriodicJob{jobs.Sweep(cmp.Or(cfg.PruneEvery, pruneEvery), pruneArgs{})},
 		Logger:            cfg.Logger,
 		FetchPollInterval: 50 * time.Millisecond,
 	})

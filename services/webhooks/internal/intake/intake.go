@@ -29,10 +29,11 @@ const (
 	CampaignCompleted = "campaign.completed"
 	PollResponse      = "poll.response"
 	PollCompleted     = "poll.completed"
+	ImportCompleted   = "import.completed"
 )
 
 // Types are the event types an endpoint may subscribe to.
-var Types = []string{MessageReceived, MessageStatus, ContactOptedOut, ContactOptedIn, CampaignCompleted, PollResponse, PollCompleted}
+var Types = []string{MessageReceived, MessageStatus, ContactOptedOut, ContactOptedIn, CampaignCompleted, PollResponse, PollCompleted, ImportCompleted}
 
 // Queuer queues the first attempt of deliveries (deliver.Runner).
 type Queuer interface {

@@ -29,6 +29,7 @@ const (
 	eventStatusChanged   = "message.status_changed"
 	eventStatusesChanged = "messages.status_changed"
 	eventConsentChanged  = "contact.consent_changed"
+	eventImportFinished  = "contact.import_finished"
 	eventCampaignChanged = "campaign.changed"
 	eventPollResponse    = "poll.response_recorded"
 	eventPollCompleted   = "poll.completed"
@@ -70,7 +71,7 @@ func (in *Intake) Sources() []Source {
 	}
 	return []Source{
 		source("messaging", in.readMessaging, eventMessageReceived, eventStatusChanged, eventStatusesChanged),
-		source("contacts", one(in.readContacts), eventConsentChanged),
+		source("contacts", one(in.readContacts), eventConsentChanged, eventImportFinished),
 		source("campaigns", one(in.readCampaigns), eventCampaignChanged),
 		source("polls", one(in.readPolls), eventPollResponse, eventPollCompleted),
 	}
@@ -156,9 +157,33 @@ func (in *Intake) statusMessage(ctx context.Context, org uuid.UUID, ev *eventsv1
 }
 
 func (in *Intake) readContacts(m outbox.Message) (Event, error) {
-	if m.Type != eventConsentChanged {
-		return Event{}, nil
+	switch m.Type {
+	case eventConsentChanged:
+		return in.readConsent(m)
+	case eventImportFinished:
+		return readImportFinished(m)
 	}
+	return Event{}, nil
+}
+
+// readImportFinished reports an import's end (completed or failed) once, with the import as
+// GET /api/contacts/imports/{id} showed it when it ended (the event carries it whole).
+func readImportFinished(m outbox.Message) (Event, error) {
+	var ev eventsv1.ContactImportFinished
+	if err := m.Unmarshal(&ev); err != nil {
+		return Event{}, err
+	}
+	return Event{Type: ImportCompleted, Key: "import:" + ev.GetImportId(), At: ev.GetCompletedAt().AsTime(),
+		Data: func(context.Context) (proto.Message, error) {
+			return &contactsv1.ContactImport{Id: ev.GetImportId(), Status: ev.GetStatus(), Total: ev.GetTotal(),
+				Processed: ev.GetProcessed(), Created: ev.GetCreated(), Merged: ev.GetMerged(), Rejected: ev.GetRejected(),
+				LookupsPending: ev.GetLookupsPending(), CreatedAt: stored(ev.GetCreatedAt()), CompletedAt: stored(ev.GetCompletedAt())}, nil
+		}}, nil
+}
+
+// readConsent reports an opt-out or opt-in with the contact as GET /api/contacts/{id} shows it
+// when the event is fanned out.
+func (in *Intake) readConsent(m outbox.Message) (Event, error) {
 	var ev eventsv1.ContactConsentChanged
 	if err := m.Unmarshal(&ev); err != nil {
 		return Event{}, err

@@ -182,6 +182,135 @@ func (x *ContactConsentChanged) GetSource() string {
 	return ""
 }
 
+// ContactImportFinished is published by contacts when an import completes or fails, in the
+// transaction that marks it so, with its final counts: webhooks delivers it as
+// import.completed with the import as GET /api/contacts/imports/{id} showed it then.
+type ContactImportFinished struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	OrganizationId string                 `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	ImportId       string                 `protobuf:"bytes,2,opt,name=import_id,json=importId,proto3" json:"import_id,omitempty"`
+	// completed or failed.
+	Status    string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	Total     int32  `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	Processed int32  `protobuf:"varint,5,opt,name=processed,proto3" json:"processed,omitempty"`
+	Created   int32  `protobuf:"varint,6,opt,name=created,proto3" json:"created,omitempty"`
+	Merged    int32  `protobuf:"varint,7,opt,name=merged,proto3" json:"merged,omitempty"`
+	Rejected  int32  `protobuf:"varint,8,opt,name=rejected,proto3" json:"rejected,omitempty"`
+	// Phone lookups of the import still pending when it finished.
+	LookupsPending int32                  `protobuf:"varint,9,opt,name=lookups_pending,json=lookupsPending,proto3" json:"lookups_pending,omitempty"`
+	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CompletedAt    *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ContactImportFinished) Reset() {
+	*x = ContactImportFinished{}
+	mi := &file_events_v1_contacts_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContactImportFinished) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContactImportFinished) ProtoMessage() {}
+
+func (x *ContactImportFinished) ProtoReflect() protoreflect.Message {
+	mi := &file_events_v1_contacts_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContactImportFinished.ProtoReflect.Descriptor instead.
+func (*ContactImportFinished) Descriptor() ([]byte, []int) {
+	return file_events_v1_contacts_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ContactImportFinished) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *ContactImportFinished) GetImportId() string {
+	if x != nil {
+		return x.ImportId
+	}
+	return ""
+}
+
+func (x *ContactImportFinished) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ContactImportFinished) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ContactImportFinished) GetProcessed() int32 {
+	if x != nil {
+		return x.Processed
+	}
+	return 0
+}
+
+func (x *ContactImportFinished) GetCreated() int32 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *ContactImportFinished) GetMerged() int32 {
+	if x != nil {
+		return x.Merged
+	}
+	return 0
+}
+
+func (x *ContactImportFinished) GetRejected() int32 {
+	if x != nil {
+		return x.Rejected
+	}
+	return 0
+}
+
+func (x *ContactImportFinished) GetLookupsPending() int32 {
+	if x != nil {
+		return x.LookupsPending
+	}
+	return 0
+}
+
+func (x *ContactImportFinished) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *ContactImportFinished) GetCompletedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletedAt
+	}
+	return nil
+}
+
 var File_events_v1_contacts_proto protoreflect.FileDescriptor
 
 const file_events_v1_contacts_proto_rawDesc = "" +
@@ -202,7 +331,21 @@ const file_events_v1_contacts_proto_rawDesc = "" +
 	"\vis_opted_in\x18\x04 \x01(\bR\tisOptedIn\x12;\n" +
 	"\voccurred_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x12\x16\n" +
-	"\x06source\x18\x06 \x01(\tR\x06sourceB>Z<github.com/chorus-sms/chorus/proto/gen/go/events/v1;eventsv1b\x06proto3"
+	"\x06source\x18\x06 \x01(\tR\x06source\"\x9a\x03\n" +
+	"\x15ContactImportFinished\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x1b\n" +
+	"\timport_id\x18\x02 \x01(\tR\bimportId\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x05R\x05total\x12\x1c\n" +
+	"\tprocessed\x18\x05 \x01(\x05R\tprocessed\x12\x18\n" +
+	"\acreated\x18\x06 \x01(\x05R\acreated\x12\x16\n" +
+	"\x06merged\x18\a \x01(\x05R\x06merged\x12\x1a\n" +
+	"\brejected\x18\b \x01(\x05R\brejected\x12'\n" +
+	"\x0flookups_pending\x18\t \x01(\x05R\x0elookupsPending\x129\n" +
+	"\n" +
+	"created_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12=\n" +
+	"\fcompleted_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAtB>Z<github.com/chorus-sms/chorus/proto/gen/go/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_events_v1_contacts_proto_rawDescOnce sync.Once
@@ -216,20 +359,23 @@ func file_events_v1_contacts_proto_rawDescGZIP() []byte {
 	return file_events_v1_contacts_proto_rawDescData
 }
 
-var file_events_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_events_v1_contacts_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_events_v1_contacts_proto_goTypes = []any{
 	(*ContactDeleted)(nil),        // 0: chorus.events.v1.ContactDeleted
 	(*ContactConsentChanged)(nil), // 1: chorus.events.v1.ContactConsentChanged
-	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
+	(*ContactImportFinished)(nil), // 2: chorus.events.v1.ContactImportFinished
+	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
 }
 var file_events_v1_contacts_proto_depIdxs = []int32{
-	2, // 0: chorus.events.v1.ContactDeleted.deleted_at:type_name -> google.protobuf.Timestamp
-	2, // 1: chorus.events.v1.ContactConsentChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	3, // 0: chorus.events.v1.ContactDeleted.deleted_at:type_name -> google.protobuf.Timestamp
+	3, // 1: chorus.events.v1.ContactConsentChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	3, // 2: chorus.events.v1.ContactImportFinished.created_at:type_name -> google.protobuf.Timestamp
+	3, // 3: chorus.events.v1.ContactImportFinished.completed_at:type_name -> google.protobuf.Timestamp
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_events_v1_contacts_proto_init() }
@@ -243,7 +389,7 @@ func file_events_v1_contacts_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_events_v1_contacts_proto_rawDesc), len(file_events_v1_contacts_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

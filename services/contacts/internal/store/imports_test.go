@@ -1,0 +1,57 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
+	"github.com/chorus-sms/chorus/services/contacts/internal/store"
+)
+
+// noImportJob stages an import without queuing its merge.
+type noImportJob struct{}
+
+func (noImportJob) EnqueueImportTx(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error { return nil }
+
+// An import whose job gives up is failed once, and that is published once, with its counts,
+// for the webhooks' import.completed.
+func TestFailedImportIsPublishedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	st := newStore(t, pool)
+	org := uuid.New()
+	rows := []store.ImportRow{{Cells: []string{"x"}, Reason: "phone: not a US phone number"}, {Cells: []string{"y"}, Reason: "phone: not a US phone number"}}
+	imp, err := st.StageImport(ctx, org, []string{"phone"}, func() (store.ImportRow, bool, error) {
+		if len(rows) == 0 {
+			return store.ImportRow{}, false, nil
+		}
+		r := rows[0]
+		rows = rows[1:]
+		return r, true, nil
+	}, noImportJob{})
+	require.NoError(t, err)
+
+	require.NoError(t, st.FailImport(ctx, org, imp.ID))
+	require.NoError(t, st.FailImport(ctx, org, imp.ID), "failing it again changes nothing")
+	require.NoError(t, st.FailImport(ctx, uuid.New(), imp.ID), "another organization's id is no import")
+
+	rs, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE event_type = 'contact.import_finished'`)
+	require.NoError(t, err)
+	payloads, err := pgx.CollectRows(rs, pgx.RowTo[[]byte])
+	require.NoError(t, err)
+	require.Len(t, payloads, 1)
+	var ev eventsv1.ContactImportFinished
+	require.NoError(t, proto.Unmarshal(payloads[0], &ev))
+	assert.Equal(t, imp.ID.String(), ev.GetImportId())
+	assert.Equal(t, "failed", ev.GetStatus())
+	assert.EqualValues(t, 2, ev.GetTotal())
+	assert.EqualValues(t, 2, ev.GetRejected())
+	assert.NotNil(t, ev.GetCompletedAt())
+}
