@@ -117,23 +117,17 @@ func (e *env) confirmations(t *testing.T) int {
 func TestRedeliveredStopIsConfirmedOnce(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	heal := e.failInbound(t)
 	stop := e.text("STOP")
-
-	require.Error(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
-	optedIn, _ := e.peers.Consent(t, e.org, sender)
-	require.False(t, optedIn, "contacts recorded the opt-out before messaging's transaction failed")
-	heal()
-
-	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
+	require.False(t, e.failThenRedeliver(t, stop), "contacts recorded the opt-out before messaging's transaction failed")
 	assert.Equal(t, 1, e.confirmations(t), "the redelivery is confirmed")
 	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
 	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("STOP")))
 	assert.Equal(t, 1, e.confirmations(t), "neither a duplicate nor a repeated STOP is confirmed again")
 }
 
-// failInbound makes storing an incoming message fail until heal is called.
-func (e *env) failInbound(t *testing.T) (heal func()) {
+// failThenRedeliver receives in while storing an incoming message fails, reads whether the
+// sender is opted in then, and receives in again once storing works.
+func (e *env) failThenRedeliver(t *testing.T, in carrier.Inbound) (optedInMeanwhile bool) {
 	t.Helper()
 	ctx := context.Background()
 	_, err := e.db.Exec(ctx, `CREATE TABLE fail_inbound (x int);
@@ -147,10 +141,12 @@ func (e *env) failInbound(t *testing.T) (heal func()) {
 		END $$;
 		CREATE TRIGGER fail_inbound BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION fail_inbound();`)
 	require.NoError(t, err)
-	return func() {
-		_, err := e.db.Exec(ctx, `DELETE FROM fail_inbound`)
-		require.NoError(t, err)
-	}
+	require.Error(t, e.proc.Receive(ctx, carrier.SandboxName, in))
+	optedInMeanwhile, _ = e.peers.Consent(t, e.org, sender)
+	_, err = e.db.Exec(ctx, `DELETE FROM fail_inbound`)
+	require.NoError(t, err)
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, in))
+	return optedInMeanwhile
 }
 
 // An opted-out contact's sign-up whose opt-in reached contacts but whose message was not
@@ -163,14 +159,8 @@ func TestRedeliveredSignUpIsConfirmedOnce(t *testing.T) {
 		OrgID: e.org, ID: uuid.New(), Word: "JOIN", Tag: "vip", Confirmation: "Welcome to deals!", Frequency: "Weekly",
 	}))
 	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("STOP")))
-	heal := e.failInbound(t)
 	join := e.text("Join!")
-
-	require.Error(t, e.proc.Receive(ctx, carrier.SandboxName, join))
-	optedIn, _ := e.peers.Consent(t, e.org, sender)
-	require.True(t, optedIn, "contacts recorded the sign-up before messaging's transaction failed")
-	heal()
-	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, join))
+	require.True(t, e.failThenRedeliver(t, join), "contacts recorded the sign-up before messaging's transaction failed")
 	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, join))
 	assert.Equal(t, 2, e.confirmations(t), "the STOP's and the sign-up's, once each")
 
