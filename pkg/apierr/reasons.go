@@ -47,6 +47,8 @@ const (
 	ReasonContactLookupPending = "CONTACT_LOOKUP_PENDING"
 	ReasonNoFromNumber         = "NO_FROM_NUMBER"
 	ReasonInvalidSignature     = "INVALID_SIGNATURE"
+	// 409: the organization already has the sign-up keyword (in any case).
+	ReasonKeywordTaken = "KEYWORD_TAKEN"
 
 	// Messaging: why a message failed before or at the carrier (its errorCode).
 	ReasonCarrierUnavailable    = "CARRIER_UNAVAILABLE"

@@ -1,7 +1,7 @@
 // Package keywords is the carrier-compliance keyword list (STOP, START, HELP and their
 // synonyms) and how a text is read as one: messaging's inbound classifier acts on it, and
 // polls refuse an option a participant could only answer by sending one (the opt-out would
-// win over the answer).
+// win over the answer), and messaging refuses such a word as an organization's sign-up keyword.
 package keywords
 
 import (
@@ -83,6 +83,38 @@ func lettersUpper(s string) string {
 			continue
 		}
 		if n++; n > longestKeyword {
+			return ""
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Reserved reports whether word may not be an organization's own keyword (a sign-up keyword):
+// it reads as a compliance keyword (so "Stop", "opt-out" and "STOP2", whose letters spell
+// STOP, are all reserved; an inbound message of it would be taken as that keyword), or it is
+// YES, which carriers' own opt-in handling (Twilio's default opt-in list: START, YES, UNSTOP)
+// takes before it reaches us.
+func Reserved(word string) bool {
+	if k, _ := Detect(word); k != None {
+		return true
+	}
+	return lettersUpper(word) == "YES"
+}
+
+// Fold is how an organization's keyword and an inbound message are compared: the letters and
+// digits of the NFKC form of text, upper-cased, everything else dropped (so " join! ",
+// "Join" and "ＪＯＩＮ" all fold to "JOIN"). It answers "" once more than max letters and
+// digits have been seen: a longer message is no keyword.
+func Fold(text string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range norm.NFKC.String(text) {
+		r = unicode.ToUpper(r)
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue
+		}
+		if n++; n > max {
 			return ""
 		}
 		b.WriteRune(r)

@@ -15,3 +15,28 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+// A sign-up keyword may not be a compliance keyword in any spelling the inbound reader
+// accepts, nor YES, which carriers take as an opt-in before we see it.
+func TestReserved(t *testing.T) {
+	for in, want := range map[string]bool{
+		"STOP": true, "stop": true, "Help": true, "INFO": true, "unstop": true, "YES": true,
+		"STOP2": true, "OptOut": true, "JOIN": false, "PIZZA4": false, "STOPS": false,
+	} {
+		if got := Reserved(in); got != want {
+			t.Errorf("Reserved(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// Case, spacing, punctuation and full-width forms fold away; digits stay; a text longer
+// than the bound folds to nothing.
+func TestFold(t *testing.T) {
+	for in, want := range map[string]string{
+		" join! ": "JOIN", "Pizza 4": "PIZZA4", "ＪＯＩＮ": "JOIN", "join us now please": "", "": "",
+	} {
+		if got := Fold(in, 12); got != want {
+			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -94,7 +94,8 @@ func (s *Server) RecordInbound(ctx context.Context, req *contactsv1.RecordInboun
 	return &contactsv1.RecordInboundResponse{Found: true, ContactId: id.String()}, nil
 }
 
-// SetConsent records an opt-out or opt-in of the contact with a phone.
+// SetConsent records an opt-out or opt-in of the contact with a phone; a sign-up's opt-in
+// may create the contact and add tags to it.
 func (s *Server) SetConsent(ctx context.Context, req *contactsv1.SetConsentRequest) (*contactsv1.SetConsentResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
@@ -128,12 +129,20 @@ func (s *Server) SetConsent(ctx context.Context, req *contactsv1.SetConsentReque
 	if len(ch.Origin.MessageText) > maxMessageTextLen {
 		v.fields.Add("messageText", "at most "+strconv.Itoa(maxMessageTextLen)+" bytes")
 	}
+	// A sign-up's tags are checked as a create's are; only an opt-in adds any.
+	if len(req.GetAddTags()) > 0 {
+		if !ch.OptedIn {
+			v.fields.Add("addTags", "only an opt-in adds tags")
+		}
+		ch.AddTags = v.tags("addTags", req.GetAddTags())
+	}
+	ch.CreateIfMissing = req.GetCreateIfMissing()
 	if err := v.err(); err != nil {
 		return nil, err
 	}
 	res, err := s.store.SetConsent(ctx, org, ch, s.lookups)
 	if err != nil {
-		return nil, err
+		return nil, storeError(err, "contact")
 	}
 	out := &contactsv1.SetConsentResponse{Found: res.Found, IsOptedIn: res.IsOptedIn, Changed: res.Changed}
 	if res.Found {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/tags"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
 
@@ -21,7 +22,6 @@ const (
 	maxNameLen        = 100 // first name, last name, city
 	maxAddressLen     = 200
 	maxEmailLen       = 254 // RFC 5321 path limit
-	maxTagLen         = 64
 	maxCustomValueLen = 1000
 )
 
@@ -127,19 +127,16 @@ func (v *validator) timezone(p *string) *string {
 	return p
 }
 
-// tags trims, drops duplicates and bounds the list. The result is non-nil: sent tags, even
-// none, are a value. Commas are refused because list filters take tags comma-separated.
+// tags trims, drops duplicates and bounds the list (each tag as pkg/tags has it). The result
+// is non-nil: sent tags, even none, are a value.
 func (v *validator) tags(field string, in []string) []string {
 	out := make([]string, 0, len(in))
 	seen := make(map[string]bool, len(in))
-	for _, t := range in {
-		t = strings.TrimSpace(t)
+	for _, raw := range in {
+		t, problem := tags.Check(raw)
 		switch {
-		case t == "" || utf8.RuneCountInString(t) > maxTagLen:
-			v.fields.Add(field, "each tag must be 1 to "+strconv.Itoa(maxTagLen)+" characters")
-			return nil
-		case strings.Contains(t, ","):
-			v.fields.Add(field, "tags cannot contain commas")
+		case problem != "":
+			v.fields.Add(field, problem)
 			return nil
 		case seen[t]:
 			continue

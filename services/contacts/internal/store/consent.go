@@ -62,6 +62,10 @@ type ConsentChange struct {
 	OptedIn    bool
 	OccurredAt time.Time // when it happened
 	Origin     Origin    // what caused it: recorded in the history, its label on the event
+	// A sign-up (opt-ins only): tags merged into the contact as a create merges them, and
+	// whether an unknown phone gets a contact (opted in, with the tags) instead of nothing.
+	AddTags         []string
+	CreateIfMissing bool
 }
 
 // Consent is a contact's consent after SetConsent.
@@ -69,16 +73,18 @@ type Consent struct {
 	Found     bool // false only for an opt-in of an unknown phone
 	ContactID uuid.UUID
 	IsOptedIn bool
-	Changed   bool // is_opted_in flipped, or the opt-out created the contact
+	Changed   bool // is_opted_in flipped, or the opt-out or sign-up created the contact
 }
 
 // SetConsent applies ch to the contact with its phone. An opt-out keeps the earliest opt-out
 // time; an opt-out of a phone no contact has creates a minimal opted-out contact so the number
 // stays suppressed (a later create merges into it and keeps its consent). An opt-in of an
-// unknown phone changes nothing. A change is recorded in the contact's consent history and
-// writes a contact.consent_changed event, both in the same transaction; a new contact's phone
-// lookup is queued in it too. A change by ContactID of a contact the organization does not
-// have is ErrNotFound.
+// unknown phone changes nothing, unless it is a sign-up (CreateIfMissing), which creates the
+// contact opted in with its tags; a sign-up's tags are merged into a contact that exists by
+// the create's merge rules (a *LimitError past MaxTags, nothing written). A change is recorded
+// in the contact's consent history and writes a contact.consent_changed event, both in the
+// same transaction; a new contact's phone lookup is queued in it too. A change by ContactID
+// of a contact the organization does not have is ErrNotFound.
 func (s *Store) SetConsent(ctx context.Context, org uuid.UUID, ch ConsentChange, q LookupQueue) (Consent, error) {
 	for range mergeAttempts {
 		res, err := s.setConsentOnce(ctx, org, ch, q)
@@ -110,8 +116,14 @@ func (s *Store) setConsentOnce(ctx context.Context, org uuid.UUID, ch ConsentCha
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) && ch.ContactID != uuid.Nil:
 		return Consent{}, ErrNotFound
-	case errors.Is(err, pgx.ErrNoRows) && ch.OptedIn:
+	case errors.Is(err, pgx.ErrNoRows) && ch.OptedIn && !ch.CreateIfMissing:
 		return Consent{}, nil
+	case errors.Is(err, pgx.ErrNoRows) && ch.OptedIn:
+		if res.ContactID, err = insertSignedUp(ctx, tx, org, ch, q); err != nil {
+			return Consent{}, err
+		}
+		phone = &ch.Phone
+		res.Changed = true
 	case errors.Is(err, pgx.ErrNoRows):
 		if res.ContactID, err = insertOptedOut(ctx, tx, org, ch, q); err != nil {
 			return Consent{}, err
@@ -121,6 +133,9 @@ func (s *Store) setConsentOnce(ctx context.Context, org uuid.UUID, ch ConsentCha
 	case err != nil:
 		return Consent{}, fmt.Errorf("select contact for consent: %w", err)
 	default:
+		if err := addTags(ctx, tx, org, res.ContactID, ch); err != nil {
+			return Consent{}, err
+		}
 		if err := updateConsent(ctx, tx, org, res.ContactID, ch); err != nil {
 			return Consent{}, err
 		}
@@ -168,6 +183,47 @@ func insertOptedOut(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch ConsentCha
 		return uuid.Nil, err
 	}
 	return id, nil
+}
+
+// insertSignedUp creates the contact a sign-up of an unknown phone makes, as a create with the
+// phone and the tags would (opted in, lookup queued). A concurrent insert of the phone is
+// errRaced: the next attempt finds the contact and merges the tags into it.
+func insertSignedUp(ctx context.Context, tx pgx.Tx, org uuid.UUID, ch ConsentChange, q LookupQueue) (uuid.UUID, error) {
+	c, err := insertContact(ctx, tx, org, Changes{Phone: &ch.Phone, Tags: ch.AddTags}.newContact())
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if err := q.EnqueueTx(ctx, tx, org, c.ID, ch.Phone, c.UpdatedAt); err != nil {
+		return uuid.Nil, err
+	}
+	return c.ID, nil
+}
+
+// addTags merges a sign-up's tags into the contact id, read FOR UPDATE, by the create's merge
+// rules (union, existing order first, MaxTags); the limit names the request's addTags.
+func addTags(ctx context.Context, tx pgx.Tx, org, id uuid.UUID, ch ConsentChange) error {
+	if !ch.OptedIn || len(ch.AddTags) == 0 {
+		return nil
+	}
+	rows, _ := tx.Query(ctx, `SELECT `+fullColumns+` FROM contacts WHERE `+orgKey+` AND id = $2`, org, id)
+	c, err := pgx.CollectExactlyOneRow(rows, scanFull)
+	if err != nil {
+		return fmt.Errorf("select contact for tags: %w", err)
+	}
+	before := c
+	var over *LimitError
+	if _, err := (Changes{Tags: ch.AddTags}).mergeInto(&c); errors.As(err, &over) {
+		for i := range over.Over {
+			over.Over[i].Field = "addTags"
+		}
+		return over
+	} else if err != nil {
+		return err
+	}
+	if sameContent(before, c) {
+		return nil
+	}
+	return updateContact(ctx, tx, &c)
 }
 
 // updateConsent writes ch to a contact read FOR UPDATE. An opt-out keeps an earlier opt-out

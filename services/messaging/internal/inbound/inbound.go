@@ -1,8 +1,8 @@
 // Package inbound processes the messages carriers deliver to our numbers: it stores each once,
-// applies opt-out, opt-in and help keywords and opt-outs in words of their own (consent is
-// recorded in contacts before anything else can be sent to the number), classifies the text,
-// attributes it to the latest outgoing message, and publishes it as an event for polls,
-// campaigns and analytics.
+// applies opt-out, opt-in and help keywords, opt-outs in words of their own and the
+// organization's sign-up keywords (consent is recorded in contacts before anything else can be
+// sent to the number), classifies the text, attributes it to the latest outgoing message, and
+// publishes it as an event for polls, campaigns and analytics.
 package inbound
 
 import (
@@ -18,16 +18,19 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/clients"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/outbox"
 	"github.com/chorus-sms/chorus/pkg/phone"
+	"github.com/chorus-sms/chorus/pkg/route"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	eventsv1 "github.com/chorus-sms/chorus/proto/gen/go/events/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/classify"
 	"github.com/chorus-sms/chorus/services/messaging/internal/dispatch"
+	"github.com/chorus-sms/chorus/services/messaging/internal/signup"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
 
@@ -103,6 +106,14 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	if err != nil || seen {
 		return err
 	}
+	// A sign-up keyword is looked for in a message from a phone that is no compliance keyword
+	// and no opt-out: those win, and a reserved word is never a sign-up keyword anyway.
+	var kw *store.Keyword
+	if fromErr == nil && res.Keyword == classify.KeywordNone && !res.OptsOut() {
+		if kw, err = p.signupKeyword(ctx, num.OrgID, in.Body); err != nil {
+			return err
+		}
+	}
 	// Stamped under the lock, so the number's messages are in the order they are processed.
 	now := time.Now()
 	m := store.Message{
@@ -126,10 +137,19 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 		Keyword:           res.Word,
 		CreatedAt:         now,
 	}
+	if kw != nil {
+		// A sign-up is an opt-in: consumers (auto-replies, polls) read it as one, not as words.
+		m.Category, m.RequiresResponse, m.Keyword = classify.CategoryOptIn, false, kw.Word
+	}
 	// Contacts is called before messaging's transaction opens: no connection waits on it.
 	var contactID string
 	var consent consentResult
 	if fromErr == nil {
+		if kw != nil {
+			if err := p.signUp(ctx, *kw, m); err != nil {
+				return err
+			}
+		}
 		if contactID, consent, err = p.applyToContact(ctx, m, res); err != nil {
 			return err
 		}
@@ -143,7 +163,11 @@ func (p *Processor) Receive(ctx context.Context, provider string, in carrier.Inb
 	}
 	return p.store.InTx(ctx, func(tx pgx.Tx) error {
 		var reply string
-		if fromErr == nil { // a short code gets no answer
+		switch {
+		case fromErr != nil: // a short code gets no answer
+		case kw != nil: // every sign-up message is confirmed, once, as it is stored once
+			reply = signup.Confirmation(org.GetName(), kw.Confirmation, kw.Frequency)
+		default:
 			if reply, err = p.answer(ctx, tx, org, m, res, consent); err != nil {
 				return err
 			}
@@ -203,6 +227,45 @@ func (p *Processor) applyToContact(ctx context.Context, m store.Message, res cla
 	return rec.GetContactId(), consent, nil
 }
 
+// signupKeyword returns the organization's sign-up keyword the whole of body is, or nil.
+func (p *Processor) signupKeyword(ctx context.Context, org uuid.UUID, body string) (*store.Keyword, error) {
+	word := signup.Match(body)
+	if word == "" {
+		return nil, nil
+	}
+	k, err := p.store.KeywordByWord(ctx, org, word)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find sign-up keyword: %w", err)
+	}
+	return &k, nil
+}
+
+// signUp opts the sender of sign-up keyword kw in through contacts, creating the contact if
+// need be and adding the keyword's tag by the create's merge rules; the source
+// "signup:<KEYWORD>" and the message are the audit trail's evidence. A contact whose tags are
+// full (contacts refuses addTags) is opted in without the tag: nobody is turned away for that.
+func (p *Processor) signUp(ctx context.Context, kw store.Keyword, m store.Message) error {
+	req := &contactsv1.SetConsentRequest{
+		Phone: m.ContactPhone, OptedIn: true, OccurredAt: timestamppb.New(m.CreatedAt),
+		Source: "signup:" + kw.Word, MessageId: m.ID.String(), MessageText: m.Body,
+		AddTags: []string{kw.Tag}, CreateIfMissing: true,
+	}
+	_, err := p.contacts.SetConsent(ctx, kw.OrgID, req)
+	var refused *clients.Error
+	if errors.As(err, &refused) && refused.Fields["addTags"] != "" {
+		p.log.WarnContext(ctx, "sign-up recorded without its tag", "keyword", kw.Word, "reason", refused.Fields["addTags"])
+		req.AddTags = nil
+		_, err = p.contacts.SetConsent(ctx, kw.OrgID, req)
+	}
+	if err != nil {
+		return fmt.Errorf("record sign-up: %w", err)
+	}
+	return nil
+}
+
 // answer returns the automatic answer to m, if any, inside tx. An opt-out (keyword or words)
 // or opt-in is confirmed when it changed the contact's consent, or when the number's previous
 // one here was not of the same kind: a delivery whose consent change was recorded in contacts
@@ -235,7 +298,7 @@ func (p *Processor) answer(ctx context.Context, tx pgx.Tx, o *orgsv1.Organizatio
 
 // queueReply queues a keyword's answer from the number the message came to. It costs no
 // credits and skips the consent check: an opt-out's confirmation is the one message the law
-// lets us send after it.
+// lets us send after it. Its route is pkg/route's, as every message's.
 func (p *Processor) queueReply(ctx context.Context, tx pgx.Tx, o *orgsv1.Organization, num store.Number, to, body string, now time.Time) error {
 	m := store.Message{
 		ID:            uuid.Must(uuid.NewV7()),
@@ -245,6 +308,7 @@ func (p *Processor) queueReply(ctx context.Context, tx pgx.Tx, o *orgsv1.Organiz
 		OurNumber:     num.Number,
 		PhoneNumberID: &num.ID,
 		Body:          body,
+		IsMMS:         route.IsMMS(route.Auto, false, body),
 		Status:        store.StatusQueued,
 		Provider:      p.dispatch.ProviderFor(o.GetSandbox()).Name(),
 		SourceKind:    store.SourceSystem,

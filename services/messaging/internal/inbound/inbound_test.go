@@ -117,6 +117,19 @@ func (e *env) confirmations(t *testing.T) int {
 func TestRedeliveredStopIsConfirmedOnce(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
+	stop := e.text("STOP")
+	require.False(t, e.failThenRedeliver(t, stop), "contacts recorded the opt-out before messaging's transaction failed")
+	assert.Equal(t, 1, e.confirmations(t), "the redelivery is confirmed")
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("STOP")))
+	assert.Equal(t, 1, e.confirmations(t), "neither a duplicate nor a repeated STOP is confirmed again")
+}
+
+// failThenRedeliver receives in while storing an incoming message fails, reads whether the
+// sender is opted in then, and receives in again once storing works.
+func (e *env) failThenRedeliver(t *testing.T, in carrier.Inbound) (optedInMeanwhile bool) {
+	t.Helper()
+	ctx := context.Background()
 	_, err := e.db.Exec(ctx, `CREATE TABLE fail_inbound (x int);
 		INSERT INTO fail_inbound VALUES (1);
 		CREATE FUNCTION fail_inbound() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -128,19 +141,35 @@ func TestRedeliveredStopIsConfirmedOnce(t *testing.T) {
 		END $$;
 		CREATE TRIGGER fail_inbound BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION fail_inbound();`)
 	require.NoError(t, err)
-	stop := e.text("STOP")
-
-	require.Error(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
-	optedIn, _ := e.peers.Consent(t, e.org, sender)
-	require.False(t, optedIn, "contacts recorded the opt-out before messaging's transaction failed")
+	require.Error(t, e.proc.Receive(ctx, carrier.SandboxName, in))
+	optedInMeanwhile, _ = e.peers.Consent(t, e.org, sender)
 	_, err = e.db.Exec(ctx, `DELETE FROM fail_inbound`)
 	require.NoError(t, err)
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, in))
+	return optedInMeanwhile
+}
 
-	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
-	assert.Equal(t, 1, e.confirmations(t), "the redelivery is confirmed")
-	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, stop))
+// An opted-out contact's sign-up whose opt-in reached contacts but whose message was not
+// stored (messaging's transaction failed) is confirmed once when the carrier delivers it
+// again; a duplicate adds nothing. The confirmation names the brand and the required parts.
+func TestRedeliveredSignUpIsConfirmedOnce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	require.NoError(t, e.st.InsertKeyword(ctx, &store.Keyword{
+		OrgID: e.org, ID: uuid.New(), Word: "JOIN", Tag: "vip", Confirmation: "Welcome to deals!", Frequency: "Weekly",
+	}))
 	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, e.text("STOP")))
-	assert.Equal(t, 1, e.confirmations(t), "neither a duplicate nor a repeated STOP is confirmed again")
+	join := e.text("Join!")
+	require.True(t, e.failThenRedeliver(t, join), "contacts recorded the sign-up before messaging's transaction failed")
+	require.NoError(t, e.proc.Receive(ctx, carrier.SandboxName, join))
+	assert.Equal(t, 2, e.confirmations(t), "the STOP's and the sign-up's, once each")
+
+	var body, category string
+	require.NoError(t, e.db.QueryRow(ctx, `SELECT o.body, i.category FROM messages o, messages i
+		WHERE o.organization_id = $1 AND o.source_kind = 'system' AND i.organization_id = $1 AND i.body = 'Join!'
+		ORDER BY o.created_at DESC LIMIT 1`, e.org).Scan(&body, &category))
+	assert.Equal(t, "Acme: Welcome to deals! Weekly. Msg & data rates may apply. Reply STOP to opt out, HELP for help.", body)
+	assert.Equal(t, "opt_in", category)
 }
 
 // STOP then START 40 ms apart, answered by a dispatcher that claims both answers after the

@@ -52,15 +52,17 @@ func (f *fakeContacts) RecordInbound(ctx context.Context, req *contactsv1.Record
 }
 
 // SetConsent records an opt-out or opt-in. An opt-out of an unknown phone creates an
-// opted-out contact, its lookup pending; an opt-in of one changes nothing.
+// opted-out contact, its lookup pending; an opt-in of one changes nothing unless it is a
+// sign-up (create_if_missing), which creates it opted in. Tags are not kept.
 func (f *fakeContacts) SetConsent(ctx context.Context, req *contactsv1.SetConsentRequest) (*contactsv1.SetConsentResponse, error) {
 	res := &contactsv1.SetConsentResponse{}
 	err := f.write(ctx, req.GetPhone(), func(key contactKey, c *contact) {
 		switch {
-		case c == nil && req.GetOptedIn():
+		case c == nil && req.GetOptedIn() && !req.GetCreateIfMissing():
 			return
 		case c == nil:
-			c = &contact{id: uuid.New(), optedIn: true}
+			// The creating change counts as one: an opted-in contact "was" opted out.
+			c = &contact{id: uuid.New(), optedIn: !req.GetOptedIn()}
 			f.contacts[key] = c
 		}
 		res.Found, res.ContactId, res.Changed = true, c.id.String(), c.optedIn != req.GetOptedIn()

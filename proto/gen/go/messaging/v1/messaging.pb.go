@@ -2531,6 +2531,401 @@ func (x *ShortenLinksResponse) GetShortUrls() []string {
 	return nil
 }
 
+// Keyword is a sign-up keyword of the organization.
+type Keyword struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// 1 to 20 letters and digits, stored upper-case; an inbound text matches it in any case,
+	// spacing and punctuation ("join!", "Join").
+	Keyword string `protobuf:"bytes,2,opt,name=keyword,proto3" json:"keyword,omitempty"`
+	// The contact tag a subscriber gets (a contact tag: 1 to 64 characters, no commas).
+	Tag string `protobuf:"bytes,3,opt,name=tag,proto3" json:"tag,omitempty"`
+	// The organization's own words, as sent.
+	Confirmation string `protobuf:"bytes,4,opt,name=confirmation,proto3" json:"confirmation,omitempty"`
+	// How often subscribers are texted, as sent ("Up to 4 msgs/month").
+	Frequency string `protobuf:"bytes,5,opt,name=frequency,proto3" json:"frequency,omitempty"`
+	// The text a subscriber is sent: the confirmation completed with the brand (the
+	// organization's name), the frequency, "Msg & data rates may apply." and the STOP/HELP
+	// instructions, each unless the confirmation already says it.
+	ConfirmationMessage string                 `protobuf:"bytes,6,opt,name=confirmation_message,json=confirmationMessage,proto3" json:"confirmation_message,omitempty"`
+	CreatedAt           *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *Keyword) Reset() {
+	*x = Keyword{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Keyword) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Keyword) ProtoMessage() {}
+
+func (x *Keyword) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Keyword.ProtoReflect.Descriptor instead.
+func (*Keyword) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *Keyword) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Keyword) GetKeyword() string {
+	if x != nil {
+		return x.Keyword
+	}
+	return ""
+}
+
+func (x *Keyword) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *Keyword) GetConfirmation() string {
+	if x != nil {
+		return x.Confirmation
+	}
+	return ""
+}
+
+func (x *Keyword) GetFrequency() string {
+	if x != nil {
+		return x.Frequency
+	}
+	return ""
+}
+
+func (x *Keyword) GetConfirmationMessage() string {
+	if x != nil {
+		return x.ConfirmationMessage
+	}
+	return ""
+}
+
+func (x *Keyword) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// CreateKeywordRequest is a new sign-up keyword; every field is required.
+type CreateKeywordRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keyword       string                 `protobuf:"bytes,1,opt,name=keyword,proto3" json:"keyword,omitempty"`
+	Tag           string                 `protobuf:"bytes,2,opt,name=tag,proto3" json:"tag,omitempty"`
+	Confirmation  string                 `protobuf:"bytes,3,opt,name=confirmation,proto3" json:"confirmation,omitempty"`
+	Frequency     string                 `protobuf:"bytes,4,opt,name=frequency,proto3" json:"frequency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateKeywordRequest) Reset() {
+	*x = CreateKeywordRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateKeywordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateKeywordRequest) ProtoMessage() {}
+
+func (x *CreateKeywordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateKeywordRequest.ProtoReflect.Descriptor instead.
+func (*CreateKeywordRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *CreateKeywordRequest) GetKeyword() string {
+	if x != nil {
+		return x.Keyword
+	}
+	return ""
+}
+
+func (x *CreateKeywordRequest) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *CreateKeywordRequest) GetConfirmation() string {
+	if x != nil {
+		return x.Confirmation
+	}
+	return ""
+}
+
+func (x *CreateKeywordRequest) GetFrequency() string {
+	if x != nil {
+		return x.Frequency
+	}
+	return ""
+}
+
+// CreateKeywordResponse is the keyword created.
+type CreateKeywordResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keyword       *Keyword               `protobuf:"bytes,1,opt,name=keyword,proto3" json:"keyword,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateKeywordResponse) Reset() {
+	*x = CreateKeywordResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateKeywordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateKeywordResponse) ProtoMessage() {}
+
+func (x *CreateKeywordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateKeywordResponse.ProtoReflect.Descriptor instead.
+func (*CreateKeywordResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *CreateKeywordResponse) GetKeyword() *Keyword {
+	if x != nil {
+		return x.Keyword
+	}
+	return nil
+}
+
+// ListKeywordsRequest has no parameters.
+type ListKeywordsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListKeywordsRequest) Reset() {
+	*x = ListKeywordsRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeywordsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeywordsRequest) ProtoMessage() {}
+
+func (x *ListKeywordsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeywordsRequest.ProtoReflect.Descriptor instead.
+func (*ListKeywordsRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{43}
+}
+
+// ListKeywordsResponse is the organization's keywords, newest first.
+type ListKeywordsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keywords      []*Keyword             `protobuf:"bytes,1,rep,name=keywords,proto3" json:"keywords,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListKeywordsResponse) Reset() {
+	*x = ListKeywordsResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeywordsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeywordsResponse) ProtoMessage() {}
+
+func (x *ListKeywordsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeywordsResponse.ProtoReflect.Descriptor instead.
+func (*ListKeywordsResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ListKeywordsResponse) GetKeywords() []*Keyword {
+	if x != nil {
+		return x.Keywords
+	}
+	return nil
+}
+
+// DeleteKeywordRequest names a keyword by id.
+type DeleteKeywordRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteKeywordRequest) Reset() {
+	*x = DeleteKeywordRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteKeywordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteKeywordRequest) ProtoMessage() {}
+
+func (x *DeleteKeywordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteKeywordRequest.ProtoReflect.Descriptor instead.
+func (*DeleteKeywordRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *DeleteKeywordRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// DeleteKeywordResponse confirms the deletion.
+type DeleteKeywordResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Deleted       bool                   `protobuf:"varint,2,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteKeywordResponse) Reset() {
+	*x = DeleteKeywordResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteKeywordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteKeywordResponse) ProtoMessage() {}
+
+func (x *DeleteKeywordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteKeywordResponse.ProtoReflect.Descriptor instead.
+func (*DeleteKeywordResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *DeleteKeywordResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DeleteKeywordResponse) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
 var File_messaging_v1_messaging_proto protoreflect.FileDescriptor
 
 const file_messaging_v1_messaging_proto_rawDesc = "" +
@@ -2720,11 +3115,35 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x04urls\x18\x03 \x03(\tR\x04urls\"5\n" +
 	"\x14ShortenLinksResponse\x12\x1d\n" +
 	"\n" +
-	"short_urls\x18\x01 \x03(\tR\tshortUrls*^\n" +
+	"short_urls\x18\x01 \x03(\tR\tshortUrls\"\xf5\x01\n" +
+	"\aKeyword\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\akeyword\x18\x02 \x01(\tR\akeyword\x12\x10\n" +
+	"\x03tag\x18\x03 \x01(\tR\x03tag\x12\"\n" +
+	"\fconfirmation\x18\x04 \x01(\tR\fconfirmation\x12\x1c\n" +
+	"\tfrequency\x18\x05 \x01(\tR\tfrequency\x121\n" +
+	"\x14confirmation_message\x18\x06 \x01(\tR\x13confirmationMessage\x129\n" +
+	"\n" +
+	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x84\x01\n" +
+	"\x14CreateKeywordRequest\x12\x18\n" +
+	"\akeyword\x18\x01 \x01(\tR\akeyword\x12\x10\n" +
+	"\x03tag\x18\x02 \x01(\tR\x03tag\x12\"\n" +
+	"\fconfirmation\x18\x03 \x01(\tR\fconfirmation\x12\x1c\n" +
+	"\tfrequency\x18\x04 \x01(\tR\tfrequency\"O\n" +
+	"\x15CreateKeywordResponse\x126\n" +
+	"\akeyword\x18\x01 \x01(\v2\x1c.chorus.messaging.v1.KeywordR\akeyword\"\x15\n" +
+	"\x13ListKeywordsRequest\"P\n" +
+	"\x14ListKeywordsResponse\x128\n" +
+	"\bkeywords\x18\x01 \x03(\v2\x1c.chorus.messaging.v1.KeywordR\bkeywords\"&\n" +
+	"\x14DeleteKeywordRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"A\n" +
+	"\x15DeleteKeywordResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\adeleted\x18\x02 \x01(\bR\adeleted*^\n" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\xd6\r\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\x8b\x10\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -2744,7 +3163,10 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\vReleaseBulk\x12'.chorus.messaging.v1.ReleaseBulkRequest\x1a(.chorus.messaging.v1.ReleaseBulkResponse\x12]\n" +
 	"\n" +
 	"CancelBulk\x12&.chorus.messaging.v1.CancelBulkRequest\x1a'.chorus.messaging.v1.CancelBulkResponse\x12c\n" +
-	"\fShortenLinks\x12(.chorus.messaging.v1.ShortenLinksRequest\x1a).chorus.messaging.v1.ShortenLinksResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
+	"\fShortenLinks\x12(.chorus.messaging.v1.ShortenLinksRequest\x1a).chorus.messaging.v1.ShortenLinksResponse\x12f\n" +
+	"\rCreateKeyword\x12).chorus.messaging.v1.CreateKeywordRequest\x1a*.chorus.messaging.v1.CreateKeywordResponse\x12c\n" +
+	"\fListKeywords\x12(.chorus.messaging.v1.ListKeywordsRequest\x1a).chorus.messaging.v1.ListKeywordsResponse\x12f\n" +
+	"\rDeleteKeyword\x12).chorus.messaging.v1.DeleteKeywordRequest\x1a*.chorus.messaging.v1.DeleteKeywordResponseBDZBgithub.com/chorus-sms/chorus/proto/gen/go/messaging/v1;messagingv1b\x06proto3"
 
 var (
 	file_messaging_v1_messaging_proto_rawDescOnce sync.Once
@@ -2759,7 +3181,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -2802,23 +3224,30 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*CancelBulkResponse)(nil),           // 38: chorus.messaging.v1.CancelBulkResponse
 	(*ShortenLinksRequest)(nil),          // 39: chorus.messaging.v1.ShortenLinksRequest
 	(*ShortenLinksResponse)(nil),         // 40: chorus.messaging.v1.ShortenLinksResponse
-	(*timestamppb.Timestamp)(nil),        // 41: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil),       // 42: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),           // 43: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),         // 44: google.protobuf.BoolValue
+	(*Keyword)(nil),                      // 41: chorus.messaging.v1.Keyword
+	(*CreateKeywordRequest)(nil),         // 42: chorus.messaging.v1.CreateKeywordRequest
+	(*CreateKeywordResponse)(nil),        // 43: chorus.messaging.v1.CreateKeywordResponse
+	(*ListKeywordsRequest)(nil),          // 44: chorus.messaging.v1.ListKeywordsRequest
+	(*ListKeywordsResponse)(nil),         // 45: chorus.messaging.v1.ListKeywordsResponse
+	(*DeleteKeywordRequest)(nil),         // 46: chorus.messaging.v1.DeleteKeywordRequest
+	(*DeleteKeywordResponse)(nil),        // 47: chorus.messaging.v1.DeleteKeywordResponse
+	(*timestamppb.Timestamp)(nil),        // 48: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),       // 49: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),           // 50: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),         // 51: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	41, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	48, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	42, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	43, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	42, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	42, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	44, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	44, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	41, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	49, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	50, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	49, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	49, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	51, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	51, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	48, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 9: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	41, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	48, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 11: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 12: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 13: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
@@ -2830,45 +3259,54 @@ var file_messaging_v1_messaging_proto_depIdxs = []int32{
 	21, // 19: chorus.messaging.v1.QueueBulkRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
 	30, // 20: chorus.messaging.v1.ReleaseBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
 	30, // 21: chorus.messaging.v1.CancelBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
-	2,  // 22: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
-	5,  // 23: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
-	7,  // 24: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
-	10, // 25: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
-	12, // 26: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
-	14, // 27: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
-	17, // 28: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
-	19, // 29: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
-	22, // 30: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
-	26, // 31: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
-	24, // 32: chorus.messaging.v1.MessagingService.GetMessage:input_type -> chorus.messaging.v1.GetMessageRequest
-	28, // 33: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
-	31, // 34: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
-	33, // 35: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
-	35, // 36: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
-	37, // 37: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
-	39, // 38: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
-	3,  // 39: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 40: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 41: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 42: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 43: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 44: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 45: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 46: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 47: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	27, // 48: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
-	25, // 49: chorus.messaging.v1.MessagingService.GetMessage:output_type -> chorus.messaging.v1.GetMessageResponse
-	29, // 50: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
-	32, // 51: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
-	34, // 52: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
-	36, // 53: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
-	38, // 54: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
-	40, // 55: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
-	39, // [39:56] is the sub-list for method output_type
-	22, // [22:39] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	48, // 22: chorus.messaging.v1.Keyword.created_at:type_name -> google.protobuf.Timestamp
+	41, // 23: chorus.messaging.v1.CreateKeywordResponse.keyword:type_name -> chorus.messaging.v1.Keyword
+	41, // 24: chorus.messaging.v1.ListKeywordsResponse.keywords:type_name -> chorus.messaging.v1.Keyword
+	2,  // 25: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
+	5,  // 26: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
+	7,  // 27: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
+	10, // 28: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
+	12, // 29: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
+	14, // 30: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
+	17, // 31: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
+	19, // 32: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
+	22, // 33: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
+	26, // 34: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
+	24, // 35: chorus.messaging.v1.MessagingService.GetMessage:input_type -> chorus.messaging.v1.GetMessageRequest
+	28, // 36: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
+	31, // 37: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
+	33, // 38: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
+	35, // 39: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
+	37, // 40: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
+	39, // 41: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
+	42, // 42: chorus.messaging.v1.MessagingService.CreateKeyword:input_type -> chorus.messaging.v1.CreateKeywordRequest
+	44, // 43: chorus.messaging.v1.MessagingService.ListKeywords:input_type -> chorus.messaging.v1.ListKeywordsRequest
+	46, // 44: chorus.messaging.v1.MessagingService.DeleteKeyword:input_type -> chorus.messaging.v1.DeleteKeywordRequest
+	3,  // 45: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 46: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 47: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 48: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 49: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 50: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 51: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 52: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 53: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	27, // 54: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	25, // 55: chorus.messaging.v1.MessagingService.GetMessage:output_type -> chorus.messaging.v1.GetMessageResponse
+	29, // 56: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
+	32, // 57: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
+	34, // 58: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
+	36, // 59: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
+	38, // 60: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
+	40, // 61: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
+	43, // 62: chorus.messaging.v1.MessagingService.CreateKeyword:output_type -> chorus.messaging.v1.CreateKeywordResponse
+	45, // 63: chorus.messaging.v1.MessagingService.ListKeywords:output_type -> chorus.messaging.v1.ListKeywordsResponse
+	47, // 64: chorus.messaging.v1.MessagingService.DeleteKeyword:output_type -> chorus.messaging.v1.DeleteKeywordResponse
+	45, // [45:65] is the sub-list for method output_type
+	25, // [25:45] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_messaging_v1_messaging_proto_init() }
@@ -2885,7 +3323,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   40,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

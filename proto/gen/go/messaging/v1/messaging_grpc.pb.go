@@ -36,6 +36,9 @@ const (
 	MessagingService_ReleaseBulk_FullMethodName          = "/chorus.messaging.v1.MessagingService/ReleaseBulk"
 	MessagingService_CancelBulk_FullMethodName           = "/chorus.messaging.v1.MessagingService/CancelBulk"
 	MessagingService_ShortenLinks_FullMethodName         = "/chorus.messaging.v1.MessagingService/ShortenLinks"
+	MessagingService_CreateKeyword_FullMethodName        = "/chorus.messaging.v1.MessagingService/CreateKeyword"
+	MessagingService_ListKeywords_FullMethodName         = "/chorus.messaging.v1.MessagingService/ListKeywords"
+	MessagingService_DeleteKeyword_FullMethodName        = "/chorus.messaging.v1.MessagingService/DeleteKeyword"
 )
 
 // MessagingServiceClient is the client API for MessagingService service.
@@ -115,6 +118,17 @@ type MessagingServiceClient interface {
 	// (source, URL), so a retried or repeated call answers the same links. A click on one
 	// publishes link.clicked with the source.
 	ShortenLinks(ctx context.Context, in *ShortenLinksRequest, opts ...grpc.CallOption) (*ShortenLinksResponse, error)
+	// Sign-up keywords (REST). A text that is one of them, sent to any of the organization's
+	// numbers, opts its sender in (creating the contact if need be) with the keyword's tag and
+	// is answered with the keyword's confirmation, once per inbound message.
+	//
+	// CreateKeyword adds one; a carrier keyword (STOP, HELP, START and their synonyms, YES) is
+	// refused, and one the organization has (in any case) is a CONFLICT.
+	CreateKeyword(ctx context.Context, in *CreateKeywordRequest, opts ...grpc.CallOption) (*CreateKeywordResponse, error)
+	// ListKeywords answers the organization's sign-up keywords, newest first.
+	ListKeywords(ctx context.Context, in *ListKeywordsRequest, opts ...grpc.CallOption) (*ListKeywordsResponse, error)
+	// DeleteKeyword removes one; another organization's is NOT_FOUND, as a missing one.
+	DeleteKeyword(ctx context.Context, in *DeleteKeywordRequest, opts ...grpc.CallOption) (*DeleteKeywordResponse, error)
 }
 
 type messagingServiceClient struct {
@@ -295,6 +309,36 @@ func (c *messagingServiceClient) ShortenLinks(ctx context.Context, in *ShortenLi
 	return out, nil
 }
 
+func (c *messagingServiceClient) CreateKeyword(ctx context.Context, in *CreateKeywordRequest, opts ...grpc.CallOption) (*CreateKeywordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateKeywordResponse)
+	err := c.cc.Invoke(ctx, MessagingService_CreateKeyword_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *messagingServiceClient) ListKeywords(ctx context.Context, in *ListKeywordsRequest, opts ...grpc.CallOption) (*ListKeywordsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListKeywordsResponse)
+	err := c.cc.Invoke(ctx, MessagingService_ListKeywords_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *messagingServiceClient) DeleteKeyword(ctx context.Context, in *DeleteKeywordRequest, opts ...grpc.CallOption) (*DeleteKeywordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteKeywordResponse)
+	err := c.cc.Invoke(ctx, MessagingService_DeleteKeyword_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MessagingServiceServer is the server API for MessagingService service.
 // All implementations must embed UnimplementedMessagingServiceServer
 // for forward compatibility.
@@ -372,6 +416,17 @@ type MessagingServiceServer interface {
 	// (source, URL), so a retried or repeated call answers the same links. A click on one
 	// publishes link.clicked with the source.
 	ShortenLinks(context.Context, *ShortenLinksRequest) (*ShortenLinksResponse, error)
+	// Sign-up keywords (REST). A text that is one of them, sent to any of the organization's
+	// numbers, opts its sender in (creating the contact if need be) with the keyword's tag and
+	// is answered with the keyword's confirmation, once per inbound message.
+	//
+	// CreateKeyword adds one; a carrier keyword (STOP, HELP, START and their synonyms, YES) is
+	// refused, and one the organization has (in any case) is a CONFLICT.
+	CreateKeyword(context.Context, *CreateKeywordRequest) (*CreateKeywordResponse, error)
+	// ListKeywords answers the organization's sign-up keywords, newest first.
+	ListKeywords(context.Context, *ListKeywordsRequest) (*ListKeywordsResponse, error)
+	// DeleteKeyword removes one; another organization's is NOT_FOUND, as a missing one.
+	DeleteKeyword(context.Context, *DeleteKeywordRequest) (*DeleteKeywordResponse, error)
 	mustEmbedUnimplementedMessagingServiceServer()
 }
 
@@ -432,6 +487,15 @@ func (UnimplementedMessagingServiceServer) CancelBulk(context.Context, *CancelBu
 }
 func (UnimplementedMessagingServiceServer) ShortenLinks(context.Context, *ShortenLinksRequest) (*ShortenLinksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ShortenLinks not implemented")
+}
+func (UnimplementedMessagingServiceServer) CreateKeyword(context.Context, *CreateKeywordRequest) (*CreateKeywordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateKeyword not implemented")
+}
+func (UnimplementedMessagingServiceServer) ListKeywords(context.Context, *ListKeywordsRequest) (*ListKeywordsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListKeywords not implemented")
+}
+func (UnimplementedMessagingServiceServer) DeleteKeyword(context.Context, *DeleteKeywordRequest) (*DeleteKeywordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteKeyword not implemented")
 }
 func (UnimplementedMessagingServiceServer) mustEmbedUnimplementedMessagingServiceServer() {}
 func (UnimplementedMessagingServiceServer) testEmbeddedByValue()                          {}
@@ -760,6 +824,60 @@ func _MessagingService_ShortenLinks_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_CreateKeyword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateKeywordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).CreateKeyword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_CreateKeyword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).CreateKeyword(ctx, req.(*CreateKeywordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MessagingService_ListKeywords_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListKeywordsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).ListKeywords(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_ListKeywords_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).ListKeywords(ctx, req.(*ListKeywordsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MessagingService_DeleteKeyword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteKeywordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).DeleteKeyword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_DeleteKeyword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).DeleteKeyword(ctx, req.(*DeleteKeywordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MessagingService_ServiceDesc is the grpc.ServiceDesc for MessagingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -834,6 +952,18 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ShortenLinks",
 			Handler:    _MessagingService_ShortenLinks_Handler,
+		},
+		{
+			MethodName: "CreateKeyword",
+			Handler:    _MessagingService_CreateKeyword_Handler,
+		},
+		{
+			MethodName: "ListKeywords",
+			Handler:    _MessagingService_ListKeywords_Handler,
+		},
+		{
+			MethodName: "DeleteKeyword",
+			Handler:    _MessagingService_DeleteKeyword_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
