@@ -39,8 +39,8 @@ func EventHandler(st *store.Store, r *Runner) outbox.Handler {
 			if err != nil || !ok {
 				return err
 			}
-			moved, err := st.ApplyStatus(ctx, tx, m.OrgID, campaign, change.Who, change.Status, change.CountFailure)
-			if err != nil || !moved {
+			moved, err := st.ApplyStatuses(ctx, tx, m.OrgID, campaign, []store.StatusChange{change})
+			if err != nil || moved == 0 {
 				return err
 			}
 			return r.completeTx(ctx, tx, m.OrgID, campaign)
@@ -154,6 +154,8 @@ func statusChange(m outbox.Message) (campaign uuid.UUID, change store.StatusChan
 		// A message withdrawn before the carrier saw it, by the campaign's cancel or because
 		// its contact was deleted or opted out meanwhile, was never sent and is no failure.
 		CountFailure: !apierr.Withdrawn(ev.GetErrorCode()),
+		// One skipped for the organization's frequency cap is withdrawn too, counted apart.
+		Skipped: apierr.Skipped(ev.GetErrorCode()),
 	}, true, nil
 }
 
