@@ -212,7 +212,7 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	keys := &idempotencyStore{rdb: g.subRDB, pool: g.pool, hold: cfg.RequestTimeout + 2*finishTimeout}
 	go keys.sweep(jwksCtx, g.log)
 	api, err := newAPIMux(ctx, backendConns{
-		contacts: conns[registry.Contacts.Name].ClientConn(), billing: conns[registry.Billing.Name].ClientConn(),
+		contacts: conns[registry.Contacts.Name].ClientConn(), orgs: conns[registry.Orgs.Name].ClientConn(), billing: conns[registry.Billing.Name].ClientConn(),
 		messaging: conns[registry.Messaging.Name].ClientConn(), campaigns: conns[registry.Campaigns.Name].ClientConn(),
 		polls: conns[registry.Polls.Name].ClientConn(), analytics: conns[registry.Analytics.Name].ClientConn(),
 		webhooks: conns[registry.Webhooks.Name].ClientConn(),

@@ -22,6 +22,7 @@ import (
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	webhooksv1 "github.com/chorus-sms/chorus/proto/gen/go/webhooks/v1"
 )
@@ -29,7 +30,7 @@ import (
 // backendConns are the services whose REST routes the mux serves; a nil connection other than
 // contacts leaves that service's routes out.
 type backendConns struct {
-	contacts, billing, messaging, campaigns, polls, analytics, webhooks *grpc.ClientConn
+	contacts, orgs, billing, messaging, campaigns, polls, analytics, webhooks *grpc.ClientConn
 }
 
 // newAPIMux is the grpc-gateway mux serving the REST routes of the HTTP rules. The generated
@@ -77,6 +78,11 @@ func newAPIMux(ctx context.Context, b backendConns, idem *idempotency, log *slog
 	}
 	if err := mux.HandlePath(http.MethodGet, consentExportPath, consentExportHandler(mux, contacts)); err != nil {
 		return nil, fmt.Errorf("gateway: register the consent export: %w", err)
+	}
+	if b.orgs != nil {
+		if err := orgsv1.RegisterOrgsServiceHandlerClient(ctx, mux, orgsv1.NewOrgsServiceClient(answerConn{b.orgs})); err != nil {
+			return nil, fmt.Errorf("gateway: register organization settings routes: %w", err)
+		}
 	}
 	if b.billing != nil {
 		if err := billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(answerConn{b.billing})); err != nil {

@@ -56,6 +56,9 @@ const (
 	ReasonCarrierOutcomeUnknown = "CARRIER_OUTCOME_UNKNOWN"
 	ReasonNotSendable           = "NOT_SENDABLE"
 	ReasonSourceCanceled        = "SOURCE_CANCELED" // its campaign or poll was canceled first
+	// A campaign message not sent because its recipient was sent a campaign message within
+	// the organization's frequency cap: skipped, neither sent nor failed, and free.
+	ReasonFrequencyCapped = "FREQUENCY_CAPPED"
 
 	// Campaigns.
 	ReasonInvalidState = "INVALID_STATE" // 409: a move the campaign's or poll's status does not allow
@@ -75,13 +78,19 @@ const (
 
 // withdrawnCodes are the errorCodes of failed messages messaging withdrew before the carrier
 // saw them (Withdrawn).
-var withdrawnCodes = []string{ReasonSourceCanceled, ReasonContactNotFound, ReasonContactOptedOut}
+var withdrawnCodes = []string{ReasonSourceCanceled, ReasonContactNotFound, ReasonContactOptedOut, ReasonFrequencyCapped}
 
 // Withdrawn says a failed message's errorCode means messaging withdrew it before the carrier
 // saw it (its campaign or poll canceled, its contact deleted or opted out meanwhile): it was
 // never sent, so the services that count messages count it neither as sent nor as failed.
 func Withdrawn(code string) bool {
 	return slices.Contains(withdrawnCodes, code)
+}
+
+// Skipped says a failed message's errorCode means messaging skipped it for the organization's
+// frequency cap: withdrawn (Withdrawn is true), and counted by a campaign as skipped.
+func Skipped(code string) bool {
+	return code == ReasonFrequencyCapped
 }
 
 // WithdrawnCodes are the codes Withdrawn recognizes, for a query that leaves such messages

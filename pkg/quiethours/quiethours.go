@@ -122,26 +122,3 @@ func RecipientZone(contactZone, e164 string) string {
 	}
 	return zones[0]
 }
-
-// Finish estimates when n messages sent at rate per second from start are all out, sending
-// only inside the window in tz (none: at any hour).
-func Finish(start time.Time, n int, rate float64, tz string) time.Time {
-	if n <= 0 || rate <= 0 {
-		return start
-	}
-	loc, err := Location(tz)
-	if tz == "" || err != nil {
-		return start.Add(time.Duration(float64(n) / rate * float64(time.Second)))
-	}
-	at, left := start, float64(n)
-	for {
-		at = NextOpen(loc, at)
-		closes, _ := Closes(at, tz)
-		need := time.Duration(left / rate * float64(time.Second))
-		if at.Add(need).Before(closes) || at.Add(need).Equal(closes) {
-			return at.Add(need)
-		}
-		left -= closes.Sub(at).Seconds() * rate
-		at = closes
-	}
-}

@@ -65,18 +65,3 @@ func TestRecipientZone(t *testing.T) {
 	assert.Equal(t, "America/Los_Angeles", quiethours.RecipientZone("Not/AZone", "+14155550143"), "415 is San Francisco")
 	assert.Equal(t, "", quiethours.RecipientZone("", "+18005550143"), "toll-free: no zone")
 }
-
-func TestFinish(t *testing.T) {
-	t.Parallel()
-	ny, err := time.LoadLocation("America/New_York")
-	require.NoError(t, err)
-	start := time.Date(2026, 3, 2, 20, 0, 0, 0, ny)
-	assert.Equal(t, start.Add(100*time.Second), quiethours.Finish(start, 1000, 10, "America/New_York"), "inside the window")
-	assert.Equal(t, start.Add(100*time.Second), quiethours.Finish(start, 1000, 10, ""), "no zone: any hour")
-	assert.Equal(t, start, quiethours.Finish(start, 0, 10, "America/New_York"))
-	// One message a second from 20:00: 3,600 go before 21:00, the other 400 from 08:00.
-	assert.Equal(t, time.Date(2026, 3, 3, 8, 6, 40, 0, ny), quiethours.Finish(start, 4000, 1, "America/New_York").In(ny))
-	// Submitted at night: starts at 08:00.
-	night := time.Date(2026, 3, 2, 23, 0, 0, 0, ny)
-	assert.Equal(t, time.Date(2026, 3, 3, 8, 0, 10, 0, ny), quiethours.Finish(night, 10, 1, "America/New_York").In(ny))
-}

@@ -161,6 +161,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			Schema:         Schema,
 			Store:          st,
 			Contacts:       sh.Peers.Contacts,
+			Orgs:           sh.Peers.Orgs,
 			Billing:        sh.Peers.Billing,
 			Redis:          sh.Redis,
 			Live:           live,

@@ -31,6 +31,7 @@ import (
 	_ "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	_ "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	_ "github.com/chorus-sms/chorus/proto/gen/go/webhooks/v1"
 )

@@ -186,6 +186,8 @@ func appendChange(out []campaignChange, ev *eventsv1.MessageStatusChanged) []cam
 		// A message withdrawn before the carrier saw it, by the campaign's cancel or because
 		// its contact was deleted or opted out meanwhile, was never sent and is no failure.
 		CountFailure: !apierr.Withdrawn(ev.GetErrorCode()),
+		// One skipped for the organization's frequency cap is withdrawn too, counted apart.
+		Skipped: apierr.Skipped(ev.GetErrorCode()),
 	}})
 }
 

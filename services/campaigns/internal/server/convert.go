@@ -49,7 +49,7 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 		DisplayMetrics: &campaignsv1.DisplayMetrics{
 			AudienceSize: c.TotalCount, Sent: c.SentCount, Failed: c.FailedCount, Queued: c.QueuedCount(),
 			Delivered: c.DeliveredCount, DeliveryRate: c.DeliveryRate(), Replies: c.ReplyCount, ClickCount: c.ClickCount,
-			Unsent: unsent(c.Unsent),
+			Unsent: unsent(c.Unsent), Skipped: c.SkippedCount,
 		},
 	}
 	if cf := c.ContactFilter; cf != nil {

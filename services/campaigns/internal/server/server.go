@@ -110,9 +110,12 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 }
 
 // estimatedCompletion is when c's queued messages will all have gone out at rate (its
-// number's messages per second) inside its zone's windows, starting from (now, or an
-// undecided A/B test's decision): completedAt once completed, nil when it cannot be known
-// (not running, paused, audience not resolved, no number).
+// numbers' messages per second, summed) from `from` (now, or an undecided A/B test's
+// decision), each inside its quiet-hours windows (the campaign's zone, else the
+// organization's; the recipient's own zone; its state's law unless the organization turned
+// state rules off), from one grouped count of the queued recipients per zone and state:
+// completedAt once completed, nil when it cannot be known (not running, paused, audience not
+// resolved, no number).
 func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rate int32, from time.Time) (*timestamppb.Timestamp, error) {
 	switch {
 	case c.Status == store.StatusCompleted:
@@ -121,17 +124,27 @@ func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rat
 		!c.AudienceResolved, rate <= 0:
 		return nil, nil
 	}
-	zone := ""
+	o, err := s.cfg.Orgs.Organization(ctx, c.OrgID)
+	if err != nil {
+		return nil, fmt.Errorf("organization: %w", err)
+	}
+	zone := o.GetTimezone()
 	if c.Timezone != nil {
 		zone = *c.Timezone
-	} else {
-		o, err := s.cfg.Orgs.Organization(ctx, c.OrgID)
-		if err != nil {
-			return nil, fmt.Errorf("organization: %w", err)
-		}
-		zone = o.GetTimezone()
 	}
-	return timestamppb.New(quiethours.Finish(from, int(c.QueuedCount()), float64(rate), zone)), nil
+	groups, err := s.cfg.Store.QueuedByZone(ctx, c.OrgID, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	queues := make([]quiethours.Queue, len(groups))
+	for i, g := range groups {
+		m := quiethours.Message{Zone: zone, RecipientZone: g.Timezone}
+		if !o.GetStateQuietHoursOff() {
+			m.State = quiethours.RecipientState(g.State, g.Phone)
+		}
+		queues[i] = quiethours.Queue{Message: m, Count: g.Count}
+	}
+	return timestamppb.New(quiethours.Estimate(from, float64(rate), queues)), nil
 }
 
 // phoneNumber is the number c sends from: the one it names, else the organization's default;

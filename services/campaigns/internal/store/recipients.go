@@ -320,6 +320,9 @@ type StatusChange struct {
 	// CountFailure false records a failed status without counting a failure (a canceled
 	// campaign's withdrawn message).
 	CountFailure bool
+	// Skipped records an uncounted failure as skipped (the organization's frequency cap)
+	// rather than withdrawn.
+	Skipped bool
 }
 
 // ApplyStatus moves the recipient who of campaign to status when that is forward, and the
@@ -335,7 +338,7 @@ func (s *Store) ApplyStatus(ctx context.Context, tx pgx.Tx, org, campaign uuid.U
 // a status of higher rank (statusRank), and the campaign's counters move with it: sent counts
 // messages the carrier took (sent, delivered, undelivered), failed those that failed (before
 // or after the carrier took them; withdrawn instead when the change does not count the
-// failure), delivered those delivered.
+// failure, or skipped for the frequency cap), delivered those delivered.
 //
 // It takes one statement for the recipients and one for the counters (one more for an A/B
 // test's samples) whatever the number of changes: the counters' statement locks the
@@ -351,10 +354,10 @@ func (s *Store) ApplyStatuses(ctx context.Context, tx pgx.Tx, org, campaign uuid
 		return 0, nil
 	}
 	contacts, phones := make([]uuid.UUID, len(changes)), make([]string, len(changes))
-	statuses, counted := make([]string, len(changes)), make([]bool, len(changes))
+	statuses, counted, skipped := make([]string, len(changes)), make([]bool, len(changes)), make([]bool, len(changes))
 	byPhone := []string{} // the phones of events that name no contact
 	for i, c := range changes {
-		contacts[i], phones[i], statuses[i], counted[i] = c.Who.Contact, c.Who.Phone, c.Status, c.CountFailure
+		contacts[i], phones[i], statuses[i], counted[i], skipped[i] = c.Who.Contact, c.Who.Phone, c.Status, c.CountFailure, c.Skipped
 		if c.Who.Contact == uuid.Nil {
 			byPhone = append(byPhone, c.Who.Phone)
 		}
@@ -368,17 +371,17 @@ func (s *Store) ApplyStatuses(ctx context.Context, tx pgx.Tx, org, campaign uuid
 	// contact order, so two reads moving the same recipients cannot deadlock.
 	rows, err := tx.Query(ctx, `
 		WITH ev AS (
-			SELECT * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::bool[]) WITH ORDINALITY AS e(contact, phone, status, counted, ord)
+			SELECT * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::bool[], $8::bool[]) WITH ORDINALITY AS e(contact, phone, status, counted, skipped, ord)
 		), hit AS (
-			SELECT r.contact_id, e.status, e.counted, e.ord FROM ev e
+			SELECT r.contact_id, e.status, e.counted, e.skipped, e.ord FROM ev e
 			CROSS JOIN LATERAL (SELECT contact_id FROM recipients
 				WHERE campaign_id = $1 AND contact_id = e.contact AND organization_id = $2 LIMIT 1) r
 			UNION ALL
-			SELECT r.contact_id, e.status, e.counted, e.ord FROM ev e JOIN recipients r ON r.phone = e.phone
+			SELECT r.contact_id, e.status, e.counted, e.skipped, e.ord FROM ev e JOIN recipients r ON r.phone = e.phone
 			WHERE e.contact = '00000000-0000-0000-0000-000000000000' AND cardinality($7::text[]) > 0
 				AND r.campaign_id = $1 AND r.organization_id = $2 AND r.phone = ANY($7::text[])
 		), want AS (
-			SELECT DISTINCT ON (contact_id) contact_id, status, counted FROM hit
+			SELECT DISTINCT ON (contact_id) contact_id, status, counted, skipped FROM hit
 			ORDER BY contact_id, `+fmt.Sprintf(statusRank, "status")+` DESC, ord
 		), old AS MATERIALIZED (
 			SELECT contact_id, status FROM recipients
@@ -388,17 +391,17 @@ func (s *Store) ApplyStatuses(ctx context.Context, tx pgx.Tx, org, campaign uuid
 		UPDATE recipients r SET status = w.status FROM want w JOIN old USING (contact_id)
 		WHERE r.campaign_id = $1 AND r.contact_id = w.contact_id AND r.contact_id = ANY(ARRAY(SELECT contact_id FROM want))
 			AND `+fmt.Sprintf(statusRank, "old.status")+` < `+fmt.Sprintf(statusRank, "w.status")+`
-		RETURNING old.status, w.status, w.counted, r.variant`, campaign, org, contacts, phones, statuses, counted, byPhone)
+		RETURNING old.status, w.status, w.counted, w.skipped, r.variant`, campaign, org, contacts, phones, statuses, counted, byPhone, skipped)
 	if err != nil {
 		return 0, fmt.Errorf("recipient statuses: %w", err)
 	}
 	var d counterDeltas
 	var before, status string
-	var countFailure bool
+	var countFailure, skip bool
 	var variant *string
 	moved := 0
-	_, err = pgx.ForEachRow(rows, []any{&before, &status, &countFailure, &variant}, func() error {
-		d.add(before, status, countFailure, variant)
+	_, err = pgx.ForEachRow(rows, []any{&before, &status, &countFailure, &skip, &variant}, func() error {
+		d.add(before, status, countFailure, skip, variant)
 		moved++
 		return nil
 	})
@@ -410,8 +413,9 @@ func (s *Store) ApplyStatuses(ctx context.Context, tx pgx.Tx, org, campaign uuid
 	}
 	_, err = tx.Exec(ctx, `
 		UPDATE campaigns SET sent_count = sent_count + $3, failed_count = failed_count + $4,
-			withdrawn_count = withdrawn_count + $5, delivered_count = delivered_count + $6, updated_at = now()
-		WHERE organization_id = $1 AND id = $2`, org, campaign, d.sent, d.failed, d.withdrawn, d.delivered)
+			withdrawn_count = withdrawn_count + $5, delivered_count = delivered_count + $6,
+			skipped_count = skipped_count + $7, updated_at = now()
+		WHERE organization_id = $1 AND id = $2`, org, campaign, d.sent, d.failed, d.withdrawn, d.delivered, d.skipped)
 	if err != nil {
 		return 0, fmt.Errorf("campaign counters: %w", err)
 	}
@@ -426,12 +430,12 @@ func (s *Store) ApplyStatuses(ctx context.Context, tx pgx.Tx, org, campaign uuid
 // counterDeltas are the moves of a campaign's counters (and its A/B samples' sent counters)
 // that its recipients' status moves make.
 type counterDeltas struct {
-	sent, failed, withdrawn, delivered int
-	aSent, bSent                       int
+	sent, failed, withdrawn, skipped, delivered int
+	aSent, bSent                                int
 }
 
 // add counts one recipient's move from before to status, of variant (nil: no sample).
-func (d *counterDeltas) add(before, status string, countFailure bool, variant *string) {
+func (d *counterDeltas) add(before, status string, countFailure, skipped bool, variant *string) {
 	wasSent := before == "sent"
 	sent := 0
 	switch status {
@@ -448,9 +452,12 @@ func (d *counterDeltas) add(before, status string, countFailure bool, variant *s
 		if wasSent {
 			sent = -1
 		}
-		if countFailure {
+		switch {
+		case countFailure:
 			d.failed++
-		} else {
+		case skipped:
+			d.skipped++
+		default:
 			d.withdrawn++
 		}
 	}
@@ -494,7 +501,7 @@ func (s *Store) Complete(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) (*Ca
 	c, err := scanCampaign(tx.QueryRow(ctx, `
 		UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now()
 		WHERE organization_id = $1 AND id = $2 AND status = 'sending' AND audience_resolved
-			AND sent_count + failed_count + withdrawn_count >= total_count
+			AND sent_count + failed_count + withdrawn_count + skipped_count >= total_count
 			AND (NOT is_ab_test OR EXISTS (SELECT 1 FROM ab_tests t WHERE t.campaign_id = $2 AND t.winner IS NOT NULL))
 		RETURNING `+columns, org, id))
 	if errors.Is(err, ErrNotFound) {
@@ -522,4 +529,35 @@ func (s *Store) Begin(ctx context.Context, org, id uuid.UUID, submission int32) 
 		return announce(ctx, tx, org, id)
 	})
 	return begun, err
+}
+
+// ZoneCount is how many of a campaign's recipients are queued with one zone and state.
+type ZoneCount struct {
+	Timezone string // the recipient's own zone; "" unknown
+	State    string // the contact's US state; "" none given
+	// Phone is one of their phones: with no State given, they share its area code, whose
+	// state messaging keeps them to.
+	Phone string
+	Count int
+}
+
+// QueuedByZone counts org's campaign's queued recipients per zone and state (per area code
+// where the contact gives no state), in one grouped read of the campaign's recipients: the
+// completion estimate's input, never a row per recipient.
+func (s *Store) QueuedByZone(ctx context.Context, org, campaign uuid.UUID) ([]ZoneCount, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT timezone, state, min(phone), count(*)::int FROM recipients
+		WHERE campaign_id = $1 AND organization_id = $2 AND status = 'queued'
+		GROUP BY timezone, state, CASE WHEN state = '' THEN left(phone, 5) END`, campaign, org)
+	if err != nil {
+		return nil, fmt.Errorf("queued recipients by zone: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ZoneCount, error) {
+		var z ZoneCount
+		return z, r.Scan(&z.Timezone, &z.State, &z.Phone, &z.Count)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queued recipients by zone: %w", err)
+	}
+	return out, nil
 }

@@ -74,6 +74,7 @@ type Campaign struct {
 	SentCount         int32
 	FailedCount       int32
 	WithdrawnCount    int32 // withdrawn before the carrier saw them: neither sent nor failed
+	SkippedCount      int32 // skipped for the organization's frequency cap: nor withdrawn
 	DeliveredCount    int32
 	ReplyCount        int32
 	ClickCount        int32 // follows of the campaign's short links
@@ -90,13 +91,13 @@ type Campaign struct {
 	CanceledAt       *time.Time
 }
 
-// QueuedCount is the recipients not yet sent, failed or withdrawn; none once the campaign is
-// over.
+// QueuedCount is the recipients not yet sent, failed, withdrawn or skipped; none once the
+// campaign is over.
 func (c *Campaign) QueuedCount() int32 {
 	if c.Status == StatusCompleted || c.Status == StatusFailed {
 		return 0
 	}
-	return max(0, c.TotalCount-c.SentCount-c.FailedCount-c.WithdrawnCount)
+	return max(0, c.TotalCount-c.SentCount-c.FailedCount-c.WithdrawnCount-c.SkippedCount)
 }
 
 // DeliveryRate is delivered / sent × 100 (0 before anything is sent).
@@ -110,7 +111,7 @@ func (c *Campaign) DeliveryRate() float64 {
 const columns = `id, organization_id, name, status, paused_from, channel, message, media_url, segment_id,
 	contact_filter, from_phone_number_id, scheduled_for, timezone, force_route, normalize_text, is_ab_test,
 	message_variant_a, message_variant_b, ab_test_wait_minutes, auto_reply_enabled, yes_response, no_response,
-	faq_replies, submission, total_count, sent_count, failed_count, withdrawn_count, delivered_count, reply_count, click_count, held_credits,
+	faq_replies, submission, total_count, sent_count, failed_count, withdrawn_count, skipped_count, delivered_count, reply_count, click_count, held_credits,
 	unsent, audience_resolved, failure_reason, created_at, updated_at, started_at, completed_at, canceled_at`
 
 // columnCount is how many columns there are.
@@ -120,7 +121,7 @@ func (c *Campaign) fields() []any {
 	return []any{&c.ID, &c.OrgID, &c.Name, &c.Status, &c.PausedFrom, &c.Channel, &c.Message, &c.MediaURL, &c.SegmentID,
 		&c.ContactFilter, &c.FromPhoneNumberID, &c.ScheduledFor, &c.Timezone, &c.ForceRoute, &c.NormalizeText, &c.IsAbTest,
 		&c.VariantA, &c.VariantB, &c.AbTestWaitMinutes, &c.AutoReplyEnabled, &c.YesResponse, &c.NoResponse,
-		&c.FaqReplies, &c.Submission, &c.TotalCount, &c.SentCount, &c.FailedCount, &c.WithdrawnCount, &c.DeliveredCount, &c.ReplyCount, &c.ClickCount, &c.HeldCredits,
+		&c.FaqReplies, &c.Submission, &c.TotalCount, &c.SentCount, &c.FailedCount, &c.WithdrawnCount, &c.SkippedCount, &c.DeliveredCount, &c.ReplyCount, &c.ClickCount, &c.HeldCredits,
 		&c.Unsent, &c.AudienceResolved, &c.FailureReason, &c.CreatedAt, &c.UpdatedAt, &c.StartedAt, &c.CompletedAt, &c.CanceledAt}
 }
 
@@ -183,7 +184,7 @@ func (c *Campaign) values() []any {
 	return []any{c.ID, c.OrgID, c.Name, c.Status, c.PausedFrom, c.Channel, c.Message, c.MediaURL, c.SegmentID,
 		c.ContactFilter, c.FromPhoneNumberID, c.ScheduledFor, c.Timezone, c.ForceRoute, c.NormalizeText, c.IsAbTest,
 		c.VariantA, c.VariantB, c.AbTestWaitMinutes, c.AutoReplyEnabled, c.YesResponse, c.NoResponse,
-		faq, c.Submission, c.TotalCount, c.SentCount, c.FailedCount, c.WithdrawnCount, c.DeliveredCount, c.ReplyCount, c.ClickCount, c.HeldCredits,
+		faq, c.Submission, c.TotalCount, c.SentCount, c.FailedCount, c.WithdrawnCount, c.SkippedCount, c.DeliveredCount, c.ReplyCount, c.ClickCount, c.HeldCredits,
 		unsent, c.AudienceResolved, c.FailureReason, c.CreatedAt, c.UpdatedAt, c.StartedAt, c.CompletedAt, c.CanceledAt}
 }
 

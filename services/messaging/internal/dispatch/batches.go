@@ -32,6 +32,7 @@ const (
 type batches struct {
 	load    *batch.Batcher[uuid.UUID, loaded]
 	consent *batch.Batcher[store.Message, consentAnswer]
+	caps    *batch.Batcher[store.Message, capAnswer]
 	post    *batch.Batcher[store.Message, postAnswer]
 	claim   *batch.Batcher[store.ClaimRequest, bool]
 	accept  *batch.Batcher[accepted, struct{}]
@@ -41,6 +42,7 @@ func newBatches(d *Dispatcher) batches {
 	return batches{
 		load:    batch.New(d.loadQueued, batchMax, batchRuns, batchTimeout),
 		consent: batch.New(d.checkConsent, batchMax, batchRuns, batchTimeout),
+		caps:    batch.New(d.checkCaps, batchMax, batchRuns, batchTimeout),
 		post:    batch.New(d.postHolds, batchMax, batchRuns, batchTimeout),
 		claim:   batch.New(d.store.ClaimMany, batchMax, batchRuns, batchTimeout),
 		accept:  batch.New(d.recordAcceptedMany, batchMax, batchRuns, batchTimeout),

@@ -31,6 +31,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/clients/billing"
 	"github.com/chorus-sms/chorus/pkg/clients/contacts"
+	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/services/messaging/internal/carrier"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
@@ -42,8 +43,10 @@ type Config struct {
 	Schema   string
 	Store    *store.Store
 	Contacts *contacts.Client
-	Billing  *billing.Client
-	Redis    *redis.Client
+	// Orgs answers an organization's frequency cap.
+	Orgs    *orgs.Client
+	Billing *billing.Client
+	Redis   *redis.Client
 	// Live is the carrier of non-sandbox organizations; nil means the sandbox for everyone.
 	Live         carrier.Provider
 	PublicURL    string
@@ -65,6 +68,7 @@ type Dispatcher struct {
 	pool     *pgxpool.Pool
 	store    *store.Store
 	contacts *contacts.Client
+	orgs     *orgs.Client
 	billing  *billing.Client
 	throttle *throttle
 	batches  batches
@@ -106,6 +110,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		pool:        cfg.Pool,
 		store:       cfg.Store,
 		contacts:    cfg.Contacts,
+		orgs:        cfg.Orgs,
 		billing:     cfg.Billing,
 		throttle:    newThrottle(cfg.Redis),
 		rate:        cfg.NumberRate,

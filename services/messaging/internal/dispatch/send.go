@@ -147,6 +147,9 @@ func (d *Dispatcher) handOff(ctx context.Context, m store.Message, rate int, run
 	if stopped, err := d.stopIfRefused(ctx, m); err != nil || stopped {
 		return 0, err
 	}
+	if skipped, err := d.skipIfCapped(ctx, m); err != nil || skipped {
+		return 0, err
+	}
 	// A message's own hold, placed by an earlier attempt, already reserves its credits.
 	if m.Billable && m.HoldID != m.ID.String() {
 		pay := d.postCampaignHold

@@ -162,6 +162,6 @@ func toProto(o store.Organization) *orgsv1.Organization {
 	return &orgsv1.Organization{
 		Id: o.ID.String(), Name: o.Name, Timezone: o.Timezone, Sandbox: o.Sandbox,
 		ShortLinkBaseUrl: o.ShortLinkBaseURL, HelpText: o.HelpText, CreatedAt: timestamppb.New(o.CreatedAt),
-		StateQuietHoursOff: o.StateQuietHoursOff,
+		StateQuietHoursOff: o.StateQuietHoursOff, FrequencyCapHours: o.FrequencyCapHours,
 	}
 }

@@ -27,7 +27,10 @@ type Organization struct {
 	HelpText         string
 	// StateQuietHoursOff turns off the state quiet-hours laws for the organization's sends.
 	StateQuietHoursOff bool
-	CreatedAt          time.Time
+	// FrequencyCapHours skips a campaign's recipient sent a campaign message within the last
+	// this many hours; 0 is off.
+	FrequencyCapHours int32
+	CreatedAt         time.Time
 }
 
 // Store runs the orgs queries.
@@ -57,9 +60,9 @@ func (s *Store) CreateOrganization(ctx context.Context, o Organization) (Organiz
 func (s *Store) GetOrganization(ctx context.Context, id uuid.UUID) (Organization, error) {
 	o := Organization{ID: id}
 	err := s.pool.QueryRow(ctx, `
-		SELECT name, timezone, sandbox, short_link_base_url, help_text, state_quiet_hours_off, created_at
+		SELECT name, timezone, sandbox, short_link_base_url, help_text, state_quiet_hours_off, frequency_cap_hours, created_at
 		FROM organizations WHERE id = $1`, id).
-		Scan(&o.Name, &o.Timezone, &o.Sandbox, &o.ShortLinkBaseURL, &o.HelpText, &o.StateQuietHoursOff, &o.CreatedAt)
+		Scan(&o.Name, &o.Timezone, &o.Sandbox, &o.ShortLinkBaseURL, &o.HelpText, &o.StateQuietHoursOff, &o.FrequencyCapHours, &o.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Organization{}, ErrNotFound
 	}
@@ -67,6 +70,19 @@ func (s *Store) GetOrganization(ctx context.Context, id uuid.UUID) (Organization
 		return Organization{}, fmt.Errorf("select organization: %w", err)
 	}
 	return o, nil
+}
+
+// SetFrequencyCap sets org's frequency cap in hours (0: off); ErrNotFound when the
+// organization does not exist.
+func (s *Store) SetFrequencyCap(ctx context.Context, org uuid.UUID, hours int32) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE organizations SET frequency_cap_hours = $2 WHERE id = $1`, org, hours)
+	if err != nil {
+		return fmt.Errorf("update frequency cap: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // SetMembership grants or changes access; ErrNotFound when the organization does not exist.

@@ -219,8 +219,9 @@ type DisplayMetrics struct {
 	// delivered / sent x 100; 0 before anything is sent.
 	DeliveryRate float64 `protobuf:"fixed64,6,opt,name=delivery_rate,json=deliveryRate,proto3" json:"delivery_rate,omitempty"`
 	Replies      int32   `protobuf:"varint,7,opt,name=replies,proto3" json:"replies,omitempty"`
-	// Beyond the spec: when the queued messages will all have gone out at the sending number's
-	// rate within the campaign zone's 08:00-21:00 windows (recipients' own zones not counted);
+	// Beyond the spec: when the queued messages will all have gone out at the sending numbers'
+	// rate (summed), each inside its own quiet-hours windows: the campaign zone's
+	// 08:00-21:00, the recipient's own zone's and its US state's law (docs/quiet-hours.md);
 	// completedAt once completed; null when it cannot be known (draft, scheduled, paused,
 	// failed, audience not yet resolved).
 	EstimatedCompletionAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=estimated_completion_at,json=estimatedCompletionAt,proto3" json:"estimated_completion_at,omitempty"`
@@ -237,7 +238,12 @@ type DisplayMetrics struct {
 	// (counted in failed too; empty until the audience is stored): TEXT_TOO_LONG, their text
 	// over 1,600 characters (what one message carries) once merge fields were filled in;
 	// EMPTY_TEXT, their text merged to nothing. Sorted by reason; [] when there are none.
-	Unsent        []*UnsentCount `protobuf:"bytes,13,rep,name=unsent,proto3" json:"unsent,omitempty"`
+	Unsent []*UnsentCount `protobuf:"bytes,13,rep,name=unsent,proto3" json:"unsent,omitempty"`
+	// Beyond the spec: recipients skipped because they were sent a campaign message within the
+	// organization's frequency cap (PATCH /api/organization/settings): neither sent nor failed,
+	// and charged nothing. queued = audienceSize - sent - failed - skipped - the messages
+	// withdrawn (cancel, contact deleted or opted out meanwhile).
+	Skipped       int32 `protobuf:"varint,14,opt,name=skipped,proto3" json:"skipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -361,6 +367,13 @@ func (x *DisplayMetrics) GetUnsent() []*UnsentCount {
 		return x.Unsent
 	}
 	return nil
+}
+
+func (x *DisplayMetrics) GetSkipped() int32 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
 }
 
 // UnsentCount is how many recipients got no message for one reason.
@@ -2159,7 +2172,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
-	"is_default\x18\x03 \x01(\bR\tisDefault\"\xbf\x04\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\"\xd9\x04\n" +
 	"\x0eDisplayMetrics\x12#\n" +
 	"\raudience_size\x18\x01 \x01(\x05R\faudienceSize\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x16\n" +
@@ -2175,7 +2188,8 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	" \x01(\v2#.chorus.campaigns.v1.VariantMetricsR\bvariantA\x12@\n" +
 	"\tvariant_b\x18\v \x01(\v2#.chorus.campaigns.v1.VariantMetricsR\bvariantB\x124\n" +
 	"\x06winner\x18\f \x01(\v2\x1c.google.protobuf.StringValueR\x06winner\x128\n" +
-	"\x06unsent\x18\r \x03(\v2 .chorus.campaigns.v1.UnsentCountR\x06unsent\";\n" +
+	"\x06unsent\x18\r \x03(\v2 .chorus.campaigns.v1.UnsentCountR\x06unsent\x12\x18\n" +
+	"\askipped\x18\x0e \x01(\x05R\askipped\";\n" +
 	"\vUnsentCount\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\"}\n" +

@@ -91,8 +91,11 @@ type Organization struct {
 	// Campaign and poll messages keep to the quiet hours of the recipient's US state where its
 	// law is narrower than 08:00-21:00 (docs/quiet-hours.md); true turns that off.
 	StateQuietHoursOff bool `protobuf:"varint,8,opt,name=state_quiet_hours_off,json=stateQuietHoursOff,proto3" json:"state_quiet_hours_off,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Frequency cap: a campaign message is not sent to a recipient who was sent a campaign
+	// message within the last this many hours (the recipient is skipped); 0 is off.
+	FrequencyCapHours int32 `protobuf:"varint,9,opt,name=frequency_cap_hours,json=frequencyCapHours,proto3" json:"frequency_cap_hours,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Organization) Reset() {
@@ -179,6 +182,13 @@ func (x *Organization) GetStateQuietHoursOff() bool {
 		return x.StateQuietHoursOff
 	}
 	return false
+}
+
+func (x *Organization) GetFrequencyCapHours() int32 {
+	if x != nil {
+		return x.FrequencyCapHours
+	}
+	return 0
 }
 
 // CreateOrganizationRequest names the new organization.
@@ -687,11 +697,276 @@ func (x *CheckAccessResponse) GetAccess() Access {
 	return Access_ACCESS_UNSPECIFIED
 }
 
+// Settings are an organization's sending settings, as the REST API shows and changes them.
+type Settings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Skip a campaign's recipient who was sent a campaign message (of any campaign) within
+	// the last this many hours: 0 (the default) is off, else 1 to 720. Polls, replies,
+	// auto-replies and test sends are not capped and do not count.
+	FrequencyCapHours int32 `protobuf:"varint,1,opt,name=frequency_cap_hours,json=frequencyCapHours,proto3" json:"frequency_cap_hours,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Settings) Reset() {
+	*x = Settings{}
+	mi := &file_orgs_v1_orgs_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Settings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Settings) ProtoMessage() {}
+
+func (x *Settings) ProtoReflect() protoreflect.Message {
+	mi := &file_orgs_v1_orgs_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Settings.ProtoReflect.Descriptor instead.
+func (*Settings) Descriptor() ([]byte, []int) {
+	return file_orgs_v1_orgs_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Settings) GetFrequencyCapHours() int32 {
+	if x != nil {
+		return x.FrequencyCapHours
+	}
+	return 0
+}
+
+// GetSettingsRequest names nothing: the organization is the caller's.
+type GetSettingsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSettingsRequest) Reset() {
+	*x = GetSettingsRequest{}
+	mi := &file_orgs_v1_orgs_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSettingsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSettingsRequest) ProtoMessage() {}
+
+func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_orgs_v1_orgs_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSettingsRequest.ProtoReflect.Descriptor instead.
+func (*GetSettingsRequest) Descriptor() ([]byte, []int) {
+	return file_orgs_v1_orgs_proto_rawDescGZIP(), []int{12}
+}
+
+// GetSettingsResponse wraps the settings.
+type GetSettingsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Settings      *Settings              `protobuf:"bytes,1,opt,name=settings,proto3" json:"settings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSettingsResponse) Reset() {
+	*x = GetSettingsResponse{}
+	mi := &file_orgs_v1_orgs_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSettingsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSettingsResponse) ProtoMessage() {}
+
+func (x *GetSettingsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_orgs_v1_orgs_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSettingsResponse.ProtoReflect.Descriptor instead.
+func (*GetSettingsResponse) Descriptor() ([]byte, []int) {
+	return file_orgs_v1_orgs_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GetSettingsResponse) GetSettings() *Settings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+// UpdateSettingsRequest carries the settings to change; a field left out keeps its value.
+type UpdateSettingsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Settings      *SettingsUpdate        `protobuf:"bytes,1,opt,name=settings,proto3" json:"settings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSettingsRequest) Reset() {
+	*x = UpdateSettingsRequest{}
+	mi := &file_orgs_v1_orgs_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSettingsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSettingsRequest) ProtoMessage() {}
+
+func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_orgs_v1_orgs_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSettingsRequest.ProtoReflect.Descriptor instead.
+func (*UpdateSettingsRequest) Descriptor() ([]byte, []int) {
+	return file_orgs_v1_orgs_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *UpdateSettingsRequest) GetSettings() *SettingsUpdate {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+// SettingsUpdate is Settings with every field optional.
+type SettingsUpdate struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	FrequencyCapHours *int32                 `protobuf:"varint,1,opt,name=frequency_cap_hours,json=frequencyCapHours,proto3,oneof" json:"frequency_cap_hours,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *SettingsUpdate) Reset() {
+	*x = SettingsUpdate{}
+	mi := &file_orgs_v1_orgs_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettingsUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettingsUpdate) ProtoMessage() {}
+
+func (x *SettingsUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_orgs_v1_orgs_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettingsUpdate.ProtoReflect.Descriptor instead.
+func (*SettingsUpdate) Descriptor() ([]byte, []int) {
+	return file_orgs_v1_orgs_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SettingsUpdate) GetFrequencyCapHours() int32 {
+	if x != nil && x.FrequencyCapHours != nil {
+		return *x.FrequencyCapHours
+	}
+	return 0
+}
+
+// UpdateSettingsResponse wraps the settings as stored.
+type UpdateSettingsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Settings      *Settings              `protobuf:"bytes,1,opt,name=settings,proto3" json:"settings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSettingsResponse) Reset() {
+	*x = UpdateSettingsResponse{}
+	mi := &file_orgs_v1_orgs_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSettingsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSettingsResponse) ProtoMessage() {}
+
+func (x *UpdateSettingsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_orgs_v1_orgs_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSettingsResponse.ProtoReflect.Descriptor instead.
+func (*UpdateSettingsResponse) Descriptor() ([]byte, []int) {
+	return file_orgs_v1_orgs_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *UpdateSettingsResponse) GetSettings() *Settings {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
 var File_orgs_v1_orgs_proto protoreflect.FileDescriptor
 
 const file_orgs_v1_orgs_proto_rawDesc = "" +
 	"\n" +
-	"\x12orgs/v1/orgs.proto\x12\x0echorus.orgs.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa2\x02\n" +
+	"\x12orgs/v1/orgs.proto\x12\x0echorus.orgs.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd2\x02\n" +
 	"\fOrganization\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -701,7 +976,8 @@ const file_orgs_v1_orgs_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1b\n" +
 	"\thelp_text\x18\a \x01(\tR\bhelpText\x121\n" +
-	"\x15state_quiet_hours_off\x18\b \x01(\bR\x12stateQuietHoursOff\"\xe4\x01\n" +
+	"\x15state_quiet_hours_off\x18\b \x01(\bR\x12stateQuietHoursOff\x12.\n" +
+	"\x13frequency_cap_hours\x18\t \x01(\x05R\x11frequencyCapHours\"\xe4\x01\n" +
 	"\x19CreateOrganizationRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\btimezone\x18\x02 \x01(\tR\btimezone\x12\x18\n" +
@@ -728,18 +1004,32 @@ const file_orgs_v1_orgs_proto_rawDesc = "" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12!\n" +
 	"\fuser_subject\x18\x02 \x01(\tR\vuserSubject\"E\n" +
 	"\x13CheckAccessResponse\x12.\n" +
-	"\x06access\x18\x01 \x01(\x0e2\x16.chorus.orgs.v1.AccessR\x06access*U\n" +
+	"\x06access\x18\x01 \x01(\x0e2\x16.chorus.orgs.v1.AccessR\x06access\":\n" +
+	"\bSettings\x12.\n" +
+	"\x13frequency_cap_hours\x18\x01 \x01(\x05R\x11frequencyCapHours\"\x14\n" +
+	"\x12GetSettingsRequest\"K\n" +
+	"\x13GetSettingsResponse\x124\n" +
+	"\bsettings\x18\x01 \x01(\v2\x18.chorus.orgs.v1.SettingsR\bsettings\"S\n" +
+	"\x15UpdateSettingsRequest\x12:\n" +
+	"\bsettings\x18\x01 \x01(\v2\x1e.chorus.orgs.v1.SettingsUpdateR\bsettings\"]\n" +
+	"\x0eSettingsUpdate\x123\n" +
+	"\x13frequency_cap_hours\x18\x01 \x01(\x05H\x00R\x11frequencyCapHours\x88\x01\x01B\x16\n" +
+	"\x14_frequency_cap_hours\"N\n" +
+	"\x16UpdateSettingsResponse\x124\n" +
+	"\bsettings\x18\x01 \x01(\v2\x18.chorus.orgs.v1.SettingsR\bsettings*U\n" +
 	"\x06Access\x12\x16\n" +
 	"\x12ACCESS_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vACCESS_READ\x10\x01\x12\x10\n" +
 	"\fACCESS_WRITE\x10\x02\x12\x10\n" +
-	"\fACCESS_ADMIN\x10\x032\xfb\x03\n" +
+	"\fACCESS_ADMIN\x10\x032\xb4\x05\n" +
 	"\vOrgsService\x12k\n" +
 	"\x12CreateOrganization\x12).chorus.orgs.v1.CreateOrganizationRequest\x1a*.chorus.orgs.v1.CreateOrganizationResponse\x12b\n" +
 	"\x0fGetOrganization\x12&.chorus.orgs.v1.GetOrganizationRequest\x1a'.chorus.orgs.v1.GetOrganizationResponse\x12\\\n" +
 	"\rSetMembership\x12$.chorus.orgs.v1.SetMembershipRequest\x1a%.chorus.orgs.v1.SetMembershipResponse\x12e\n" +
 	"\x10RemoveMembership\x12'.chorus.orgs.v1.RemoveMembershipRequest\x1a(.chorus.orgs.v1.RemoveMembershipResponse\x12V\n" +
-	"\vCheckAccess\x12\".chorus.orgs.v1.CheckAccessRequest\x1a#.chorus.orgs.v1.CheckAccessResponseB:Z8github.com/chorus-sms/chorus/proto/gen/go/orgs/v1;orgsv1b\x06proto3"
+	"\vCheckAccess\x12\".chorus.orgs.v1.CheckAccessRequest\x1a#.chorus.orgs.v1.CheckAccessResponse\x12V\n" +
+	"\vGetSettings\x12\".chorus.orgs.v1.GetSettingsRequest\x1a#.chorus.orgs.v1.GetSettingsResponse\x12_\n" +
+	"\x0eUpdateSettings\x12%.chorus.orgs.v1.UpdateSettingsRequest\x1a&.chorus.orgs.v1.UpdateSettingsResponseB:Z8github.com/chorus-sms/chorus/proto/gen/go/orgs/v1;orgsv1b\x06proto3"
 
 var (
 	file_orgs_v1_orgs_proto_rawDescOnce sync.Once
@@ -754,7 +1044,7 @@ func file_orgs_v1_orgs_proto_rawDescGZIP() []byte {
 }
 
 var file_orgs_v1_orgs_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_orgs_v1_orgs_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_orgs_v1_orgs_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_orgs_v1_orgs_proto_goTypes = []any{
 	(Access)(0),                        // 0: chorus.orgs.v1.Access
 	(*Organization)(nil),               // 1: chorus.orgs.v1.Organization
@@ -768,29 +1058,42 @@ var file_orgs_v1_orgs_proto_goTypes = []any{
 	(*RemoveMembershipResponse)(nil),   // 9: chorus.orgs.v1.RemoveMembershipResponse
 	(*CheckAccessRequest)(nil),         // 10: chorus.orgs.v1.CheckAccessRequest
 	(*CheckAccessResponse)(nil),        // 11: chorus.orgs.v1.CheckAccessResponse
-	(*timestamppb.Timestamp)(nil),      // 12: google.protobuf.Timestamp
+	(*Settings)(nil),                   // 12: chorus.orgs.v1.Settings
+	(*GetSettingsRequest)(nil),         // 13: chorus.orgs.v1.GetSettingsRequest
+	(*GetSettingsResponse)(nil),        // 14: chorus.orgs.v1.GetSettingsResponse
+	(*UpdateSettingsRequest)(nil),      // 15: chorus.orgs.v1.UpdateSettingsRequest
+	(*SettingsUpdate)(nil),             // 16: chorus.orgs.v1.SettingsUpdate
+	(*UpdateSettingsResponse)(nil),     // 17: chorus.orgs.v1.UpdateSettingsResponse
+	(*timestamppb.Timestamp)(nil),      // 18: google.protobuf.Timestamp
 }
 var file_orgs_v1_orgs_proto_depIdxs = []int32{
-	12, // 0: chorus.orgs.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	18, // 0: chorus.orgs.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: chorus.orgs.v1.CreateOrganizationResponse.organization:type_name -> chorus.orgs.v1.Organization
 	1,  // 2: chorus.orgs.v1.GetOrganizationResponse.organization:type_name -> chorus.orgs.v1.Organization
 	0,  // 3: chorus.orgs.v1.SetMembershipRequest.access:type_name -> chorus.orgs.v1.Access
 	0,  // 4: chorus.orgs.v1.CheckAccessResponse.access:type_name -> chorus.orgs.v1.Access
-	2,  // 5: chorus.orgs.v1.OrgsService.CreateOrganization:input_type -> chorus.orgs.v1.CreateOrganizationRequest
-	4,  // 6: chorus.orgs.v1.OrgsService.GetOrganization:input_type -> chorus.orgs.v1.GetOrganizationRequest
-	6,  // 7: chorus.orgs.v1.OrgsService.SetMembership:input_type -> chorus.orgs.v1.SetMembershipRequest
-	8,  // 8: chorus.orgs.v1.OrgsService.RemoveMembership:input_type -> chorus.orgs.v1.RemoveMembershipRequest
-	10, // 9: chorus.orgs.v1.OrgsService.CheckAccess:input_type -> chorus.orgs.v1.CheckAccessRequest
-	3,  // 10: chorus.orgs.v1.OrgsService.CreateOrganization:output_type -> chorus.orgs.v1.CreateOrganizationResponse
-	5,  // 11: chorus.orgs.v1.OrgsService.GetOrganization:output_type -> chorus.orgs.v1.GetOrganizationResponse
-	7,  // 12: chorus.orgs.v1.OrgsService.SetMembership:output_type -> chorus.orgs.v1.SetMembershipResponse
-	9,  // 13: chorus.orgs.v1.OrgsService.RemoveMembership:output_type -> chorus.orgs.v1.RemoveMembershipResponse
-	11, // 14: chorus.orgs.v1.OrgsService.CheckAccess:output_type -> chorus.orgs.v1.CheckAccessResponse
-	10, // [10:15] is the sub-list for method output_type
-	5,  // [5:10] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	12, // 5: chorus.orgs.v1.GetSettingsResponse.settings:type_name -> chorus.orgs.v1.Settings
+	16, // 6: chorus.orgs.v1.UpdateSettingsRequest.settings:type_name -> chorus.orgs.v1.SettingsUpdate
+	12, // 7: chorus.orgs.v1.UpdateSettingsResponse.settings:type_name -> chorus.orgs.v1.Settings
+	2,  // 8: chorus.orgs.v1.OrgsService.CreateOrganization:input_type -> chorus.orgs.v1.CreateOrganizationRequest
+	4,  // 9: chorus.orgs.v1.OrgsService.GetOrganization:input_type -> chorus.orgs.v1.GetOrganizationRequest
+	6,  // 10: chorus.orgs.v1.OrgsService.SetMembership:input_type -> chorus.orgs.v1.SetMembershipRequest
+	8,  // 11: chorus.orgs.v1.OrgsService.RemoveMembership:input_type -> chorus.orgs.v1.RemoveMembershipRequest
+	10, // 12: chorus.orgs.v1.OrgsService.CheckAccess:input_type -> chorus.orgs.v1.CheckAccessRequest
+	13, // 13: chorus.orgs.v1.OrgsService.GetSettings:input_type -> chorus.orgs.v1.GetSettingsRequest
+	15, // 14: chorus.orgs.v1.OrgsService.UpdateSettings:input_type -> chorus.orgs.v1.UpdateSettingsRequest
+	3,  // 15: chorus.orgs.v1.OrgsService.CreateOrganization:output_type -> chorus.orgs.v1.CreateOrganizationResponse
+	5,  // 16: chorus.orgs.v1.OrgsService.GetOrganization:output_type -> chorus.orgs.v1.GetOrganizationResponse
+	7,  // 17: chorus.orgs.v1.OrgsService.SetMembership:output_type -> chorus.orgs.v1.SetMembershipResponse
+	9,  // 18: chorus.orgs.v1.OrgsService.RemoveMembership:output_type -> chorus.orgs.v1.RemoveMembershipResponse
+	11, // 19: chorus.orgs.v1.OrgsService.CheckAccess:output_type -> chorus.orgs.v1.CheckAccessResponse
+	14, // 20: chorus.orgs.v1.OrgsService.GetSettings:output_type -> chorus.orgs.v1.GetSettingsResponse
+	17, // 21: chorus.orgs.v1.OrgsService.UpdateSettings:output_type -> chorus.orgs.v1.UpdateSettingsResponse
+	15, // [15:22] is the sub-list for method output_type
+	8,  // [8:15] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_orgs_v1_orgs_proto_init() }
@@ -798,13 +1101,14 @@ func file_orgs_v1_orgs_proto_init() {
 	if File_orgs_v1_orgs_proto != nil {
 		return
 	}
+	file_orgs_v1_orgs_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_orgs_v1_orgs_proto_rawDesc), len(file_orgs_v1_orgs_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

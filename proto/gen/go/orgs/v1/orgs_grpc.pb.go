@@ -24,6 +24,8 @@ const (
 	OrgsService_SetMembership_FullMethodName      = "/chorus.orgs.v1.OrgsService/SetMembership"
 	OrgsService_RemoveMembership_FullMethodName   = "/chorus.orgs.v1.OrgsService/RemoveMembership"
 	OrgsService_CheckAccess_FullMethodName        = "/chorus.orgs.v1.OrgsService/CheckAccess"
+	OrgsService_GetSettings_FullMethodName        = "/chorus.orgs.v1.OrgsService/GetSettings"
+	OrgsService_UpdateSettings_FullMethodName     = "/chorus.orgs.v1.OrgsService/UpdateSettings"
 )
 
 // OrgsServiceClient is the client API for OrgsService service.
@@ -43,6 +45,12 @@ type OrgsServiceClient interface {
 	RemoveMembership(ctx context.Context, in *RemoveMembershipRequest, opts ...grpc.CallOption) (*RemoveMembershipResponse, error)
 	// CheckAccess answers a user's access level in an organization (cached briefly in Redis).
 	CheckAccess(ctx context.Context, in *CheckAccessRequest, opts ...grpc.CallOption) (*CheckAccessResponse, error)
+	// GetSettings returns the calling organization's sending settings (REST:
+	// GET /api/organization/settings).
+	GetSettings(ctx context.Context, in *GetSettingsRequest, opts ...grpc.CallOption) (*GetSettingsResponse, error)
+	// UpdateSettings changes the calling organization's sending settings; only the fields sent
+	// change (REST: PATCH /api/organization/settings, write access).
+	UpdateSettings(ctx context.Context, in *UpdateSettingsRequest, opts ...grpc.CallOption) (*UpdateSettingsResponse, error)
 }
 
 type orgsServiceClient struct {
@@ -103,6 +111,26 @@ func (c *orgsServiceClient) CheckAccess(ctx context.Context, in *CheckAccessRequ
 	return out, nil
 }
 
+func (c *orgsServiceClient) GetSettings(ctx context.Context, in *GetSettingsRequest, opts ...grpc.CallOption) (*GetSettingsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSettingsResponse)
+	err := c.cc.Invoke(ctx, OrgsService_GetSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *orgsServiceClient) UpdateSettings(ctx context.Context, in *UpdateSettingsRequest, opts ...grpc.CallOption) (*UpdateSettingsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateSettingsResponse)
+	err := c.cc.Invoke(ctx, OrgsService_UpdateSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OrgsServiceServer is the server API for OrgsService service.
 // All implementations must embed UnimplementedOrgsServiceServer
 // for forward compatibility.
@@ -120,6 +148,12 @@ type OrgsServiceServer interface {
 	RemoveMembership(context.Context, *RemoveMembershipRequest) (*RemoveMembershipResponse, error)
 	// CheckAccess answers a user's access level in an organization (cached briefly in Redis).
 	CheckAccess(context.Context, *CheckAccessRequest) (*CheckAccessResponse, error)
+	// GetSettings returns the calling organization's sending settings (REST:
+	// GET /api/organization/settings).
+	GetSettings(context.Context, *GetSettingsRequest) (*GetSettingsResponse, error)
+	// UpdateSettings changes the calling organization's sending settings; only the fields sent
+	// change (REST: PATCH /api/organization/settings, write access).
+	UpdateSettings(context.Context, *UpdateSettingsRequest) (*UpdateSettingsResponse, error)
 	mustEmbedUnimplementedOrgsServiceServer()
 }
 
@@ -144,6 +178,12 @@ func (UnimplementedOrgsServiceServer) RemoveMembership(context.Context, *RemoveM
 }
 func (UnimplementedOrgsServiceServer) CheckAccess(context.Context, *CheckAccessRequest) (*CheckAccessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckAccess not implemented")
+}
+func (UnimplementedOrgsServiceServer) GetSettings(context.Context, *GetSettingsRequest) (*GetSettingsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSettings not implemented")
+}
+func (UnimplementedOrgsServiceServer) UpdateSettings(context.Context, *UpdateSettingsRequest) (*UpdateSettingsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateSettings not implemented")
 }
 func (UnimplementedOrgsServiceServer) mustEmbedUnimplementedOrgsServiceServer() {}
 func (UnimplementedOrgsServiceServer) testEmbeddedByValue()                     {}
@@ -256,6 +296,42 @@ func _OrgsService_CheckAccess_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OrgsService_GetSettings_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSettingsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrgsServiceServer).GetSettings(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrgsService_GetSettings_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrgsServiceServer).GetSettings(ctx, req.(*GetSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _OrgsService_UpdateSettings_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateSettingsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OrgsServiceServer).UpdateSettings(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OrgsService_UpdateSettings_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OrgsServiceServer).UpdateSettings(ctx, req.(*UpdateSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // OrgsService_ServiceDesc is the grpc.ServiceDesc for OrgsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -282,6 +358,14 @@ var OrgsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CheckAccess",
 			Handler:    _OrgsService_CheckAccess_Handler,
+		},
+		{
+			MethodName: "GetSettings",
+			Handler:    _OrgsService_GetSettings_Handler,
+		},
+		{
+			MethodName: "UpdateSettings",
+			Handler:    _OrgsService_UpdateSettings_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
