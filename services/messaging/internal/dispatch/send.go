@@ -53,6 +53,9 @@ type Outcome struct {
 	// unsent is set when the carrier did not take the message and nothing is recorded yet:
 	// the caller either retries later or fails it.
 	unsent bool
+	// moved is set when the carrier refused the message's number (rotation.go) and the
+	// message is queued again from another number of its source.
+	moved bool
 }
 
 // SendNow sends a stored message that is already "sending" (a reply) through its carrier,
@@ -204,6 +207,9 @@ func (d *Dispatcher) handOff(ctx context.Context, m store.Message, rate int, run
 	if err != nil {
 		return 0, err
 	}
+	if o.moved {
+		return movedWait, nil // dispatched again from its new number
+	}
 	if o.unsent {
 		if run.last {
 			_, err := d.fail(ctx, m, CodeCarrierUnavailable, o.Err)
@@ -216,6 +222,10 @@ func (d *Dispatcher) handOff(ctx context.Context, m store.Message, rate int, run
 	}
 	return 0, nil
 }
+
+// movedWait is how long a message moved off a refused number waits before its dispatch
+// from the new one: at once, but as a new run, which reads its new number.
+const movedWait = time.Millisecond
 
 // attempt is what a dispatch run knows of its job: whether it is the last attempt, how often
 // it was snoozed before, and the slot it booked in its number's line on an earlier run (zero
@@ -400,6 +410,15 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message, tok token) (
 		if rejected.OptOut {
 			d.recordCarrierOptOut(ctx, m)
 		}
+		if reason, ok := refusesNumber(m, rejected.Code); ok {
+			moved, err := d.leaveRotation(ctx, m, reason, m.ID)
+			if err != nil {
+				d.log.ErrorContext(ctx, "take a refused number out of rotation", "message", m.ID, "err", err)
+			}
+			if moved { // queued again, from another number of its source
+				return Outcome{Status: store.StatusQueued, ErrorCode: rejected.Code, Err: sendErr, moved: true}, nil
+			}
+		}
 		return d.fail(ctx, m, rejected.Code, sendErr)
 	case errors.Is(sendErr, carrier.ErrOutcomeUnknown):
 		d.log.WarnContext(ctx, "carrier outcome unknown; waiting for its status callback", "message", m.ID, "err", sendErr)
@@ -458,6 +477,7 @@ func (d *Dispatcher) ApplyStatus(ctx context.Context, provider string, id uuid.U
 	if s.Status == carrier.StatusQueued {
 		return nil // the carrier has it; nothing moves
 	}
+	d.statusRefusesNumber(ctx, m, s)
 	return d.advance(ctx, m.ID, s)
 }
 
