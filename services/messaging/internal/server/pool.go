@@ -7,14 +7,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
+	"github.com/chorus-sms/chorus/pkg/numberpool"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
-	"github.com/chorus-sms/chorus/services/messaging/internal/numberpool"
+	"github.com/chorus-sms/chorus/services/messaging/internal/senders"
 	"github.com/chorus-sms/chorus/services/messaging/internal/store"
 )
-
-// maxPool bounds a number pool (QueueBulk's from_phone_number_ids).
-const maxPool = 400
 
 // FindPhoneNumbers returns the organization's numbers among those named; another
 // organization's is left out, as a missing one.
@@ -23,8 +21,9 @@ func (s *Server) FindPhoneNumbers(ctx context.Context, req *messagingv1.FindPhon
 	if err != nil {
 		return nil, err
 	}
-	ids, err := numberIDs("phoneNumberIds", req.GetPhoneNumberIds())
-	if err != nil {
+	f := apierr.Fields{}
+	ids := numberpool.ParseIDs(f, "phoneNumberIds", req.GetPhoneNumberIds())
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
 	found, err := s.cfg.Store.Numbers(ctx, org, ids)
@@ -59,35 +58,15 @@ func (s *Server) GetBulkNumbers(ctx context.Context, req *messagingv1.GetBulkNum
 	return out, nil
 }
 
-// numberIDs parses 1 to maxPool number ids, none twice, naming field[i] of one that is not a
-// UUID or a repeat.
-func numberIDs(field string, raw []string) ([]uuid.UUID, error) {
-	if n := len(raw); n == 0 || n > maxPool {
-		return nil, apierr.Field(field, fmt.Sprintf("must hold 1 to %d phone number ids", maxPool))
-	}
-	ids := make([]uuid.UUID, len(raw))
-	seen := make(map[uuid.UUID]int, len(raw))
-	for i, r := range raw {
-		id, err := uuid.Parse(r)
-		if err != nil {
-			return nil, apierr.Field(fmt.Sprintf("%s[%d]", field, i), "must be a UUID")
-		}
-		if j, ok := seen[id]; ok {
-			return nil, apierr.Field(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("repeats %s[%d]", field, j))
-		}
-		seen[id], ids[i] = i, id
-	}
-	return ids, nil
-}
-
 // assignPool gives each message of a bulk batch (validated by outgoing, with the default
 // number) its sending number from the pool ids (its
 // numbers still in the source's rotation; all of them when none is): with one number no
 // query is made, with more the recipients' last senders are read, one index probe each
-// (numberpool.Pick).
+// (senders.Pick).
 func (s *Server) assignPool(ctx context.Context, org uuid.UUID, raw []string, msgs []*store.Message) error {
-	ids, err := numberIDs("fromPhoneNumberIds", raw)
-	if err != nil {
+	f := apierr.Fields{}
+	ids := numberpool.ParseIDs(f, "fromPhoneNumberIds", raw)
+	if err := f.Err(); err != nil {
 		return err
 	}
 	found, err := s.cfg.Store.Numbers(ctx, org, ids)
@@ -113,18 +92,18 @@ func (s *Server) assignPool(ctx context.Context, org uuid.UUID, raw []string, ms
 		seen[k.Number] = k
 	}
 	var rotation []store.Number
-	var loads []numberpool.Number
+	var loads []senders.Number
 	for _, id := range ids {
 		n := byID[id]
 		if k := seen[n.Number]; !k.Removed {
 			rotation = append(rotation, n)
-			loads = append(loads, numberpool.Number{Number: n.Number, Load: k.Assigned})
+			loads = append(loads, senders.Number{Number: n.Number, Load: k.Assigned})
 		}
 	}
 	if len(rotation) == 0 { // every number refused: they fail at the carrier, as one number's would
 		for _, id := range ids {
 			rotation = append(rotation, byID[id])
-			loads = append(loads, numberpool.Number{Number: byID[id].Number})
+			loads = append(loads, senders.Number{Number: byID[id].Number})
 		}
 	}
 	give := func(m *store.Message, n store.Number) {
@@ -147,7 +126,7 @@ func (s *Server) assignPool(ctx context.Context, org uuid.UUID, raw []string, ms
 	if err != nil {
 		return err
 	}
-	for i, pick := range numberpool.Pick(loads, phones, last) {
+	for i, pick := range senders.Pick(loads, phones, last) {
 		give(msgs[i], rotation[pick])
 	}
 	return nil

@@ -1,4 +1,4 @@
-package numberpool
+package senders
 
 import (
 	"testing"

@@ -1,10 +1,10 @@
-// Package numberpool picks the sending number of each message a campaign or poll sends from
+// Package senders picks the sending number of each message a campaign or poll sends from
 // a pool of numbers. A recipient keeps hearing from the number that last exchanged a message
 // with them, so their replies stay in one thread on their phone; a new recipient gets a
 // number of their own area code when the pool has one (a local number is answered more
 // often), else the number given fewest of the source's messages so far, so that the pool's
 // numbers, each paced at its own rate, send side by side.
-package numberpool
+package senders
 
 // Number is a pool number in E.164 and how many of the source's messages it was given.
 type Number struct {
