@@ -38,6 +38,20 @@ type twilioCarrier struct {
 	accepted []carrierMessage
 	reports  chan url.Values // StatusCallback URL in "url", the form in the rest
 	pending  sync.WaitGroup  // reports not yet answered
+	// refused maps a From number to the error code the carrier refuses its messages with
+	// (refuseFrom), as Twilio answers a number the carriers filter (30007).
+	refused map[string]int
+}
+
+// refuseFrom has the carrier refuse every message from number with Twilio error code, from
+// now on, recording none of them.
+func (c *twilioCarrier) refuseFrom(number string, code int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refused == nil {
+		c.refused = map[string]int{}
+	}
+	c.refused[number] = code
 }
 
 // newTwilioCarrier starts the carrier with workers posting its delivery reports through
@@ -71,6 +85,15 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := r.ParseForm(); err != nil || !strings.HasSuffix(r.URL.Path, "/Messages.json") {
 		http.Error(w, `{"code": 20001, "message": "bad request"}`, http.StatusBadRequest)
+		return
+	}
+	c.mu.Lock()
+	code, refused := c.refused[r.PostForm.Get("From")]
+	c.mu.Unlock()
+	if refused {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"code": %d, "message": "Message from %s refused", "status": 400}`, code, r.PostForm.Get("From"))
 		return
 	}
 	n := c.sends.Add(1)

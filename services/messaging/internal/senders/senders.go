@@ -14,7 +14,9 @@ type Number struct {
 
 // Pick returns, for each of phones, the index in numbers of the number to send from; last
 // holds, per phone, the pool number that last exchanged a message with it ("" for none).
-// numbers must not be empty; the loads of numbers grow by what it gives them.
+// Recipients with a last sender or a local number are placed first, so that the least busy
+// number, which the others get, counts them. numbers must not be empty; their loads grow by
+// what Pick gives them.
 func Pick(numbers []Number, phones, last []string) []int {
 	index := make(map[string]int, len(numbers))
 	byArea := map[string][]int{}
@@ -24,23 +26,30 @@ func Pick(numbers []Number, phones, last []string) []int {
 			byArea[a] = append(byArea[a], i)
 		}
 	}
-	all := make([]int, len(numbers))
-	for i := range all {
-		all[i] = i
-	}
 	out := make([]int, len(phones))
+	var rest []int
 	for i, p := range phones {
 		pick, sticky := -1, false
 		if i < len(last) && last[i] != "" {
 			pick, sticky = index[last[i]]
 		}
 		if !sticky {
-			candidates := all
-			if local := byArea[areaCode(p)]; len(local) > 0 {
-				candidates = local
+			local := byArea[areaCode(p)]
+			if len(local) == 0 {
+				rest = append(rest, i)
+				continue
 			}
-			pick = leastLoaded(numbers, candidates)
+			pick = leastLoaded(numbers, local)
 		}
+		numbers[pick].Load++
+		out[i] = pick
+	}
+	all := make([]int, len(numbers))
+	for i := range all {
+		all[i] = i
+	}
+	for _, i := range rest {
+		pick := leastLoaded(numbers, all)
 		numbers[pick].Load++
 		out[i] = pick
 	}
