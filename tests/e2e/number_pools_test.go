@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +22,13 @@ import (
 // rate, so the pool's rates add up; a number the carrier refuses (30007, carrier filtering)
 // leaves the campaign's rotation and its recipients are sent by the others.
 
+// poolToken signs the fake Twilio's webhooks in poolStack.
+const poolToken = "twilio-pool-token"
+
 // poolStack is a stack whose carrier is the fake Twilio, which can refuse a number.
 func poolStack(t *testing.T) (*msgEnv, *twilioCarrier) {
 	t.Helper()
-	const token = "twilio-pool-token"
+	const token = poolToken
 	carrier := newTwilioCarrier(t, token, &http.Client{Timeout: 10 * time.Second, Transport: baseTransport}, 2)
 	return newMsgEnv(t, twilioStack(carrier.URL, token, nil)), carrier
 }
@@ -205,7 +209,10 @@ func TestNumberPoolStickySenderAndAreaCode(t *testing.T) {
 	)
 	phones := []string{replied, local, chicago, distant}
 	tn.contacts("poolsticky", phones)
-	require.Equal(t, http.StatusOK, e.inbound(b, replied, "Is the hall open on Sunday?").Status)
+	res := e.webhook("/webhooks/twilio/inbound", poolToken, "", url.Values{
+		"MessageSid": {newSID()}, "From": {replied}, "To": {b}, "Body": {"Is the hall open on Sunday?"}, "AccountSid": {"ACe2e"},
+	})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	eventually(t, 15*time.Second, "the reply in the thread", func() bool { return len(tn.thread(replied)) == 1 })
 
 	id := tn.poolCampaign("poolsticky", pool)

@@ -63,3 +63,11 @@ func (d *Dispatcher) statusRefusesNumber(ctx context.Context, m store.Message, s
 		d.log.ErrorContext(ctx, "take a refused number out of rotation", "message", m.ID, "err", err)
 	}
 }
+
+// carrierTook says a message moving from before to status is one the carrier just took: it
+// counts to its number's sent (store.CountSent) on whichever path learns it first, the
+// carrier's answer or its status callback.
+func carrierTook(before store.Message, status string) bool {
+	leaving := before.Status == store.StatusQueued || before.Status == store.StatusSending
+	return leaving && (status == carrier.StatusSent || status == carrier.StatusDelivered || status == carrier.StatusUndelivered)
+}

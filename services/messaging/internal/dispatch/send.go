@@ -498,10 +498,17 @@ func (d *Dispatcher) applyStatuses(ctx context.Context, provider string, reports
 			return err
 		}
 		events := make([]outbox.Event, len(moved))
+		var taken []store.Message
 		for i, m := range moved {
 			events[i] = statusEvent(m, byID[m.ID])
+			if carrierTook(m, byID[m.ID].Status) {
+				taken = append(taken, m)
+			}
 		}
-		return outbox.EnqueueMany(ctx, tx, events)
+		if err := outbox.EnqueueMany(ctx, tx, events); err != nil {
+			return err
+		}
+		return d.store.CountSent(ctx, tx, taken)
 	})
 	if err != nil {
 		return err
@@ -556,6 +563,11 @@ func (d *Dispatcher) advanceWith(ctx context.Context, s carrier.Status, move sta
 		})
 		if err != nil || !changed {
 			return err
+		}
+		if carrierTook(before, s.Status) {
+			if err := d.store.CountSent(ctx, tx, []store.Message{before}); err != nil {
+				return err
+			}
 		}
 		return publishStatus(ctx, tx, before, s)
 	})

@@ -109,8 +109,7 @@ type Acceptance struct {
 
 // AcceptMany moves claimed messages to "sent" under the carriers' ids inside tx, in one
 // statement, and returns those it moved (statuses only move forward: one a callback already
-// moved on is left as it is). Those of a campaign or poll count to its number's sent
-// (source_numbers) in the same statement.
+// moved on is left as it is).
 func (s *Store) AcceptMany(ctx context.Context, tx pgx.Tx, accs []Acceptance, at time.Time) (map[uuid.UUID]bool, error) {
 	ids, pids, settled := make([]uuid.UUID, len(accs)), make([]string, len(accs)), make([]bool, len(accs))
 	dispatched := make([]*time.Time, len(accs))
@@ -121,26 +120,14 @@ func (s *Store) AcceptMany(ctx context.Context, tx pgx.Tx, accs []Acceptance, at
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::boolean[], $5::timestamptz[]) AS t(id, provider_message_id, settled, dispatched_at)
 		), locked AS (
 			SELECT m.id FROM messages m JOIN input USING (id) ORDER BY m.id FOR UPDATE OF m
-		), moved AS (
-			UPDATE messages m SET status = 'sent',
-				provider_message_id = coalesce(m.provider_message_id, nullif(input.provider_message_id, '')),
-				sent_at = coalesce(m.sent_at, $4), status_at = $4, dispatched_at = coalesce(m.dispatched_at, input.dispatched_at),
-				settled_at = CASE WHEN input.settled AND m.billable AND m.hold_id IS NOT NULL THEN coalesce(m.settled_at, $4) ELSE m.settled_at END
-			FROM input, locked
-			WHERE m.id = input.id AND locked.id = input.id AND m.status IN ('queued', 'sending')
-			RETURNING m.id, m.organization_id, m.source_kind, m.source_id, m.our_number
-		), per_number AS (
-			SELECT organization_id, source_kind, source_id, our_number, count(*)::int AS n FROM moved
-			WHERE source_kind IN ('campaign', 'poll') GROUP BY 1, 2, 3, 4
-		), counters AS (
-			SELECT sn.organization_id, sn.source_kind, sn.source_id, sn.our_number, p.n FROM source_numbers sn JOIN per_number p USING (organization_id, source_kind, source_id, our_number)
-			ORDER BY 1, 2, 3, 4 FOR UPDATE OF sn
-		), counted AS (
-			-- Each bulk source's number counts what it sent (GetBulkNumbers).
-			UPDATE source_numbers sn SET sent = sn.sent + c.n FROM counters c
-			WHERE sn.organization_id = c.organization_id AND sn.source_kind = c.source_kind AND sn.source_id = c.source_id AND sn.our_number = c.our_number
 		)
-		SELECT id FROM moved`, ids, pids, settled, at, dispatched)
+		UPDATE messages m SET status = 'sent',
+			provider_message_id = coalesce(m.provider_message_id, nullif(input.provider_message_id, '')),
+			sent_at = coalesce(m.sent_at, $4), status_at = $4, dispatched_at = coalesce(m.dispatched_at, input.dispatched_at),
+			settled_at = CASE WHEN input.settled AND m.billable AND m.hold_id IS NOT NULL THEN coalesce(m.settled_at, $4) ELSE m.settled_at END
+		FROM input, locked
+		WHERE m.id = input.id AND locked.id = input.id AND m.status IN ('queued', 'sending')
+		RETURNING m.id`, ids, pids, settled, at, dispatched)
 	if err != nil {
 		return nil, fmt.Errorf("record accepted messages: %w", err)
 	}

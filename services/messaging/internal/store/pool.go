@@ -48,6 +48,37 @@ func countAssigned(ctx context.Context, tx pgx.Tx, order []string, byNumber map[
 	return nil
 }
 
+// CountSent counts msgs, which the carrier just took (each once: they left queued or
+// sending in tx), to their bulk sources' numbers inside tx; messages of no campaign or poll
+// count for nothing. The rows are locked in key order, so two counts cannot deadlock.
+func (s *Store) CountSent(ctx context.Context, tx pgx.Tx, msgs []Message) error {
+	var orgs []uuid.UUID
+	var kinds, ids, numbers []string
+	for _, m := range msgs {
+		if m.SourceKind == SourceCampaign || m.SourceKind == SourcePoll {
+			orgs, kinds, ids, numbers = append(orgs, m.OrgID), append(kinds, m.SourceKind), append(ids, m.SourceID), append(numbers, m.OurNumber)
+		}
+	}
+	if len(orgs) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `WITH per_number AS (
+			SELECT org, kind, id, number, count(*)::int AS n FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(org, kind, id, number)
+			GROUP BY 1, 2, 3, 4
+		), locked AS (
+			SELECT sn.organization_id, sn.source_kind, sn.source_id, sn.our_number, p.n FROM source_numbers sn
+			JOIN per_number p ON sn.organization_id = p.org AND sn.source_kind = p.kind AND sn.source_id = p.id AND sn.our_number = p.number
+			ORDER BY 1, 2, 3, 4 FOR UPDATE OF sn
+		)
+		UPDATE source_numbers sn SET sent = sn.sent + l.n FROM locked l
+		WHERE sn.organization_id = l.organization_id AND sn.source_kind = l.source_kind AND sn.source_id = l.source_id AND sn.our_number = l.our_number`,
+		orgs, kinds, ids, numbers)
+	if err != nil {
+		return fmt.Errorf("count sent messages to their numbers: %w", err)
+	}
+	return nil
+}
+
 // SourceNumbers lists the numbers of a source, in the order they were first given messages.
 func (s *Store) SourceNumbers(ctx context.Context, org uuid.UUID, kind, id string) ([]SourceNumber, error) {
 	rows, err := s.pool.Query(ctx, `SELECT our_number, phone_number_id, assigned, sent, removed_at IS NOT NULL, coalesce(removed_reason, '')
