@@ -26,22 +26,25 @@ type SourceNumber struct {
 }
 
 // countAssigned adds the messages of each number of byNumber to the number's share of their
-// source, inside tx.
+// source, inside tx (a number without an id, not one of the organization's, is not counted).
 func countAssigned(ctx context.Context, tx pgx.Tx, order []string, byNumber map[string][]*Message) error {
 	first := byNumber[order[0]][0]
-	ids, counts := make([]uuid.UUID, len(order)), make([]int32, len(order))
-	for i, number := range order {
-		m := byNumber[number][0]
-		if m.PhoneNumberID == nil {
-			return fmt.Errorf("count bulk batch: message %s has no phone number id", m.ID)
+	var numbers []string
+	var ids []uuid.UUID
+	var counts []int32
+	for _, number := range order {
+		if m := byNumber[number][0]; m.PhoneNumberID != nil {
+			numbers, ids, counts = append(numbers, number), append(ids, *m.PhoneNumberID), append(counts, int32(len(byNumber[number])))
 		}
-		ids[i], counts[i] = *m.PhoneNumberID, int32(len(byNumber[number]))
+	}
+	if len(numbers) == 0 {
+		return nil
 	}
 	// Sorted by number, so that two batches of one source lock its rows in the same order.
 	_, err := tx.Exec(ctx, `INSERT INTO source_numbers AS sn (organization_id, source_kind, source_id, our_number, phone_number_id, assigned)
 		SELECT $1, $2, $3, t.number, t.id, t.n FROM unnest($4::text[], $5::uuid[], $6::int[]) AS t(number, id, n) ORDER BY t.number
 		ON CONFLICT (organization_id, source_kind, source_id, our_number) DO UPDATE SET assigned = sn.assigned + excluded.assigned`,
-		first.OrgID, first.SourceKind, first.SourceID, order, ids, counts)
+		first.OrgID, first.SourceKind, first.SourceID, numbers, ids, counts)
 	if err != nil {
 		return fmt.Errorf("count bulk batch: %w", err)
 	}
