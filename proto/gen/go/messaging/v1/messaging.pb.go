@@ -2266,8 +2266,8 @@ func (*OpenBulkResponse) Descriptor() ([]byte, []int) {
 // QueueBulkRequest is one batch of a source's audience.
 type QueueBulkRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// 1 to 1000 messages of the same source (kind campaign or poll, and id), sending number,
-	// hold and quiet-hours timezone; recipients in E.164, as contacts stored them (not looked up
+	// 1 to 1000 messages of the same source (kind campaign or poll, and id), sending number
+	// (none with a pool), hold and quiet-hours timezone; recipients in E.164, as contacts stored them (not looked up
 	// again: a number the carrier refuses fails alone).
 	Messages []*OutgoingMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
 	// A number pool: 1 to 400 of the organization's number ids, none twice. When given, the
