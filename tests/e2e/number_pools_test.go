@@ -268,3 +268,36 @@ func TestNumberPoolRefusedNumberLeavesRotation(t *testing.T) {
 	}
 	assert.EqualValues(t, 30, detail[a]["sentCount"].(float64)+detail[c]["sentCount"].(float64))
 }
+
+// The carrier takes B's messages, then reports them undelivered with 30007 (filtering found
+// after the fact): B leaves the rotation at the first report and its recipients still queued
+// are sent by A. Each recipient is handed to the carrier once.
+func TestNumberPoolNumberFilteredAfterSendingLeavesRotation(t *testing.T) {
+	t.Parallel()
+	e, carrier := poolStack(t)
+	tn := e.newTenant("", 100)
+	a, b := "+13125557500", "+13125557501"
+	pool := []string{tn.poolNumber(a, 1), tn.poolNumber(b, 1)} // slow numbers: B's queue waits for its reports
+	carrier.filterFrom(b, 30007)
+	phones := make([]string, 10)
+	for i := range phones {
+		phones[i] = fmt.Sprintf("+12025557%03d", 500+i)
+	}
+	tn.contacts("poolfiltered", phones)
+	id := tn.poolCampaign("poolfiltered", pool)
+	tn.awaitStatus(id, "completed", 90*time.Second)
+
+	fromB := 0
+	for _, f := range fromOf(t, carrier, phones) {
+		if f == b {
+			fromB++
+		}
+	}
+	assert.GreaterOrEqual(t, fromB, 1, "B sent before its first report")
+	assert.Less(t, fromB, 5, "B's queued recipients moved to A")
+	detail := poolNumbers(t, tn.getCampaign(id))
+	assert.Equal(t, true, detail[b]["removed"])
+	assert.Contains(t, detail[b]["removedReason"], "30007")
+	assert.Equal(t, false, detail[a]["removed"])
+	assert.EqualValues(t, 10-fromB, detail[a]["sentCount"])
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,20 @@ type twilioCarrier struct {
 	// refused maps a From number to the error code the carrier refuses its messages with
 	// (refuseFrom), as Twilio answers a number the carriers filter (30007).
 	refused map[string]int
+	// filtered maps a From number to the error code its accepted messages are reported
+	// undelivered with (filterFrom), as Twilio reports carrier filtering after the fact.
+	filtered map[string]int
+}
+
+// filterFrom has the carrier take messages from number but report each undelivered with
+// Twilio error code, from now on.
+func (c *twilioCarrier) filterFrom(number string, code int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.filtered == nil {
+		c.filtered = map[string]int{}
+	}
+	c.filtered[number] = code
 }
 
 // refuseFrom has the carrier refuse every message from number with Twilio error code, from
@@ -89,6 +104,7 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	code, refused := c.refused[r.PostForm.Get("From")]
+	filteredCode, filtered := c.filtered[r.PostForm.Get("From")]
 	c.mu.Unlock()
 	if refused {
 		w.Header().Set("Content-Type", "application/json")
@@ -104,8 +120,13 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 	c.mu.Unlock()
 	if cb := r.PostForm.Get("StatusCallback"); cb != "" {
 		c.pending.Add(1)
-		c.reports <- url.Values{"url": {cb}, "MessageSid": {sid}, "MessageStatus": {"delivered"}, "AccountSid": {"ACe2e"},
+		report := url.Values{"url": {cb}, "MessageSid": {sid}, "MessageStatus": {"delivered"}, "AccountSid": {"ACe2e"},
 			"To": {r.PostForm.Get("To")}, "From": {r.PostForm.Get("From")}}
+		if filtered {
+			report.Set("MessageStatus", "undelivered")
+			report.Set("ErrorCode", strconv.Itoa(filteredCode))
+		}
+		c.reports <- report
 	}
 	twilio.Accept(w, sid)
 }

@@ -174,13 +174,16 @@ func (d *Dispatcher) handOff(ctx context.Context, m store.Message, rate int, run
 	if err != nil {
 		return 0, err
 	}
-	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: tok.start})
-	if err != nil || !claimed { // not claimed: taken, or its source paused or canceled while it waited
+	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: tok.start, OurNumber: m.OurNumber})
+	if err != nil || !claimed { // not claimed: taken, moved to another number, or its source paused or canceled while it waited
 		d.throttle.release(ctx, tok)
 		if err != nil {
 			return 0, err
 		}
-		wait, _, err := d.heldBack(ctx, m, run.snoozes)
+		wait, stopped, err := d.heldBack(ctx, m, run.snoozes)
+		if err == nil && !stopped && wait == 0 {
+			wait = movedWait // a moved message goes from its new number; a taken one is left as it is
+		}
 		return wait, err
 	}
 	m.Status, m.DispatchedAt = store.StatusSending, &tok.start
