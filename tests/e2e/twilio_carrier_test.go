@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,34 @@ type twilioCarrier struct {
 	accepted []carrierMessage
 	reports  chan url.Values // StatusCallback URL in "url", the form in the rest
 	pending  sync.WaitGroup  // reports not yet answered
+	// refused maps a From number to the error code the carrier refuses its messages with
+	// (refuseFrom), as Twilio answers a number the carriers filter (30007).
+	refused map[string]int
+	// filtered maps a From number to the error code its accepted messages are reported
+	// undelivered with (filterFrom), as Twilio reports carrier filtering after the fact.
+	filtered map[string]int
+}
+
+// filterFrom has the carrier take messages from number but report each undelivered with
+// Twilio error code, from now on.
+func (c *twilioCarrier) filterFrom(number string, code int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.filtered == nil {
+		c.filtered = map[string]int{}
+	}
+	c.filtered[number] = code
+}
+
+// refuseFrom has the carrier refuse every message from number with Twilio error code, from
+// now on, recording none of them.
+func (c *twilioCarrier) refuseFrom(number string, code int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refused == nil {
+		c.refused = map[string]int{}
+	}
+	c.refused[number] = code
 }
 
 // newTwilioCarrier starts the carrier with workers posting its delivery reports through
@@ -73,6 +102,16 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"code": 20001, "message": "bad request"}`, http.StatusBadRequest)
 		return
 	}
+	c.mu.Lock()
+	code, refused := c.refused[r.PostForm.Get("From")]
+	filteredCode, filtered := c.filtered[r.PostForm.Get("From")]
+	c.mu.Unlock()
+	if refused {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"code": %d, "message": "Message from %s refused", "status": 400}`, code, r.PostForm.Get("From"))
+		return
+	}
 	n := c.sends.Add(1)
 	sid := fmt.Sprintf("SM%032d", n)
 	c.mu.Lock()
@@ -81,8 +120,13 @@ func (c *twilioCarrier) accept(w http.ResponseWriter, r *http.Request) {
 	c.mu.Unlock()
 	if cb := r.PostForm.Get("StatusCallback"); cb != "" {
 		c.pending.Add(1)
-		c.reports <- url.Values{"url": {cb}, "MessageSid": {sid}, "MessageStatus": {"delivered"}, "AccountSid": {"ACe2e"},
+		report := url.Values{"url": {cb}, "MessageSid": {sid}, "MessageStatus": {"delivered"}, "AccountSid": {"ACe2e"},
 			"To": {r.PostForm.Get("To")}, "From": {r.PostForm.Get("From")}}
+		if filtered {
+			report.Set("MessageStatus", "undelivered")
+			report.Set("ErrorCode", strconv.Itoa(filteredCode))
+		}
+		c.reports <- report
 	}
 	twilio.Accept(w, sid)
 }

@@ -36,6 +36,15 @@ func (c *Client) PhoneNumber(ctx context.Context, org uuid.UUID, id string) (*me
 	})
 }
 
+// FindPhoneNumbers returns those of ids that are org's sending numbers (another
+// organization's is left out, as a missing one).
+func (c *Client) FindPhoneNumbers(ctx context.Context, org uuid.UUID, ids []string) ([]*messagingv1.GetPhoneNumberResponse, error) {
+	resp, err := clients.Call(ctx, c.conn, "FindPhoneNumbers", clients.Idempotent, func(ctx context.Context) (*messagingv1.FindPhoneNumbersResponse, error) {
+		return c.stub.FindPhoneNumbers(c.conn.For(ctx, org), &messagingv1.FindPhoneNumbersRequest{PhoneNumberIds: ids})
+	})
+	return resp.GetNumbers(), err
+}
+
 // Message returns org's message id as its thread shows it. Another organization's message is
 // a *clients.Error matching clients.ErrNotFound, as a missing one.
 func (c *Client) Message(ctx context.Context, org uuid.UUID, id string) (*messagingv1.Message, error) {
@@ -71,11 +80,22 @@ func (c *Client) OpenBulk(ctx context.Context, org uuid.UUID, kind, id string) e
 // QueueBulk queues up to 1000 messages of one source as a bulk batch: stored as one row, each
 // message created when it is due (quiet hours), the dispatch queue is short and the source is
 // neither held nor paused. A retry queues nothing twice (dedupe keys), and no ids come back.
-func (c *Client) QueueBulk(ctx context.Context, org uuid.UUID, msgs []*messagingv1.OutgoingMessage) error {
+// pool, when not empty, is the source's number pool: messaging picks each message's number
+// from it (the messages name none).
+func (c *Client) QueueBulk(ctx context.Context, org uuid.UUID, msgs []*messagingv1.OutgoingMessage, pool []string) error {
 	_, err := clients.Call(ctx, c.conn, "QueueBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.QueueBulkResponse, error) {
-		return c.stub.QueueBulk(c.conn.For(ctx, org), &messagingv1.QueueBulkRequest{Messages: msgs})
+		return c.stub.QueueBulk(c.conn.For(ctx, org), &messagingv1.QueueBulkRequest{Messages: msgs, FromPhoneNumberIds: pool})
 	})
 	return err
+}
+
+// BulkNumbers lists the numbers of org's bulk source with what each sent and whether the
+// carrier's refusals took it out of the source's rotation.
+func (c *Client) BulkNumbers(ctx context.Context, org uuid.UUID, kind, id string) ([]*messagingv1.BulkNumber, error) {
+	resp, err := clients.Call(ctx, c.conn, "GetBulkNumbers", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetBulkNumbersResponse, error) {
+		return c.stub.GetBulkNumbers(c.conn.For(ctx, org), &messagingv1.GetBulkNumbersRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
+	})
+	return resp.GetNumbers(), err
 }
 
 // ReleaseBulk lets org's bulk batches and messages of the source go (unless it was canceled).

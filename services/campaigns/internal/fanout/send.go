@@ -284,7 +284,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 			if err := r.store.AddRecipients(ctx, c.OrgID, c.ID, batch); err != nil || len(msgs) == 0 {
 				return err
 			}
-			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs); err != nil {
+			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs, out.pool); err != nil {
 				return queueError{err}
 			}
 			return nil
@@ -368,7 +368,7 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 		first = false
 		msgs := out.messages(batch)
 		return calls.start(batch[len(batch)-1].ContactID, func() error {
-			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs); err != nil {
+			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs, out.pool); err != nil {
 				return fmt.Errorf("queue messages: %w", err)
 			}
 			return nil
@@ -394,6 +394,9 @@ func price(c *store.Campaign, text string) int32 {
 type outgoing struct {
 	source                         string // the campaign's id
 	zone, hold, from, media, route string
+	// pool is the campaign's number pool, from which messaging picks each message's number
+	// (from is then empty); nil for none.
+	pool []string
 }
 
 // newOutgoing is the campaign's message shape: quiet hours in its timezone (else orgZone),
@@ -408,6 +411,12 @@ func newOutgoing(c *store.Campaign, orgZone string, paid bool) outgoing {
 	}
 	if c.FromPhoneNumberID != nil {
 		o.from = c.FromPhoneNumberID.String()
+	}
+	if len(c.FromPhoneNumberIDs) > 0 {
+		o.from, o.pool = "", make([]string, len(c.FromPhoneNumberIDs))
+		for i, id := range c.FromPhoneNumberIDs {
+			o.pool[i] = id.String()
+		}
 	}
 	if c.MediaURL != nil {
 		o.media = *c.MediaURL

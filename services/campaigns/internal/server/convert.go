@@ -58,6 +58,10 @@ func toCampaign(c *store.Campaign) *campaignsv1.Campaign {
 	for i, r := range c.FaqReplies {
 		out.FaqReplies[i] = &campaignsv1.FaqReply{Question: r.Question, Answer: r.Answer}
 	}
+	out.FromPhoneNumberIds = make([]string, len(c.FromPhoneNumberIDs))
+	for i, id := range c.FromPhoneNumberIDs {
+		out.FromPhoneNumberIds[i] = id.String()
+	}
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
+	"github.com/chorus-sms/chorus/pkg/numberpool"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/route"
 	"github.com/chorus-sms/chorus/pkg/smsrules"
@@ -85,8 +86,19 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 			c.SegmentID = nil
 		}
 	}
+	if in.FromPhoneNumberId != nil && in.FromPhoneNumberIds != nil {
+		f.Add("fromPhoneNumberIds", "give fromPhoneNumberId or fromPhoneNumberIds, not both")
+	}
 	if in.FromPhoneNumberId != nil {
 		c.FromPhoneNumberID = optionalID(f, "fromPhoneNumberId", in.GetFromPhoneNumberId())
+		c.FromPhoneNumberIDs = nil
+	}
+	if in.FromPhoneNumberIds != nil {
+		c.FromPhoneNumberIDs = numberPool(f, in.GetFromPhoneNumberIds())
+		if len(c.FromPhoneNumberIDs) > 0 {
+			first := c.FromPhoneNumberIDs[0]
+			c.FromPhoneNumberID = &first
+		}
 	}
 	if in.ScheduledFor != nil {
 		c.ScheduledFor = nil
@@ -218,6 +230,20 @@ func optionalID(f apierr.Fields, field, s string) *uuid.UUID {
 		return nil
 	}
 	return &id
+}
+
+// numberPool is the fromPhoneNumberIds of a request: strings, by numberpool's rule.
+func numberPool(f apierr.Fields, list *structpb.ListValue) []uuid.UUID {
+	raw := make([]string, len(list.GetValues()))
+	for i, v := range list.GetValues() {
+		s, ok := v.GetKind().(*structpb.Value_StringValue)
+		if !ok {
+			f.Add(fmt.Sprintf("fromPhoneNumberIds[%d]", i), "must be a phone number id (UUID)")
+			return nil
+		}
+		raw[i] = s.StringValue
+	}
+	return numberpool.ParseIDs(f, "fromPhoneNumberIds", raw)
 }
 
 func optionalText(s string) *string {

@@ -106,7 +106,28 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate, from); err != nil {
 		return nil, err
 	}
+	if out.PhoneNumbers, err = s.poolNumbers(ctx, &c); err != nil {
+		return nil, err
+	}
 	return &campaignsv1.GetCampaignResponse{Campaign: out}, nil
+}
+
+// poolNumbers are the numbers messaging gave c's messages, with what each sent and whether the
+// carrier's refusals took it out of the rotation; none before the audience is handed over.
+func (s *Server) poolNumbers(ctx context.Context, c *store.Campaign) ([]*campaignsv1.PoolNumber, error) {
+	if c.Status == store.StatusDraft || c.Status == store.StatusScheduled {
+		return []*campaignsv1.PoolNumber{}, nil
+	}
+	numbers, err := s.cfg.Messaging.BulkNumbers(ctx, c.OrgID, fanout.SourceKind, c.ID.String())
+	if err != nil {
+		return nil, fmt.Errorf("campaign's numbers: %w", err)
+	}
+	out := make([]*campaignsv1.PoolNumber, len(numbers))
+	for i, n := range numbers {
+		out[i] = &campaignsv1.PoolNumber{Id: n.GetPhoneNumberId(), Number: n.GetNumber(), SentCount: n.GetSentCount(),
+			Removed: n.GetRemoved(), RemovedReason: n.GetRemovedReason()}
+	}
+	return out, nil
 }
 
 // estimatedCompletion is when c's queued messages will all have gone out at rate (its
@@ -371,7 +392,11 @@ func (s *Server) checkReferences(ctx context.Context, c *store.Campaign) error {
 			return fmt.Errorf("segment: %w", err)
 		}
 	}
-	if c.FromPhoneNumberID != nil {
+	if len(c.FromPhoneNumberIDs) > 0 {
+		if err := s.checkPool(ctx, c, f); err != nil {
+			return err
+		}
+	} else if c.FromPhoneNumberID != nil {
 		_, err := s.cfg.Messaging.PhoneNumber(ctx, c.OrgID, c.FromPhoneNumberID.String())
 		switch {
 		case errors.Is(err, clients.ErrNotFound):
@@ -381,6 +406,29 @@ func (s *Server) checkReferences(ctx context.Context, c *store.Campaign) error {
 		}
 	}
 	return f.Err()
+}
+
+// checkPool adds to f each number of c's pool that is not the organization's, as
+// fromPhoneNumberId's check does (another organization's is a missing one), in one call.
+func (s *Server) checkPool(ctx context.Context, c *store.Campaign, f apierr.Fields) error {
+	ids := make([]string, len(c.FromPhoneNumberIDs))
+	for i, id := range c.FromPhoneNumberIDs {
+		ids[i] = id.String()
+	}
+	found, err := s.cfg.Messaging.FindPhoneNumbers(ctx, c.OrgID, ids)
+	if err != nil {
+		return fmt.Errorf("sending numbers: %w", err)
+	}
+	ours := make(map[string]bool, len(found))
+	for _, n := range found {
+		ours[n.GetPhoneNumberId()] = true
+	}
+	for i, id := range ids {
+		if !ours[id] {
+			f.Add(fmt.Sprintf("fromPhoneNumberIds[%d]", i), "no such phone number in the organization")
+		}
+	}
+	return nil
 }
 
 // PauseCampaign: pending, queued or sending → paused. Messaging holds the campaign's queued

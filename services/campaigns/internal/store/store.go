@@ -57,28 +57,31 @@ type Campaign struct {
 	SegmentID         *uuid.UUID
 	ContactFilter     *ContactFilter
 	FromPhoneNumberID *uuid.UUID
-	ScheduledFor      *time.Time
-	Timezone          *string
-	ForceRoute        string
-	NormalizeText     bool
-	IsAbTest          bool
-	VariantA          *string
-	VariantB          *string
-	AbTestWaitMinutes int32
-	AutoReplyEnabled  bool
-	YesResponse       *string
-	NoResponse        *string
-	FaqReplies        []FaqReply
-	Submission        int32
-	TotalCount        int32
-	SentCount         int32
-	FailedCount       int32
-	WithdrawnCount    int32 // withdrawn before the carrier saw them: neither sent nor failed
-	SkippedCount      int32 // skipped for the organization's frequency cap: nor withdrawn
-	DeliveredCount    int32
-	ReplyCount        int32
-	ClickCount        int32 // follows of the campaign's short links
-	HeldCredits       int32
+	// FromPhoneNumberIDs is the campaign's number pool (nil for none: it sends from
+	// FromPhoneNumberID alone, which is the pool's first number otherwise).
+	FromPhoneNumberIDs []uuid.UUID
+	ScheduledFor       *time.Time
+	Timezone           *string
+	ForceRoute         string
+	NormalizeText      bool
+	IsAbTest           bool
+	VariantA           *string
+	VariantB           *string
+	AbTestWaitMinutes  int32
+	AutoReplyEnabled   bool
+	YesResponse        *string
+	NoResponse         *string
+	FaqReplies         []FaqReply
+	Submission         int32
+	TotalCount         int32
+	SentCount          int32
+	FailedCount        int32
+	WithdrawnCount     int32 // withdrawn before the carrier saw them: neither sent nor failed
+	SkippedCount       int32 // skipped for the organization's frequency cap: nor withdrawn
+	DeliveredCount     int32
+	ReplyCount         int32
+	ClickCount         int32 // follows of the campaign's short links
+	HeldCredits        int32
 	// Unsent counts the recipients given no message, by reason (UnsentEmptyText,
 	// UnsentTooLong), once the audience is resolved; they are in FailedCount too.
 	Unsent           map[string]int32
@@ -109,7 +112,7 @@ func (c *Campaign) DeliveryRate() float64 {
 }
 
 const columns = `id, organization_id, name, status, paused_from, channel, message, media_url, segment_id,
-	contact_filter, from_phone_number_id, scheduled_for, timezone, force_route, normalize_text, is_ab_test,
+	contact_filter, from_phone_number_id, from_phone_number_ids, scheduled_for, timezone, force_route, normalize_text, is_ab_test,
 	message_variant_a, message_variant_b, ab_test_wait_minutes, auto_reply_enabled, yes_response, no_response,
 	faq_replies, submission, total_count, sent_count, failed_count, withdrawn_count, skipped_count, delivered_count, reply_count, click_count, held_credits,
 	unsent, audience_resolved, failure_reason, created_at, updated_at, started_at, completed_at, canceled_at`
@@ -119,7 +122,7 @@ var columnCount = len((&Campaign{}).fields())
 
 func (c *Campaign) fields() []any {
 	return []any{&c.ID, &c.OrgID, &c.Name, &c.Status, &c.PausedFrom, &c.Channel, &c.Message, &c.MediaURL, &c.SegmentID,
-		&c.ContactFilter, &c.FromPhoneNumberID, &c.ScheduledFor, &c.Timezone, &c.ForceRoute, &c.NormalizeText, &c.IsAbTest,
+		&c.ContactFilter, &c.FromPhoneNumberID, &c.FromPhoneNumberIDs, &c.ScheduledFor, &c.Timezone, &c.ForceRoute, &c.NormalizeText, &c.IsAbTest,
 		&c.VariantA, &c.VariantB, &c.AbTestWaitMinutes, &c.AutoReplyEnabled, &c.YesResponse, &c.NoResponse,
 		&c.FaqReplies, &c.Submission, &c.TotalCount, &c.SentCount, &c.FailedCount, &c.WithdrawnCount, &c.SkippedCount, &c.DeliveredCount, &c.ReplyCount, &c.ClickCount, &c.HeldCredits,
 		&c.Unsent, &c.AudienceResolved, &c.FailureReason, &c.CreatedAt, &c.UpdatedAt, &c.StartedAt, &c.CompletedAt, &c.CanceledAt}
@@ -182,7 +185,7 @@ func (c *Campaign) values() []any {
 		unsent = map[string]int32{}
 	}
 	return []any{c.ID, c.OrgID, c.Name, c.Status, c.PausedFrom, c.Channel, c.Message, c.MediaURL, c.SegmentID,
-		c.ContactFilter, c.FromPhoneNumberID, c.ScheduledFor, c.Timezone, c.ForceRoute, c.NormalizeText, c.IsAbTest,
+		c.ContactFilter, c.FromPhoneNumberID, c.FromPhoneNumberIDs, c.ScheduledFor, c.Timezone, c.ForceRoute, c.NormalizeText, c.IsAbTest,
 		c.VariantA, c.VariantB, c.AbTestWaitMinutes, c.AutoReplyEnabled, c.YesResponse, c.NoResponse,
 		faq, c.Submission, c.TotalCount, c.SentCount, c.FailedCount, c.WithdrawnCount, c.SkippedCount, c.DeliveredCount, c.ReplyCount, c.ClickCount, c.HeldCredits,
 		unsent, c.AudienceResolved, c.FailureReason, c.CreatedAt, c.UpdatedAt, c.StartedAt, c.CompletedAt, c.CanceledAt}

@@ -177,16 +177,21 @@ func (d *Dispatcher) recordAcceptedMany(ctx context.Context, in []accepted) ([]s
 		}
 		var changes []statusChange
 		var sandboxed []accepted
+		var taken []store.Message
 		for _, a := range in {
 			if !moved[a.m.ID] {
 				continue
 			}
+			taken = append(taken, a.m)
 			changes = append(changes, statusChange{a.m, carrier.Status{ProviderMessageID: a.acc.ProviderMessageID, Status: carrier.StatusSent}})
 			if a.provider == carrier.SandboxName {
 				sandboxed = append(sandboxed, a)
 			}
 		}
 		if err := outbox.EnqueueMany(ctx, tx, statusEvents(changes)); err != nil {
+			return err
+		}
+		if err := d.store.CountSent(ctx, tx, taken); err != nil {
 			return err
 		}
 		if len(sandboxed) > 0 {

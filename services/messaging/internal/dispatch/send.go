@@ -53,6 +53,9 @@ type Outcome struct {
 	// unsent is set when the carrier did not take the message and nothing is recorded yet:
 	// the caller either retries later or fails it.
 	unsent bool
+	// moved is set when the carrier refused the message's number (rotation.go) and the
+	// message is queued again from another number of its source.
+	moved bool
 }
 
 // SendNow sends a stored message that is already "sending" (a reply) through its carrier,
@@ -174,13 +177,16 @@ func (d *Dispatcher) handOff(ctx context.Context, m store.Message, rate int, run
 	if err != nil {
 		return 0, err
 	}
-	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: tok.start})
-	if err != nil || !claimed { // not claimed: taken, or its source paused or canceled while it waited
+	claimed, err := d.batches.claim.Do(ctx, store.ClaimRequest{ID: m.ID, DispatchedAt: tok.start, OurNumber: m.OurNumber})
+	if err != nil || !claimed { // not claimed: taken, moved to another number, or its source paused or canceled while it waited
 		d.throttle.release(ctx, tok)
 		if err != nil {
 			return 0, err
 		}
-		wait, _, err := d.heldBack(ctx, m, run.snoozes)
+		wait, stopped, err := d.heldBack(ctx, m, run.snoozes)
+		if err == nil && !stopped && wait == 0 {
+			wait = movedWait // a moved message goes from its new number; a taken one is left as it is
+		}
 		return wait, err
 	}
 	m.Status, m.DispatchedAt = store.StatusSending, &tok.start
@@ -207,6 +213,9 @@ func (d *Dispatcher) handOff(ctx context.Context, m store.Message, rate int, run
 	if err != nil {
 		return 0, err
 	}
+	if o.moved {
+		return movedWait, nil // dispatched again from its new number
+	}
 	if o.unsent {
 		if run.last {
 			_, err := d.fail(ctx, m, CodeCarrierUnavailable, o.Err)
@@ -219,6 +228,10 @@ func (d *Dispatcher) handOff(ctx context.Context, m store.Message, rate int, run
 	}
 	return 0, nil
 }
+
+// movedWait is how long a message moved off a refused number waits before its dispatch
+// from the new one: at once, but as a new run, which reads its new number.
+const movedWait = time.Millisecond
 
 // attempt is what a dispatch run knows of its job: whether it is the last attempt, how often
 // it was snoozed before, and the slot it booked in its number's line on an earlier run (zero
@@ -403,6 +416,15 @@ func (d *Dispatcher) transmit(ctx context.Context, m store.Message, tok token) (
 		if rejected.OptOut {
 			d.recordCarrierOptOut(ctx, m, rejected.Code)
 		}
+		if reason, ok := refusesNumber(m, rejected.Code); ok {
+			moved, err := d.leaveRotation(ctx, m, reason, m.ID)
+			if err != nil {
+				d.log.ErrorContext(ctx, "take a refused number out of rotation", "message", m.ID, "err", err)
+			}
+			if moved { // queued again, from another number of its source
+				return Outcome{Status: store.StatusQueued, ErrorCode: rejected.Code, Err: sendErr, moved: true}, nil
+			}
+		}
 		return d.fail(ctx, m, rejected.Code, sendErr)
 	case errors.Is(sendErr, carrier.ErrOutcomeUnknown):
 		d.log.WarnContext(ctx, "carrier outcome unknown; waiting for its status callback", "message", m.ID, "err", sendErr)
@@ -462,6 +484,7 @@ func (d *Dispatcher) ApplyStatus(ctx context.Context, provider string, id uuid.U
 	if s.Status == carrier.StatusQueued {
 		return nil // the carrier has it; nothing moves
 	}
+	d.statusRefusesNumber(ctx, m, s)
 	return d.advance(ctx, m.ID, s)
 }
 
@@ -482,10 +505,17 @@ func (d *Dispatcher) applyStatuses(ctx context.Context, provider string, reports
 			return err
 		}
 		changes := make([]statusChange, len(moved))
+		var taken []store.Message
 		for i, m := range moved {
 			changes[i] = statusChange{m, byID[m.ID]}
+			if carrierTook(m, byID[m.ID].Status) {
+				taken = append(taken, m)
+			}
 		}
-		return outbox.EnqueueMany(ctx, tx, statusEvents(changes))
+		if err := outbox.EnqueueMany(ctx, tx, statusEvents(changes)); err != nil {
+			return err
+		}
+		return d.store.CountSent(ctx, tx, taken)
 	})
 	if err != nil {
 		return err
@@ -540,6 +570,11 @@ func (d *Dispatcher) advanceWith(ctx context.Context, s carrier.Status, move sta
 		})
 		if err != nil || !changed {
 			return err
+		}
+		if carrierTook(before, s.Status) {
+			if err := d.store.CountSent(ctx, tx, []store.Message{before}); err != nil {
+				return err
+			}
 		}
 		return publishStatus(ctx, tx, before, s)
 	})

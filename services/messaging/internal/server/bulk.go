@@ -27,11 +27,18 @@ func (s *Server) OpenBulk(ctx context.Context, req *messagingv1.OpenBulkRequest)
 }
 
 // QueueBulk validates a batch as SendMessages does its messages, each of them alike in what
-// the batch's row holds once (store.BulkAlike), and stores it as one row.
+// the batch's row holds once (store.BulkAlike), gives each message its number from the
+// request's number pool when it has one (assignPool), and stores it as one row per number.
 func (s *Server) QueueBulk(ctx context.Context, req *messagingv1.QueueBulkRequest) (*messagingv1.QueueBulkResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
 		return nil, err
+	}
+	pool := req.GetFromPhoneNumberIds()
+	for i, m := range req.GetMessages() {
+		if len(pool) > 0 && m.GetFromPhoneNumberId() != "" {
+			return nil, apierr.Field(fmt.Sprintf("messages[%d].fromPhoneNumberId", i), "must be empty when fromPhoneNumberIds is given")
+		}
 	}
 	out, err := s.outgoing(ctx, org, req.GetMessages(), true)
 	if err != nil {
@@ -40,6 +47,11 @@ func (s *Server) QueueBulk(ctx context.Context, req *messagingv1.QueueBulkReques
 	for i, m := range out.msgs {
 		if field := store.BulkAlike(out.msgs[0], m); field != "" {
 			return nil, apierr.Field(fmt.Sprintf("messages[%d].%s", i, field), "must be the same as the first message's in a bulk batch")
+		}
+	}
+	if len(pool) > 0 {
+		if err := s.assignPool(ctx, org, pool, out.msgs); err != nil {
+			return nil, err
 		}
 	}
 	if err := s.queueBulk(ctx, out.msgs, out.now); err != nil {

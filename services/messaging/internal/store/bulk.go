@@ -14,12 +14,34 @@ import (
 )
 
 // InsertBulk stores a bulk batch: msgs, all queued, of one source and alike but for their
-// recipient, text, route (SMS or MMS) and price (BulkAlike), as one row whose messages ExpandBulk creates once
-// due (the earliest time one of them may go).
+// recipient, text, route (SMS or MMS), price (BulkAlike) and, from a number pool, sending
+// number, as one row per sending number whose messages ExpandBulk creates once due (the
+// earliest time one of them may go), and counts them to their numbers' share of the source
+// (source_numbers), in one transaction.
 func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	var order []string
+	byNumber := map[string][]*Message{}
+	for _, m := range msgs {
+		if _, ok := byNumber[m.OurNumber]; !ok {
+			order = append(order, m.OurNumber)
+		}
+		byNumber[m.OurNumber] = append(byNumber[m.OurNumber], m)
+	}
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		for _, number := range order {
+			if err := insertBulkRow(ctx, tx, byNumber[number], due); err != nil {
+				return err
+			}
+		}
+		return countAssigned(ctx, tx, order, byNumber)
+	})
+}
+
+// insertBulkRow stores msgs, all of one sending number, as one bulk batch row.
+func insertBulkRow(ctx context.Context, tx pgx.Tx, msgs []*Message, due time.Time) error {
 	n := len(msgs)
 	ids, phones, bodies, keys, zones, credits := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]int32, n)
 	mms, states := make([]bool, n), make([]string, n)
@@ -28,7 +50,7 @@ func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) 
 		mms[i], states[i] = m.IsMMS, m.RecipientState
 	}
 	m := msgs[0]
-	_, err := s.pool.Exec(ctx, `INSERT INTO bulk_batches (organization_id, source_kind, source_id, due_at, created_at, our_number,
+	_, err := tx.Exec(ctx, `INSERT INTO bulk_batches (organization_id, source_kind, source_id, due_at, created_at, our_number,
 			phone_number_id, media_urls, is_mms, provider, billable, hold_id, quiet_hours_timezone,
 			ids, contact_phones, bodies, credits, dedupe_keys, recipient_timezones, mms, recipient_states)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, ''), $14, $15, $16, $17, $18, $19, $20, $21)`,

@@ -45,26 +45,29 @@ func (s *Store) QueuedMessages(ctx context.Context, ids []uuid.UUID) (map[uuid.U
 	return out, nil
 }
 
-// ClaimRequest is one message to claim and when its throttle let it go.
+// ClaimRequest is one message to claim and when its throttle let it go. OurNumber, when set,
+// is the number it was read with: a message moved to another number since (its number left
+// its source's rotation) is not claimed, so that it goes from its new number.
 type ClaimRequest struct {
 	ID           uuid.UUID
 	DispatchedAt time.Time
+	OurNumber    string
 }
 
 // ClaimMany is Claim for many messages in one statement and answers each request in order.
 // A message named twice is claimed once: only its first request is answered true.
 func (s *Store) ClaimMany(ctx context.Context, reqs []ClaimRequest) ([]bool, error) {
-	ids, at := make([]uuid.UUID, len(reqs)), make([]time.Time, len(reqs))
+	ids, at, numbers := make([]uuid.UUID, len(reqs)), make([]time.Time, len(reqs)), make([]string, len(reqs))
 	for i, r := range reqs {
-		ids[i], at[i] = r.ID, r.DispatchedAt
+		ids[i], at[i], numbers[i] = r.ID, r.DispatchedAt, r.OurNumber
 	}
 	rows, err := s.pool.Query(ctx, `WITH input AS (
-			SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) AS t(id, dispatched_at)
+			SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]) AS t(id, dispatched_at, our_number)
 		), claimed AS (
 			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = input.dispatched_at,
 				thread_at = CASE WHEN source_kind = 'system' THEN thread_at ELSE now() END
 			FROM input
-			WHERE messages.id = input.id AND status = 'queued'
+			WHERE messages.id = input.id AND status = 'queued' AND (input.our_number = '' OR messages.our_number = input.our_number)
 				-- A held, paused or canceled source hands nothing more to the carrier from the moment
 				-- its state is committed.
 				AND NOT EXISTS (SELECT 1 FROM source_states ss WHERE ss.organization_id = messages.organization_id
@@ -76,7 +79,7 @@ func (s *Store) ClaimMany(ctx context.Context, reqs []ClaimRequest) ([]bool, err
 			FROM claimed ORDER BY organization_id, contact_phone, thread_at DESC, id DESC
 			`+conversationUpsert+`
 		)
-		SELECT id FROM claimed`, ids, at)
+		SELECT id FROM claimed`, ids, at, numbers)
 	if err != nil {
 		return nil, fmt.Errorf("claim messages: %w", err)
 	}

@@ -100,6 +100,19 @@ func (s *Store) Number(ctx context.Context, org, id uuid.UUID) (Number, error) {
 	return scanNumber(s.pool.QueryRow(ctx, `SELECT `+numberColumns+` FROM phone_numbers WHERE organization_id = $1 AND id = $2`, org, id))
 }
 
+// Numbers returns those of ids that are org's numbers, in no order.
+func (s *Store) Numbers(ctx context.Context, org uuid.UUID, ids []uuid.UUID) ([]Number, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+numberColumns+` FROM phone_numbers WHERE organization_id = $1 AND id = ANY($2)`, org, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read numbers: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Number, error) { return scanNumber(row) })
+	if err != nil {
+		return nil, fmt.Errorf("read numbers: %w", err)
+	}
+	return out, nil
+}
+
 // DefaultNumber returns org's default number, or ErrNotFound.
 func (s *Store) DefaultNumber(ctx context.Context, org uuid.UUID) (Number, error) {
 	return scanNumber(s.pool.QueryRow(ctx, `SELECT `+numberColumns+` FROM phone_numbers WHERE organization_id = $1 AND is_default`, org))

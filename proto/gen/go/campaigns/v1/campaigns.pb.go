@@ -557,8 +557,15 @@ type Campaign struct {
 	// draft and state-move answers carry null.
 	PhoneNumber    *PhoneNumber    `protobuf:"bytes,33,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
 	DisplayMetrics *DisplayMetrics `protobuf:"bytes,34,opt,name=display_metrics,json=displayMetrics,proto3" json:"display_metrics,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Beyond the spec: the number pool the campaign sends from ([] when it sends from
+	// fromPhoneNumberId alone, which is then the pool's first number).
+	FromPhoneNumberIds []string `protobuf:"bytes,40,rep,name=from_phone_number_ids,json=fromPhoneNumberIds,proto3" json:"from_phone_number_ids,omitempty"`
+	// Beyond the spec, in the detail: each number the campaign's messages were given, with its
+	// sent count and whether the carrier's refusals took it out of the rotation ([] before the
+	// audience is handed over, and in the other answers).
+	PhoneNumbers  []*PoolNumber `protobuf:"bytes,41,rep,name=phone_numbers,json=phoneNumbers,proto3" json:"phone_numbers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Campaign) Reset() {
@@ -829,6 +836,102 @@ func (x *Campaign) GetDisplayMetrics() *DisplayMetrics {
 	return nil
 }
 
+func (x *Campaign) GetFromPhoneNumberIds() []string {
+	if x != nil {
+		return x.FromPhoneNumberIds
+	}
+	return nil
+}
+
+func (x *Campaign) GetPhoneNumbers() []*PoolNumber {
+	if x != nil {
+		return x.PhoneNumbers
+	}
+	return nil
+}
+
+// PoolNumber is one number a campaign sends from.
+type PoolNumber struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// E.164.
+	Number string `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
+	// The campaign's messages the carrier took from it.
+	SentCount int32 `protobuf:"varint,3,opt,name=sent_count,json=sentCount,proto3" json:"sent_count,omitempty"`
+	// The carrier refused the number (e.g. Twilio 30007, carrier filtering): its remaining
+	// recipients moved to the pool's other numbers (or, with none left, fail).
+	Removed bool `protobuf:"varint,4,opt,name=removed,proto3" json:"removed,omitempty"`
+	// Why it was removed, e.g. "carrier error 30007: carrier filtering"; "" while in rotation.
+	RemovedReason string `protobuf:"bytes,5,opt,name=removed_reason,json=removedReason,proto3" json:"removed_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PoolNumber) Reset() {
+	*x = PoolNumber{}
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PoolNumber) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PoolNumber) ProtoMessage() {}
+
+func (x *PoolNumber) ProtoReflect() protoreflect.Message {
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PoolNumber.ProtoReflect.Descriptor instead.
+func (*PoolNumber) Descriptor() ([]byte, []int) {
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PoolNumber) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PoolNumber) GetNumber() string {
+	if x != nil {
+		return x.Number
+	}
+	return ""
+}
+
+func (x *PoolNumber) GetSentCount() int32 {
+	if x != nil {
+		return x.SentCount
+	}
+	return 0
+}
+
+func (x *PoolNumber) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
+}
+
+func (x *PoolNumber) GetRemovedReason() string {
+	if x != nil {
+		return x.RemovedReason
+	}
+	return ""
+}
+
 // CampaignListItem is the spec's list item.
 type CampaignListItem struct {
 	state                      protoimpl.MessageState  `protogen:"open.v1"`
@@ -855,7 +958,7 @@ type CampaignListItem struct {
 
 func (x *CampaignListItem) Reset() {
 	*x = CampaignListItem{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +970,7 @@ func (x *CampaignListItem) String() string {
 func (*CampaignListItem) ProtoMessage() {}
 
 func (x *CampaignListItem) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[7]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +983,7 @@ func (x *CampaignListItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CampaignListItem.ProtoReflect.Descriptor instead.
 func (*CampaignListItem) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{7}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CampaignListItem) GetId() string {
@@ -1048,14 +1151,21 @@ type CampaignInput struct {
 	// submission, so {"draftId": id} alone submits a complete draft; scheduledFor decides
 	// scheduled or pending as for any submission. A campaign no longer a draft is 409
 	// INVALID_STATE.
-	DraftId       *string `protobuf:"bytes,20,opt,name=draft_id,json=draftId,proto3,oneof" json:"draft_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DraftId *string `protobuf:"bytes,20,opt,name=draft_id,json=draftId,proto3,oneof" json:"draft_id,omitempty"`
+	// Beyond the spec: a number pool, 1 to 400 of the organization's number ids (strings, none
+	// twice), instead of fromPhoneNumberId (both: 400). Each recipient hears from the pool
+	// number that last exchanged a message with them, else one of their area code, else the
+	// number given fewest of the campaign's messages. Sent on a draft update it replaces the
+	// pool (fromPhoneNumberId then becomes its first number); fromPhoneNumberId sent alone
+	// clears it.
+	FromPhoneNumberIds *structpb.ListValue `protobuf:"bytes,30,opt,name=from_phone_number_ids,json=fromPhoneNumberIds,proto3" json:"from_phone_number_ids,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *CampaignInput) Reset() {
 	*x = CampaignInput{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1177,7 @@ func (x *CampaignInput) String() string {
 func (*CampaignInput) ProtoMessage() {}
 
 func (x *CampaignInput) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[8]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1190,7 @@ func (x *CampaignInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CampaignInput.ProtoReflect.Descriptor instead.
 func (*CampaignInput) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{8}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CampaignInput) GetName() string {
@@ -1223,6 +1333,13 @@ func (x *CampaignInput) GetDraftId() string {
 	return ""
 }
 
+func (x *CampaignInput) GetFromPhoneNumberIds() *structpb.ListValue {
+	if x != nil {
+		return x.FromPhoneNumberIds
+	}
+	return nil
+}
+
 // ListCampaignsRequest has no parameters.
 type ListCampaignsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1232,7 +1349,7 @@ type ListCampaignsRequest struct {
 
 func (x *ListCampaignsRequest) Reset() {
 	*x = ListCampaignsRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1361,7 @@ func (x *ListCampaignsRequest) String() string {
 func (*ListCampaignsRequest) ProtoMessage() {}
 
 func (x *ListCampaignsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[9]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1374,7 @@ func (x *ListCampaignsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCampaignsRequest.ProtoReflect.Descriptor instead.
 func (*ListCampaignsRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{9}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{10}
 }
 
 // ListCampaignsResponse is printed as a bare array (response_body).
@@ -1270,7 +1387,7 @@ type ListCampaignsResponse struct {
 
 func (x *ListCampaignsResponse) Reset() {
 	*x = ListCampaignsResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1399,7 @@ func (x *ListCampaignsResponse) String() string {
 func (*ListCampaignsResponse) ProtoMessage() {}
 
 func (x *ListCampaignsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[10]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1412,7 @@ func (x *ListCampaignsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCampaignsResponse.ProtoReflect.Descriptor instead.
 func (*ListCampaignsResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{10}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListCampaignsResponse) GetCampaigns() []*CampaignListItem {
@@ -1315,7 +1432,7 @@ type GetCampaignRequest struct {
 
 func (x *GetCampaignRequest) Reset() {
 	*x = GetCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1444,7 @@ func (x *GetCampaignRequest) String() string {
 func (*GetCampaignRequest) ProtoMessage() {}
 
 func (x *GetCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[11]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1457,7 @@ func (x *GetCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCampaignRequest.ProtoReflect.Descriptor instead.
 func (*GetCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{11}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetCampaignRequest) GetId() string {
@@ -1360,7 +1477,7 @@ type GetCampaignResponse struct {
 
 func (x *GetCampaignResponse) Reset() {
 	*x = GetCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1489,7 @@ func (x *GetCampaignResponse) String() string {
 func (*GetCampaignResponse) ProtoMessage() {}
 
 func (x *GetCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[12]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1385,7 +1502,7 @@ func (x *GetCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCampaignResponse.ProtoReflect.Descriptor instead.
 func (*GetCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{12}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetCampaignResponse) GetCampaign() *Campaign {
@@ -1405,7 +1522,7 @@ type CreateDraftRequest struct {
 
 func (x *CreateDraftRequest) Reset() {
 	*x = CreateDraftRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1534,7 @@ func (x *CreateDraftRequest) String() string {
 func (*CreateDraftRequest) ProtoMessage() {}
 
 func (x *CreateDraftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[13]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1547,7 @@ func (x *CreateDraftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDraftRequest.ProtoReflect.Descriptor instead.
 func (*CreateDraftRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{13}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateDraftRequest) GetCampaign() *CampaignInput {
@@ -1450,7 +1567,7 @@ type CreateDraftResponse struct {
 
 func (x *CreateDraftResponse) Reset() {
 	*x = CreateDraftResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1462,7 +1579,7 @@ func (x *CreateDraftResponse) String() string {
 func (*CreateDraftResponse) ProtoMessage() {}
 
 func (x *CreateDraftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[14]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1592,7 @@ func (x *CreateDraftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateDraftResponse.ProtoReflect.Descriptor instead.
 func (*CreateDraftResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{14}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateDraftResponse) GetCampaign() *Campaign {
@@ -1496,7 +1613,7 @@ type UpdateDraftRequest struct {
 
 func (x *UpdateDraftRequest) Reset() {
 	*x = UpdateDraftRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1625,7 @@ func (x *UpdateDraftRequest) String() string {
 func (*UpdateDraftRequest) ProtoMessage() {}
 
 func (x *UpdateDraftRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[15]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1638,7 @@ func (x *UpdateDraftRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateDraftRequest.ProtoReflect.Descriptor instead.
 func (*UpdateDraftRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{15}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateDraftRequest) GetId() string {
@@ -1548,7 +1665,7 @@ type UpdateDraftResponse struct {
 
 func (x *UpdateDraftResponse) Reset() {
 	*x = UpdateDraftResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1677,7 @@ func (x *UpdateDraftResponse) String() string {
 func (*UpdateDraftResponse) ProtoMessage() {}
 
 func (x *UpdateDraftResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[16]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1690,7 @@ func (x *UpdateDraftResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateDraftResponse.ProtoReflect.Descriptor instead.
 func (*UpdateDraftResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{16}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *UpdateDraftResponse) GetCampaign() *Campaign {
@@ -1593,7 +1710,7 @@ type CreateCampaignRequest struct {
 
 func (x *CreateCampaignRequest) Reset() {
 	*x = CreateCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1722,7 @@ func (x *CreateCampaignRequest) String() string {
 func (*CreateCampaignRequest) ProtoMessage() {}
 
 func (x *CreateCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[17]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1735,7 @@ func (x *CreateCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCampaignRequest.ProtoReflect.Descriptor instead.
 func (*CreateCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{17}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateCampaignRequest) GetCampaign() *CampaignInput {
@@ -1638,7 +1755,7 @@ type CreateCampaignResponse struct {
 
 func (x *CreateCampaignResponse) Reset() {
 	*x = CreateCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1767,7 @@ func (x *CreateCampaignResponse) String() string {
 func (*CreateCampaignResponse) ProtoMessage() {}
 
 func (x *CreateCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[18]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1780,7 @@ func (x *CreateCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCampaignResponse.ProtoReflect.Descriptor instead.
 func (*CreateCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{18}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateCampaignResponse) GetCampaign() *Campaign {
@@ -1683,7 +1800,7 @@ type PauseCampaignRequest struct {
 
 func (x *PauseCampaignRequest) Reset() {
 	*x = PauseCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +1812,7 @@ func (x *PauseCampaignRequest) String() string {
 func (*PauseCampaignRequest) ProtoMessage() {}
 
 func (x *PauseCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[19]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +1825,7 @@ func (x *PauseCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseCampaignRequest.ProtoReflect.Descriptor instead.
 func (*PauseCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{19}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PauseCampaignRequest) GetId() string {
@@ -1728,7 +1845,7 @@ type PauseCampaignResponse struct {
 
 func (x *PauseCampaignResponse) Reset() {
 	*x = PauseCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +1857,7 @@ func (x *PauseCampaignResponse) String() string {
 func (*PauseCampaignResponse) ProtoMessage() {}
 
 func (x *PauseCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[20]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +1870,7 @@ func (x *PauseCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseCampaignResponse.ProtoReflect.Descriptor instead.
 func (*PauseCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{20}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PauseCampaignResponse) GetCampaign() *Campaign {
@@ -1773,7 +1890,7 @@ type ResumeCampaignRequest struct {
 
 func (x *ResumeCampaignRequest) Reset() {
 	*x = ResumeCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +1902,7 @@ func (x *ResumeCampaignRequest) String() string {
 func (*ResumeCampaignRequest) ProtoMessage() {}
 
 func (x *ResumeCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[21]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +1915,7 @@ func (x *ResumeCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeCampaignRequest.ProtoReflect.Descriptor instead.
 func (*ResumeCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{21}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResumeCampaignRequest) GetId() string {
@@ -1818,7 +1935,7 @@ type ResumeCampaignResponse struct {
 
 func (x *ResumeCampaignResponse) Reset() {
 	*x = ResumeCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +1947,7 @@ func (x *ResumeCampaignResponse) String() string {
 func (*ResumeCampaignResponse) ProtoMessage() {}
 
 func (x *ResumeCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[22]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +1960,7 @@ func (x *ResumeCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeCampaignResponse.ProtoReflect.Descriptor instead.
 func (*ResumeCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{22}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ResumeCampaignResponse) GetCampaign() *Campaign {
@@ -1863,7 +1980,7 @@ type CancelCampaignRequest struct {
 
 func (x *CancelCampaignRequest) Reset() {
 	*x = CancelCampaignRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +1992,7 @@ func (x *CancelCampaignRequest) String() string {
 func (*CancelCampaignRequest) ProtoMessage() {}
 
 func (x *CancelCampaignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[23]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2005,7 @@ func (x *CancelCampaignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCampaignRequest.ProtoReflect.Descriptor instead.
 func (*CancelCampaignRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{23}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelCampaignRequest) GetId() string {
@@ -1908,7 +2025,7 @@ type CancelCampaignResponse struct {
 
 func (x *CancelCampaignResponse) Reset() {
 	*x = CancelCampaignResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2037,7 @@ func (x *CancelCampaignResponse) String() string {
 func (*CancelCampaignResponse) ProtoMessage() {}
 
 func (x *CancelCampaignResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[24]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2050,7 @@ func (x *CancelCampaignResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCampaignResponse.ProtoReflect.Descriptor instead.
 func (*CancelCampaignResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{24}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CancelCampaignResponse) GetCampaign() *Campaign {
@@ -1966,7 +2083,7 @@ type TestSendRequest struct {
 
 func (x *TestSendRequest) Reset() {
 	*x = TestSendRequest{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1978,7 +2095,7 @@ func (x *TestSendRequest) String() string {
 func (*TestSendRequest) ProtoMessage() {}
 
 func (x *TestSendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[25]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1991,7 +2108,7 @@ func (x *TestSendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendRequest.ProtoReflect.Descriptor instead.
 func (*TestSendRequest) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{25}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TestSendRequest) GetId() string {
@@ -2046,7 +2163,7 @@ type TestSendResponse struct {
 
 func (x *TestSendResponse) Reset() {
 	*x = TestSendResponse{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2058,7 +2175,7 @@ func (x *TestSendResponse) String() string {
 func (*TestSendResponse) ProtoMessage() {}
 
 func (x *TestSendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[26]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2071,7 +2188,7 @@ func (x *TestSendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendResponse.ProtoReflect.Descriptor instead.
 func (*TestSendResponse) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{26}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TestSendResponse) GetResults() []*TestSendResult {
@@ -2098,7 +2215,7 @@ type TestSendResult struct {
 
 func (x *TestSendResult) Reset() {
 	*x = TestSendResult{}
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[27]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2110,7 +2227,7 @@ func (x *TestSendResult) String() string {
 func (*TestSendResult) ProtoMessage() {}
 
 func (x *TestSendResult) ProtoReflect() protoreflect.Message {
-	mi := &file_campaigns_v1_campaigns_proto_msgTypes[27]
+	mi := &file_campaigns_v1_campaigns_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2240,7 @@ func (x *TestSendResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestSendResult.ProtoReflect.Descriptor instead.
 func (*TestSendResult) Descriptor() ([]byte, []int) {
-	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{27}
+	return file_campaigns_v1_campaigns_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TestSendResult) GetTo() string {
@@ -2200,7 +2317,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"\x04sent\x18\x02 \x01(\x05R\x04sent\x12\x18\n" +
 	"\areplies\x18\x03 \x01(\x05R\areplies\x12\x1d\n" +
 	"\n" +
-	"reply_rate\x18\x04 \x01(\x01R\treplyRate\"\xe0\f\n" +
+	"reply_rate\x18\x04 \x01(\x01R\treplyRate\"\xd9\r\n" +
 	"\bCampaign\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -2246,8 +2363,18 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"canceledAt\x12C\n" +
 	"\x0efailure_reason\x18  \x01(\v2\x1c.google.protobuf.StringValueR\rfailureReason\x12C\n" +
 	"\fphone_number\x18! \x01(\v2 .chorus.campaigns.v1.PhoneNumberR\vphoneNumber\x12L\n" +
-	"\x0fdisplay_metrics\x18\" \x01(\v2#.chorus.campaigns.v1.DisplayMetricsR\x0edisplayMetricsB\x17\n" +
-	"\x15_from_phone_number_id\"\xdb\x05\n" +
+	"\x0fdisplay_metrics\x18\" \x01(\v2#.chorus.campaigns.v1.DisplayMetricsR\x0edisplayMetrics\x121\n" +
+	"\x15from_phone_number_ids\x18( \x03(\tR\x12fromPhoneNumberIds\x12D\n" +
+	"\rphone_numbers\x18) \x03(\v2\x1f.chorus.campaigns.v1.PoolNumberR\fphoneNumbersB\x17\n" +
+	"\x15_from_phone_number_id\"\x94\x01\n" +
+	"\n" +
+	"PoolNumber\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
+	"\n" +
+	"sent_count\x18\x03 \x01(\x05R\tsentCount\x12\x18\n" +
+	"\aremoved\x18\x04 \x01(\bR\aremoved\x12%\n" +
+	"\x0eremoved_reason\x18\x05 \x01(\tR\rremovedReason\"\xdb\x05\n" +
 	"\x10CampaignListItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -2270,7 +2397,7 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"created_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12=\n" +
-	"\fcompleted_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\x95\t\n" +
+	"\fcompleted_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\xe4\t\n" +
 	"\rCampaignInput\x12\x17\n" +
 	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x1d\n" +
 	"\amessage\x18\x02 \x01(\tH\x01R\amessage\x88\x01\x01\x12\"\n" +
@@ -2298,7 +2425,8 @@ const file_campaigns_v1_campaigns_proto_rawDesc = "" +
 	"noResponse\x88\x01\x01\x12;\n" +
 	"\vfaq_replies\x18\x13 \x01(\v2\x1a.google.protobuf.ListValueR\n" +
 	"faqReplies\x12\x1e\n" +
-	"\bdraft_id\x18\x14 \x01(\tH\x11R\adraftId\x88\x01\x01B\a\n" +
+	"\bdraft_id\x18\x14 \x01(\tH\x11R\adraftId\x88\x01\x01\x12M\n" +
+	"\x15from_phone_number_ids\x18\x1e \x01(\v2\x1a.google.protobuf.ListValueR\x12fromPhoneNumberIdsB\a\n" +
 	"\x05_nameB\n" +
 	"\n" +
 	"\b_messageB\r\n" +
@@ -2396,7 +2524,7 @@ func file_campaigns_v1_campaigns_proto_rawDescGZIP() []byte {
 	return file_campaigns_v1_campaigns_proto_rawDescData
 }
 
-var file_campaigns_v1_campaigns_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_campaigns_v1_campaigns_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_campaigns_v1_campaigns_proto_goTypes = []any{
 	(*ContactFilter)(nil),          // 0: chorus.campaigns.v1.ContactFilter
 	(*FaqReply)(nil),               // 1: chorus.campaigns.v1.FaqReply
@@ -2405,95 +2533,98 @@ var file_campaigns_v1_campaigns_proto_goTypes = []any{
 	(*UnsentCount)(nil),            // 4: chorus.campaigns.v1.UnsentCount
 	(*VariantMetrics)(nil),         // 5: chorus.campaigns.v1.VariantMetrics
 	(*Campaign)(nil),               // 6: chorus.campaigns.v1.Campaign
-	(*CampaignListItem)(nil),       // 7: chorus.campaigns.v1.CampaignListItem
-	(*CampaignInput)(nil),          // 8: chorus.campaigns.v1.CampaignInput
-	(*ListCampaignsRequest)(nil),   // 9: chorus.campaigns.v1.ListCampaignsRequest
-	(*ListCampaignsResponse)(nil),  // 10: chorus.campaigns.v1.ListCampaignsResponse
-	(*GetCampaignRequest)(nil),     // 11: chorus.campaigns.v1.GetCampaignRequest
-	(*GetCampaignResponse)(nil),    // 12: chorus.campaigns.v1.GetCampaignResponse
-	(*CreateDraftRequest)(nil),     // 13: chorus.campaigns.v1.CreateDraftRequest
-	(*CreateDraftResponse)(nil),    // 14: chorus.campaigns.v1.CreateDraftResponse
-	(*UpdateDraftRequest)(nil),     // 15: chorus.campaigns.v1.UpdateDraftRequest
-	(*UpdateDraftResponse)(nil),    // 16: chorus.campaigns.v1.UpdateDraftResponse
-	(*CreateCampaignRequest)(nil),  // 17: chorus.campaigns.v1.CreateCampaignRequest
-	(*CreateCampaignResponse)(nil), // 18: chorus.campaigns.v1.CreateCampaignResponse
-	(*PauseCampaignRequest)(nil),   // 19: chorus.campaigns.v1.PauseCampaignRequest
-	(*PauseCampaignResponse)(nil),  // 20: chorus.campaigns.v1.PauseCampaignResponse
-	(*ResumeCampaignRequest)(nil),  // 21: chorus.campaigns.v1.ResumeCampaignRequest
-	(*ResumeCampaignResponse)(nil), // 22: chorus.campaigns.v1.ResumeCampaignResponse
-	(*CancelCampaignRequest)(nil),  // 23: chorus.campaigns.v1.CancelCampaignRequest
-	(*CancelCampaignResponse)(nil), // 24: chorus.campaigns.v1.CancelCampaignResponse
-	(*TestSendRequest)(nil),        // 25: chorus.campaigns.v1.TestSendRequest
-	(*TestSendResponse)(nil),       // 26: chorus.campaigns.v1.TestSendResponse
-	(*TestSendResult)(nil),         // 27: chorus.campaigns.v1.TestSendResult
-	nil,                            // 28: chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
-	(*timestamppb.Timestamp)(nil),  // 29: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil), // 30: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),     // 31: google.protobuf.ListValue
+	(*PoolNumber)(nil),             // 7: chorus.campaigns.v1.PoolNumber
+	(*CampaignListItem)(nil),       // 8: chorus.campaigns.v1.CampaignListItem
+	(*CampaignInput)(nil),          // 9: chorus.campaigns.v1.CampaignInput
+	(*ListCampaignsRequest)(nil),   // 10: chorus.campaigns.v1.ListCampaignsRequest
+	(*ListCampaignsResponse)(nil),  // 11: chorus.campaigns.v1.ListCampaignsResponse
+	(*GetCampaignRequest)(nil),     // 12: chorus.campaigns.v1.GetCampaignRequest
+	(*GetCampaignResponse)(nil),    // 13: chorus.campaigns.v1.GetCampaignResponse
+	(*CreateDraftRequest)(nil),     // 14: chorus.campaigns.v1.CreateDraftRequest
+	(*CreateDraftResponse)(nil),    // 15: chorus.campaigns.v1.CreateDraftResponse
+	(*UpdateDraftRequest)(nil),     // 16: chorus.campaigns.v1.UpdateDraftRequest
+	(*UpdateDraftResponse)(nil),    // 17: chorus.campaigns.v1.UpdateDraftResponse
+	(*CreateCampaignRequest)(nil),  // 18: chorus.campaigns.v1.CreateCampaignRequest
+	(*CreateCampaignResponse)(nil), // 19: chorus.campaigns.v1.CreateCampaignResponse
+	(*PauseCampaignRequest)(nil),   // 20: chorus.campaigns.v1.PauseCampaignRequest
+	(*PauseCampaignResponse)(nil),  // 21: chorus.campaigns.v1.PauseCampaignResponse
+	(*ResumeCampaignRequest)(nil),  // 22: chorus.campaigns.v1.ResumeCampaignRequest
+	(*ResumeCampaignResponse)(nil), // 23: chorus.campaigns.v1.ResumeCampaignResponse
+	(*CancelCampaignRequest)(nil),  // 24: chorus.campaigns.v1.CancelCampaignRequest
+	(*CancelCampaignResponse)(nil), // 25: chorus.campaigns.v1.CancelCampaignResponse
+	(*TestSendRequest)(nil),        // 26: chorus.campaigns.v1.TestSendRequest
+	(*TestSendResponse)(nil),       // 27: chorus.campaigns.v1.TestSendResponse
+	(*TestSendResult)(nil),         // 28: chorus.campaigns.v1.TestSendResult
+	nil,                            // 29: chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	(*timestamppb.Timestamp)(nil),  // 30: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil), // 31: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),     // 32: google.protobuf.ListValue
 }
 var file_campaigns_v1_campaigns_proto_depIdxs = []int32{
-	29, // 0: chorus.campaigns.v1.DisplayMetrics.estimated_completion_at:type_name -> google.protobuf.Timestamp
+	30, // 0: chorus.campaigns.v1.DisplayMetrics.estimated_completion_at:type_name -> google.protobuf.Timestamp
 	5,  // 1: chorus.campaigns.v1.DisplayMetrics.variant_a:type_name -> chorus.campaigns.v1.VariantMetrics
 	5,  // 2: chorus.campaigns.v1.DisplayMetrics.variant_b:type_name -> chorus.campaigns.v1.VariantMetrics
-	30, // 3: chorus.campaigns.v1.DisplayMetrics.winner:type_name -> google.protobuf.StringValue
+	31, // 3: chorus.campaigns.v1.DisplayMetrics.winner:type_name -> google.protobuf.StringValue
 	4,  // 4: chorus.campaigns.v1.DisplayMetrics.unsent:type_name -> chorus.campaigns.v1.UnsentCount
-	30, // 5: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
-	30, // 6: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
+	31, // 5: chorus.campaigns.v1.Campaign.media_url:type_name -> google.protobuf.StringValue
+	31, // 6: chorus.campaigns.v1.Campaign.segment_id:type_name -> google.protobuf.StringValue
 	0,  // 7: chorus.campaigns.v1.Campaign.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	29, // 8: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
-	30, // 9: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
+	30, // 8: chorus.campaigns.v1.Campaign.scheduled_for:type_name -> google.protobuf.Timestamp
+	31, // 9: chorus.campaigns.v1.Campaign.timezone:type_name -> google.protobuf.StringValue
 	1,  // 10: chorus.campaigns.v1.Campaign.faq_replies:type_name -> chorus.campaigns.v1.FaqReply
-	29, // 11: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
-	29, // 12: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
-	29, // 13: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
-	29, // 14: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
-	30, // 15: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
+	30, // 11: chorus.campaigns.v1.Campaign.created_at:type_name -> google.protobuf.Timestamp
+	30, // 12: chorus.campaigns.v1.Campaign.updated_at:type_name -> google.protobuf.Timestamp
+	30, // 13: chorus.campaigns.v1.Campaign.completed_at:type_name -> google.protobuf.Timestamp
+	30, // 14: chorus.campaigns.v1.Campaign.canceled_at:type_name -> google.protobuf.Timestamp
+	31, // 15: chorus.campaigns.v1.Campaign.failure_reason:type_name -> google.protobuf.StringValue
 	2,  // 16: chorus.campaigns.v1.Campaign.phone_number:type_name -> chorus.campaigns.v1.PhoneNumber
 	3,  // 17: chorus.campaigns.v1.Campaign.display_metrics:type_name -> chorus.campaigns.v1.DisplayMetrics
-	29, // 18: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
-	30, // 19: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
-	30, // 20: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
-	29, // 21: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
-	29, // 22: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
-	29, // 23: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
-	0,  // 24: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
-	31, // 25: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
-	7,  // 26: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
-	6,  // 27: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	8,  // 28: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	6,  // 29: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	8,  // 30: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	6,  // 31: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	8,  // 32: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
-	6,  // 33: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 34: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 35: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	6,  // 36: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
-	28, // 37: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
-	27, // 38: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
-	9,  // 39: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
-	11, // 40: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
-	13, // 41: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
-	15, // 42: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
-	17, // 43: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
-	19, // 44: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
-	21, // 45: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
-	23, // 46: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
-	25, // 47: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
-	10, // 48: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
-	12, // 49: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
-	14, // 50: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
-	16, // 51: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
-	18, // 52: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
-	20, // 53: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
-	22, // 54: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
-	24, // 55: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
-	26, // 56: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
-	48, // [48:57] is the sub-list for method output_type
-	39, // [39:48] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	7,  // 18: chorus.campaigns.v1.Campaign.phone_numbers:type_name -> chorus.campaigns.v1.PoolNumber
+	30, // 19: chorus.campaigns.v1.CampaignListItem.scheduled_for:type_name -> google.protobuf.Timestamp
+	31, // 20: chorus.campaigns.v1.CampaignListItem.timezone:type_name -> google.protobuf.StringValue
+	31, // 21: chorus.campaigns.v1.CampaignListItem.media_url:type_name -> google.protobuf.StringValue
+	30, // 22: chorus.campaigns.v1.CampaignListItem.created_at:type_name -> google.protobuf.Timestamp
+	30, // 23: chorus.campaigns.v1.CampaignListItem.updated_at:type_name -> google.protobuf.Timestamp
+	30, // 24: chorus.campaigns.v1.CampaignListItem.completed_at:type_name -> google.protobuf.Timestamp
+	0,  // 25: chorus.campaigns.v1.CampaignInput.contact_filter:type_name -> chorus.campaigns.v1.ContactFilter
+	32, // 26: chorus.campaigns.v1.CampaignInput.faq_replies:type_name -> google.protobuf.ListValue
+	32, // 27: chorus.campaigns.v1.CampaignInput.from_phone_number_ids:type_name -> google.protobuf.ListValue
+	8,  // 28: chorus.campaigns.v1.ListCampaignsResponse.campaigns:type_name -> chorus.campaigns.v1.CampaignListItem
+	6,  // 29: chorus.campaigns.v1.GetCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	9,  // 30: chorus.campaigns.v1.CreateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	6,  // 31: chorus.campaigns.v1.CreateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	9,  // 32: chorus.campaigns.v1.UpdateDraftRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	6,  // 33: chorus.campaigns.v1.UpdateDraftResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	9,  // 34: chorus.campaigns.v1.CreateCampaignRequest.campaign:type_name -> chorus.campaigns.v1.CampaignInput
+	6,  // 35: chorus.campaigns.v1.CreateCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 36: chorus.campaigns.v1.PauseCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 37: chorus.campaigns.v1.ResumeCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	6,  // 38: chorus.campaigns.v1.CancelCampaignResponse.campaign:type_name -> chorus.campaigns.v1.Campaign
+	29, // 39: chorus.campaigns.v1.TestSendRequest.merge_preview_data:type_name -> chorus.campaigns.v1.TestSendRequest.MergePreviewDataEntry
+	28, // 40: chorus.campaigns.v1.TestSendResponse.results:type_name -> chorus.campaigns.v1.TestSendResult
+	10, // 41: chorus.campaigns.v1.CampaignsService.ListCampaigns:input_type -> chorus.campaigns.v1.ListCampaignsRequest
+	12, // 42: chorus.campaigns.v1.CampaignsService.GetCampaign:input_type -> chorus.campaigns.v1.GetCampaignRequest
+	14, // 43: chorus.campaigns.v1.CampaignsService.CreateDraft:input_type -> chorus.campaigns.v1.CreateDraftRequest
+	16, // 44: chorus.campaigns.v1.CampaignsService.UpdateDraft:input_type -> chorus.campaigns.v1.UpdateDraftRequest
+	18, // 45: chorus.campaigns.v1.CampaignsService.CreateCampaign:input_type -> chorus.campaigns.v1.CreateCampaignRequest
+	20, // 46: chorus.campaigns.v1.CampaignsService.PauseCampaign:input_type -> chorus.campaigns.v1.PauseCampaignRequest
+	22, // 47: chorus.campaigns.v1.CampaignsService.ResumeCampaign:input_type -> chorus.campaigns.v1.ResumeCampaignRequest
+	24, // 48: chorus.campaigns.v1.CampaignsService.CancelCampaign:input_type -> chorus.campaigns.v1.CancelCampaignRequest
+	26, // 49: chorus.campaigns.v1.CampaignsService.TestSend:input_type -> chorus.campaigns.v1.TestSendRequest
+	11, // 50: chorus.campaigns.v1.CampaignsService.ListCampaigns:output_type -> chorus.campaigns.v1.ListCampaignsResponse
+	13, // 51: chorus.campaigns.v1.CampaignsService.GetCampaign:output_type -> chorus.campaigns.v1.GetCampaignResponse
+	15, // 52: chorus.campaigns.v1.CampaignsService.CreateDraft:output_type -> chorus.campaigns.v1.CreateDraftResponse
+	17, // 53: chorus.campaigns.v1.CampaignsService.UpdateDraft:output_type -> chorus.campaigns.v1.UpdateDraftResponse
+	19, // 54: chorus.campaigns.v1.CampaignsService.CreateCampaign:output_type -> chorus.campaigns.v1.CreateCampaignResponse
+	21, // 55: chorus.campaigns.v1.CampaignsService.PauseCampaign:output_type -> chorus.campaigns.v1.PauseCampaignResponse
+	23, // 56: chorus.campaigns.v1.CampaignsService.ResumeCampaign:output_type -> chorus.campaigns.v1.ResumeCampaignResponse
+	25, // 57: chorus.campaigns.v1.CampaignsService.CancelCampaign:output_type -> chorus.campaigns.v1.CancelCampaignResponse
+	27, // 58: chorus.campaigns.v1.CampaignsService.TestSend:output_type -> chorus.campaigns.v1.TestSendResponse
+	50, // [50:59] is the sub-list for method output_type
+	41, // [41:50] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_campaigns_v1_campaigns_proto_init() }
@@ -2503,14 +2634,14 @@ func file_campaigns_v1_campaigns_proto_init() {
 	}
 	file_campaigns_v1_campaigns_proto_msgTypes[0].OneofWrappers = []any{}
 	file_campaigns_v1_campaigns_proto_msgTypes[6].OneofWrappers = []any{}
-	file_campaigns_v1_campaigns_proto_msgTypes[8].OneofWrappers = []any{}
+	file_campaigns_v1_campaigns_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_campaigns_v1_campaigns_proto_rawDesc), len(file_campaigns_v1_campaigns_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

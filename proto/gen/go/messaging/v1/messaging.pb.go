@@ -1937,6 +1937,96 @@ func (x *GetPhoneNumberResponse) GetMessagesPerSecond() int32 {
 	return 0
 }
 
+// FindPhoneNumbersRequest names up to 400 numbers.
+type FindPhoneNumbersRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	PhoneNumberIds []string               `protobuf:"bytes,1,rep,name=phone_number_ids,json=phoneNumberIds,proto3" json:"phone_number_ids,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *FindPhoneNumbersRequest) Reset() {
+	*x = FindPhoneNumbersRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindPhoneNumbersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindPhoneNumbersRequest) ProtoMessage() {}
+
+func (x *FindPhoneNumbersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindPhoneNumbersRequest.ProtoReflect.Descriptor instead.
+func (*FindPhoneNumbersRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *FindPhoneNumbersRequest) GetPhoneNumberIds() []string {
+	if x != nil {
+		return x.PhoneNumberIds
+	}
+	return nil
+}
+
+// FindPhoneNumbersResponse is the organization's numbers among those named, in no order.
+type FindPhoneNumbersResponse struct {
+	state         protoimpl.MessageState    `protogen:"open.v1"`
+	Numbers       []*GetPhoneNumberResponse `protobuf:"bytes,1,rep,name=numbers,proto3" json:"numbers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindPhoneNumbersResponse) Reset() {
+	*x = FindPhoneNumbersResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindPhoneNumbersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindPhoneNumbersResponse) ProtoMessage() {}
+
+func (x *FindPhoneNumbersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindPhoneNumbersResponse.ProtoReflect.Descriptor instead.
+func (*FindPhoneNumbersResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *FindPhoneNumbersResponse) GetNumbers() []*GetPhoneNumberResponse {
+	if x != nil {
+		return x.Numbers
+	}
+	return nil
+}
+
 // SetSourceStateRequest names a source and the state its queued messages take.
 type SetSourceStateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1951,7 +2041,7 @@ type SetSourceStateRequest struct {
 
 func (x *SetSourceStateRequest) Reset() {
 	*x = SetSourceStateRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2053,7 @@ func (x *SetSourceStateRequest) String() string {
 func (*SetSourceStateRequest) ProtoMessage() {}
 
 func (x *SetSourceStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[27]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2066,7 @@ func (x *SetSourceStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSourceStateRequest.ProtoReflect.Descriptor instead.
 func (*SetSourceStateRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{27}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SetSourceStateRequest) GetSourceKind() string {
@@ -2009,7 +2099,7 @@ type SetSourceStateResponse struct {
 
 func (x *SetSourceStateResponse) Reset() {
 	*x = SetSourceStateResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2111,7 @@ func (x *SetSourceStateResponse) String() string {
 func (*SetSourceStateResponse) ProtoMessage() {}
 
 func (x *SetSourceStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[28]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2124,7 @@ func (x *SetSourceStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSourceStateResponse.ProtoReflect.Descriptor instead.
 func (*SetSourceStateResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{28}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{30}
 }
 
 // BulkSource names the campaign or poll whose audience is handed over in bulk.
@@ -2049,7 +2139,7 @@ type BulkSource struct {
 
 func (x *BulkSource) Reset() {
 	*x = BulkSource{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2061,7 +2151,7 @@ func (x *BulkSource) String() string {
 func (*BulkSource) ProtoMessage() {}
 
 func (x *BulkSource) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[29]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2074,7 +2164,7 @@ func (x *BulkSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BulkSource.ProtoReflect.Descriptor instead.
 func (*BulkSource) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{29}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *BulkSource) GetSourceKind() string {
@@ -2101,7 +2191,7 @@ type OpenBulkRequest struct {
 
 func (x *OpenBulkRequest) Reset() {
 	*x = OpenBulkRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2113,7 +2203,7 @@ func (x *OpenBulkRequest) String() string {
 func (*OpenBulkRequest) ProtoMessage() {}
 
 func (x *OpenBulkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[30]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2126,7 +2216,7 @@ func (x *OpenBulkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenBulkRequest.ProtoReflect.Descriptor instead.
 func (*OpenBulkRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{30}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *OpenBulkRequest) GetSource() *BulkSource {
@@ -2145,7 +2235,7 @@ type OpenBulkResponse struct {
 
 func (x *OpenBulkResponse) Reset() {
 	*x = OpenBulkResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2247,7 @@ func (x *OpenBulkResponse) String() string {
 func (*OpenBulkResponse) ProtoMessage() {}
 
 func (x *OpenBulkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[31]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,23 +2260,28 @@ func (x *OpenBulkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenBulkResponse.ProtoReflect.Descriptor instead.
 func (*OpenBulkResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{31}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{33}
 }
 
 // QueueBulkRequest is one batch of a source's audience.
 type QueueBulkRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// 1 to 1000 messages of the same source (kind campaign or poll, and id), sending number,
-	// hold and quiet-hours timezone; recipients in E.164, as contacts stored them (not looked up
+	// 1 to 1000 messages of the same source (kind campaign or poll, and id), sending number
+	// (none with a pool), hold and quiet-hours timezone; recipients in E.164, as contacts stored them (not looked up
 	// again: a number the carrier refuses fails alone).
-	Messages      []*OutgoingMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Messages []*OutgoingMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// A number pool: 1 to 400 of the organization's number ids, none twice. When given, the
+	// messages name no from_phone_number_id and messaging picks each one's number from the
+	// pool: the pool number that last exchanged a message with the recipient (sticky), else one
+	// of the recipient's area code, else the one given fewest of the source's messages.
+	FromPhoneNumberIds []string `protobuf:"bytes,2,rep,name=from_phone_number_ids,json=fromPhoneNumberIds,proto3" json:"from_phone_number_ids,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *QueueBulkRequest) Reset() {
 	*x = QueueBulkRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2293,7 @@ func (x *QueueBulkRequest) String() string {
 func (*QueueBulkRequest) ProtoMessage() {}
 
 func (x *QueueBulkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[32]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,12 +2306,19 @@ func (x *QueueBulkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueBulkRequest.ProtoReflect.Descriptor instead.
 func (*QueueBulkRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{32}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *QueueBulkRequest) GetMessages() []*OutgoingMessage {
 	if x != nil {
 		return x.Messages
+	}
+	return nil
+}
+
+func (x *QueueBulkRequest) GetFromPhoneNumberIds() []string {
+	if x != nil {
+		return x.FromPhoneNumberIds
 	}
 	return nil
 }
@@ -2230,7 +2332,7 @@ type QueueBulkResponse struct {
 
 func (x *QueueBulkResponse) Reset() {
 	*x = QueueBulkResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2344,7 @@ func (x *QueueBulkResponse) String() string {
 func (*QueueBulkResponse) ProtoMessage() {}
 
 func (x *QueueBulkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[33]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2357,7 @@ func (x *QueueBulkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueBulkResponse.ProtoReflect.Descriptor instead.
 func (*QueueBulkResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{33}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{35}
 }
 
 // ReleaseBulkRequest names the source to let go.
@@ -2268,7 +2370,7 @@ type ReleaseBulkRequest struct {
 
 func (x *ReleaseBulkRequest) Reset() {
 	*x = ReleaseBulkRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2280,7 +2382,7 @@ func (x *ReleaseBulkRequest) String() string {
 func (*ReleaseBulkRequest) ProtoMessage() {}
 
 func (x *ReleaseBulkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[34]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2293,7 +2395,7 @@ func (x *ReleaseBulkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseBulkRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseBulkRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{34}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReleaseBulkRequest) GetSource() *BulkSource {
@@ -2312,7 +2414,7 @@ type ReleaseBulkResponse struct {
 
 func (x *ReleaseBulkResponse) Reset() {
 	*x = ReleaseBulkResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2426,7 @@ func (x *ReleaseBulkResponse) String() string {
 func (*ReleaseBulkResponse) ProtoMessage() {}
 
 func (x *ReleaseBulkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[35]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2439,7 @@ func (x *ReleaseBulkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseBulkResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseBulkResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{35}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{37}
 }
 
 // CancelBulkRequest names the source to drop.
@@ -2350,7 +2452,7 @@ type CancelBulkRequest struct {
 
 func (x *CancelBulkRequest) Reset() {
 	*x = CancelBulkRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2362,7 +2464,7 @@ func (x *CancelBulkRequest) String() string {
 func (*CancelBulkRequest) ProtoMessage() {}
 
 func (x *CancelBulkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[36]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2375,7 +2477,7 @@ func (x *CancelBulkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBulkRequest.ProtoReflect.Descriptor instead.
 func (*CancelBulkRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{36}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CancelBulkRequest) GetSource() *BulkSource {
@@ -2394,7 +2496,7 @@ type CancelBulkResponse struct {
 
 func (x *CancelBulkResponse) Reset() {
 	*x = CancelBulkResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2508,7 @@ func (x *CancelBulkResponse) String() string {
 func (*CancelBulkResponse) ProtoMessage() {}
 
 func (x *CancelBulkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[37]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2521,179 @@ func (x *CancelBulkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelBulkResponse.ProtoReflect.Descriptor instead.
 func (*CancelBulkResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{37}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{39}
+}
+
+// GetBulkNumbersRequest names the source.
+type GetBulkNumbersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        *BulkSource            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBulkNumbersRequest) Reset() {
+	*x = GetBulkNumbersRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBulkNumbersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBulkNumbersRequest) ProtoMessage() {}
+
+func (x *GetBulkNumbersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBulkNumbersRequest.ProtoReflect.Descriptor instead.
+func (*GetBulkNumbersRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *GetBulkNumbersRequest) GetSource() *BulkSource {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+// GetBulkNumbersResponse lists the source's numbers, in the order they were first used.
+type GetBulkNumbersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Numbers       []*BulkNumber          `protobuf:"bytes,1,rep,name=numbers,proto3" json:"numbers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBulkNumbersResponse) Reset() {
+	*x = GetBulkNumbersResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBulkNumbersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBulkNumbersResponse) ProtoMessage() {}
+
+func (x *GetBulkNumbersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBulkNumbersResponse.ProtoReflect.Descriptor instead.
+func (*GetBulkNumbersResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetBulkNumbersResponse) GetNumbers() []*BulkNumber {
+	if x != nil {
+		return x.Numbers
+	}
+	return nil
+}
+
+// BulkNumber is one sending number of a bulk source.
+type BulkNumber struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PhoneNumberId string                 `protobuf:"bytes,1,opt,name=phone_number_id,json=phoneNumberId,proto3" json:"phone_number_id,omitempty"`
+	// E.164.
+	Number string `protobuf:"bytes,2,opt,name=number,proto3" json:"number,omitempty"`
+	// The source's messages the carrier took from this number.
+	SentCount int32 `protobuf:"varint,3,opt,name=sent_count,json=sentCount,proto3" json:"sent_count,omitempty"`
+	// The carrier refused the number (e.g. Twilio 30007, carrier filtering): it sends none of
+	// the source's messages any more, and its queued ones moved to the pool's other numbers.
+	Removed bool `protobuf:"varint,4,opt,name=removed,proto3" json:"removed,omitempty"`
+	// Why it was removed, e.g. "carrier error 30007: carrier filtering"; "" while in rotation.
+	RemovedReason string `protobuf:"bytes,5,opt,name=removed_reason,json=removedReason,proto3" json:"removed_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BulkNumber) Reset() {
+	*x = BulkNumber{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BulkNumber) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BulkNumber) ProtoMessage() {}
+
+func (x *BulkNumber) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BulkNumber.ProtoReflect.Descriptor instead.
+func (*BulkNumber) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *BulkNumber) GetPhoneNumberId() string {
+	if x != nil {
+		return x.PhoneNumberId
+	}
+	return ""
+}
+
+func (x *BulkNumber) GetNumber() string {
+	if x != nil {
+		return x.Number
+	}
+	return ""
+}
+
+func (x *BulkNumber) GetSentCount() int32 {
+	if x != nil {
+		return x.SentCount
+	}
+	return 0
+}
+
+func (x *BulkNumber) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
+}
+
+func (x *BulkNumber) GetRemovedReason() string {
+	if x != nil {
+		return x.RemovedReason
+	}
+	return ""
 }
 
 // ShortenLinksRequest names a source and the URLs its messages carry.
@@ -2436,7 +2710,7 @@ type ShortenLinksRequest struct {
 
 func (x *ShortenLinksRequest) Reset() {
 	*x = ShortenLinksRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[38]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2448,7 +2722,7 @@ func (x *ShortenLinksRequest) String() string {
 func (*ShortenLinksRequest) ProtoMessage() {}
 
 func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[38]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2735,7 @@ func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortenLinksRequest.ProtoReflect.Descriptor instead.
 func (*ShortenLinksRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{38}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ShortenLinksRequest) GetSourceKind() string {
@@ -2496,7 +2770,7 @@ type ShortenLinksResponse struct {
 
 func (x *ShortenLinksResponse) Reset() {
 	*x = ShortenLinksResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[39]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +2782,7 @@ func (x *ShortenLinksResponse) String() string {
 func (*ShortenLinksResponse) ProtoMessage() {}
 
 func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[39]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +2795,7 @@ func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortenLinksResponse.ProtoReflect.Descriptor instead.
 func (*ShortenLinksResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{39}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ShortenLinksResponse) GetShortUrls() []string {
@@ -2555,7 +2829,7 @@ type Keyword struct {
 
 func (x *Keyword) Reset() {
 	*x = Keyword{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[40]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2567,7 +2841,7 @@ func (x *Keyword) String() string {
 func (*Keyword) ProtoMessage() {}
 
 func (x *Keyword) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[40]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2580,7 +2854,7 @@ func (x *Keyword) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Keyword.ProtoReflect.Descriptor instead.
 func (*Keyword) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{40}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Keyword) GetId() string {
@@ -2645,7 +2919,7 @@ type CreateKeywordRequest struct {
 
 func (x *CreateKeywordRequest) Reset() {
 	*x = CreateKeywordRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2657,7 +2931,7 @@ func (x *CreateKeywordRequest) String() string {
 func (*CreateKeywordRequest) ProtoMessage() {}
 
 func (x *CreateKeywordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2670,7 +2944,7 @@ func (x *CreateKeywordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeywordRequest.ProtoReflect.Descriptor instead.
 func (*CreateKeywordRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{41}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CreateKeywordRequest) GetKeyword() string {
@@ -2711,7 +2985,7 @@ type CreateKeywordResponse struct {
 
 func (x *CreateKeywordResponse) Reset() {
 	*x = CreateKeywordResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +2997,7 @@ func (x *CreateKeywordResponse) String() string {
 func (*CreateKeywordResponse) ProtoMessage() {}
 
 func (x *CreateKeywordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +3010,7 @@ func (x *CreateKeywordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeywordResponse.ProtoReflect.Descriptor instead.
 func (*CreateKeywordResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{42}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CreateKeywordResponse) GetKeyword() *Keyword {
@@ -2755,7 +3029,7 @@ type ListKeywordsRequest struct {
 
 func (x *ListKeywordsRequest) Reset() {
 	*x = ListKeywordsRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2767,7 +3041,7 @@ func (x *ListKeywordsRequest) String() string {
 func (*ListKeywordsRequest) ProtoMessage() {}
 
 func (x *ListKeywordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2780,7 +3054,7 @@ func (x *ListKeywordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeywordsRequest.ProtoReflect.Descriptor instead.
 func (*ListKeywordsRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{43}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{48}
 }
 
 // ListKeywordsResponse is the organization's keywords, newest first.
@@ -2793,7 +3067,7 @@ type ListKeywordsResponse struct {
 
 func (x *ListKeywordsResponse) Reset() {
 	*x = ListKeywordsResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2805,7 +3079,7 @@ func (x *ListKeywordsResponse) String() string {
 func (*ListKeywordsResponse) ProtoMessage() {}
 
 func (x *ListKeywordsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2818,7 +3092,7 @@ func (x *ListKeywordsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeywordsResponse.ProtoReflect.Descriptor instead.
 func (*ListKeywordsResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{44}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListKeywordsResponse) GetKeywords() []*Keyword {
@@ -2838,7 +3112,7 @@ type DeleteKeywordRequest struct {
 
 func (x *DeleteKeywordRequest) Reset() {
 	*x = DeleteKeywordRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2850,7 +3124,7 @@ func (x *DeleteKeywordRequest) String() string {
 func (*DeleteKeywordRequest) ProtoMessage() {}
 
 func (x *DeleteKeywordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2863,7 +3137,7 @@ func (x *DeleteKeywordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeywordRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeywordRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{45}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DeleteKeywordRequest) GetId() string {
@@ -2884,7 +3158,7 @@ type DeleteKeywordResponse struct {
 
 func (x *DeleteKeywordResponse) Reset() {
 	*x = DeleteKeywordResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2896,7 +3170,7 @@ func (x *DeleteKeywordResponse) String() string {
 func (*DeleteKeywordResponse) ProtoMessage() {}
 
 func (x *DeleteKeywordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2909,7 +3183,7 @@ func (x *DeleteKeywordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeywordResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeywordResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{46}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteKeywordResponse) GetId() string {
@@ -3084,7 +3358,11 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
 	"\n" +
 	"is_default\x18\x03 \x01(\bR\tisDefault\x12.\n" +
-	"\x13messages_per_second\x18\x04 \x01(\x05R\x11messagesPerSecond\"k\n" +
+	"\x13messages_per_second\x18\x04 \x01(\x05R\x11messagesPerSecond\"C\n" +
+	"\x17FindPhoneNumbersRequest\x12(\n" +
+	"\x10phone_number_ids\x18\x01 \x03(\tR\x0ephoneNumberIds\"a\n" +
+	"\x18FindPhoneNumbersResponse\x12E\n" +
+	"\anumbers\x18\x01 \x03(\v2+.chorus.messaging.v1.GetPhoneNumberResponseR\anumbers\"k\n" +
 	"\x15SetSourceStateRequest\x12\x1f\n" +
 	"\vsource_kind\x18\x01 \x01(\tR\n" +
 	"sourceKind\x12\x1b\n" +
@@ -3098,16 +3376,29 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\tsource_id\x18\x02 \x01(\tR\bsourceId\"J\n" +
 	"\x0fOpenBulkRequest\x127\n" +
 	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"\x12\n" +
-	"\x10OpenBulkResponse\"T\n" +
+	"\x10OpenBulkResponse\"\x87\x01\n" +
 	"\x10QueueBulkRequest\x12@\n" +
-	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\"\x13\n" +
+	"\bmessages\x18\x01 \x03(\v2$.chorus.messaging.v1.OutgoingMessageR\bmessages\x121\n" +
+	"\x15from_phone_number_ids\x18\x02 \x03(\tR\x12fromPhoneNumberIds\"\x13\n" +
 	"\x11QueueBulkResponse\"M\n" +
 	"\x12ReleaseBulkRequest\x127\n" +
 	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"\x15\n" +
 	"\x13ReleaseBulkResponse\"L\n" +
 	"\x11CancelBulkRequest\x127\n" +
 	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"\x14\n" +
-	"\x12CancelBulkResponse\"g\n" +
+	"\x12CancelBulkResponse\"P\n" +
+	"\x15GetBulkNumbersRequest\x127\n" +
+	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"S\n" +
+	"\x16GetBulkNumbersResponse\x129\n" +
+	"\anumbers\x18\x01 \x03(\v2\x1f.chorus.messaging.v1.BulkNumberR\anumbers\"\xac\x01\n" +
+	"\n" +
+	"BulkNumber\x12&\n" +
+	"\x0fphone_number_id\x18\x01 \x01(\tR\rphoneNumberId\x12\x16\n" +
+	"\x06number\x18\x02 \x01(\tR\x06number\x12\x1d\n" +
+	"\n" +
+	"sent_count\x18\x03 \x01(\x05R\tsentCount\x12\x18\n" +
+	"\aremoved\x18\x04 \x01(\bR\aremoved\x12%\n" +
+	"\x0eremoved_reason\x18\x05 \x01(\tR\rremovedReason\"g\n" +
 	"\x13ShortenLinksRequest\x12\x1f\n" +
 	"\vsource_kind\x18\x01 \x01(\tR\n" +
 	"sourceKind\x12\x1b\n" +
@@ -3143,7 +3434,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\x8b\x10\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\xe7\x11\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -3154,7 +3445,8 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\rHandleWebhook\x12).chorus.messaging.v1.HandleWebhookRequest\x1a*.chorus.messaging.v1.HandleWebhookResponse\x12l\n" +
 	"\x0fFollowShortLink\x12+.chorus.messaging.v1.FollowShortLinkRequest\x1a,.chorus.messaging.v1.FollowShortLinkResponse\x12c\n" +
 	"\fSendMessages\x12(.chorus.messaging.v1.SendMessagesRequest\x1a).chorus.messaging.v1.SendMessagesResponse\x12i\n" +
-	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponse\x12]\n" +
+	"\x0eGetPhoneNumber\x12*.chorus.messaging.v1.GetPhoneNumberRequest\x1a+.chorus.messaging.v1.GetPhoneNumberResponse\x12o\n" +
+	"\x10FindPhoneNumbers\x12,.chorus.messaging.v1.FindPhoneNumbersRequest\x1a-.chorus.messaging.v1.FindPhoneNumbersResponse\x12]\n" +
 	"\n" +
 	"GetMessage\x12&.chorus.messaging.v1.GetMessageRequest\x1a'.chorus.messaging.v1.GetMessageResponse\x12i\n" +
 	"\x0eSetSourceState\x12*.chorus.messaging.v1.SetSourceStateRequest\x1a+.chorus.messaging.v1.SetSourceStateResponse\x12W\n" +
@@ -3162,7 +3454,8 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\tQueueBulk\x12%.chorus.messaging.v1.QueueBulkRequest\x1a&.chorus.messaging.v1.QueueBulkResponse\x12`\n" +
 	"\vReleaseBulk\x12'.chorus.messaging.v1.ReleaseBulkRequest\x1a(.chorus.messaging.v1.ReleaseBulkResponse\x12]\n" +
 	"\n" +
-	"CancelBulk\x12&.chorus.messaging.v1.CancelBulkRequest\x1a'.chorus.messaging.v1.CancelBulkResponse\x12c\n" +
+	"CancelBulk\x12&.chorus.messaging.v1.CancelBulkRequest\x1a'.chorus.messaging.v1.CancelBulkResponse\x12i\n" +
+	"\x0eGetBulkNumbers\x12*.chorus.messaging.v1.GetBulkNumbersRequest\x1a+.chorus.messaging.v1.GetBulkNumbersResponse\x12c\n" +
 	"\fShortenLinks\x12(.chorus.messaging.v1.ShortenLinksRequest\x1a).chorus.messaging.v1.ShortenLinksResponse\x12f\n" +
 	"\rCreateKeyword\x12).chorus.messaging.v1.CreateKeywordRequest\x1a*.chorus.messaging.v1.CreateKeywordResponse\x12c\n" +
 	"\fListKeywords\x12(.chorus.messaging.v1.ListKeywordsRequest\x1a).chorus.messaging.v1.ListKeywordsResponse\x12f\n" +
@@ -3181,7 +3474,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -3211,43 +3504,48 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*GetMessageResponse)(nil),           // 25: chorus.messaging.v1.GetMessageResponse
 	(*GetPhoneNumberRequest)(nil),        // 26: chorus.messaging.v1.GetPhoneNumberRequest
 	(*GetPhoneNumberResponse)(nil),       // 27: chorus.messaging.v1.GetPhoneNumberResponse
-	(*SetSourceStateRequest)(nil),        // 28: chorus.messaging.v1.SetSourceStateRequest
-	(*SetSourceStateResponse)(nil),       // 29: chorus.messaging.v1.SetSourceStateResponse
-	(*BulkSource)(nil),                   // 30: chorus.messaging.v1.BulkSource
-	(*OpenBulkRequest)(nil),              // 31: chorus.messaging.v1.OpenBulkRequest
-	(*OpenBulkResponse)(nil),             // 32: chorus.messaging.v1.OpenBulkResponse
-	(*QueueBulkRequest)(nil),             // 33: chorus.messaging.v1.QueueBulkRequest
-	(*QueueBulkResponse)(nil),            // 34: chorus.messaging.v1.QueueBulkResponse
-	(*ReleaseBulkRequest)(nil),           // 35: chorus.messaging.v1.ReleaseBulkRequest
-	(*ReleaseBulkResponse)(nil),          // 36: chorus.messaging.v1.ReleaseBulkResponse
-	(*CancelBulkRequest)(nil),            // 37: chorus.messaging.v1.CancelBulkRequest
-	(*CancelBulkResponse)(nil),           // 38: chorus.messaging.v1.CancelBulkResponse
-	(*ShortenLinksRequest)(nil),          // 39: chorus.messaging.v1.ShortenLinksRequest
-	(*ShortenLinksResponse)(nil),         // 40: chorus.messaging.v1.ShortenLinksResponse
-	(*Keyword)(nil),                      // 41: chorus.messaging.v1.Keyword
-	(*CreateKeywordRequest)(nil),         // 42: chorus.messaging.v1.CreateKeywordRequest
-	(*CreateKeywordResponse)(nil),        // 43: chorus.messaging.v1.CreateKeywordResponse
-	(*ListKeywordsRequest)(nil),          // 44: chorus.messaging.v1.ListKeywordsRequest
-	(*ListKeywordsResponse)(nil),         // 45: chorus.messaging.v1.ListKeywordsResponse
-	(*DeleteKeywordRequest)(nil),         // 46: chorus.messaging.v1.DeleteKeywordRequest
-	(*DeleteKeywordResponse)(nil),        // 47: chorus.messaging.v1.DeleteKeywordResponse
-	(*timestamppb.Timestamp)(nil),        // 48: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil),       // 49: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),           // 50: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),         // 51: google.protobuf.BoolValue
+	(*FindPhoneNumbersRequest)(nil),      // 28: chorus.messaging.v1.FindPhoneNumbersRequest
+	(*FindPhoneNumbersResponse)(nil),     // 29: chorus.messaging.v1.FindPhoneNumbersResponse
+	(*SetSourceStateRequest)(nil),        // 30: chorus.messaging.v1.SetSourceStateRequest
+	(*SetSourceStateResponse)(nil),       // 31: chorus.messaging.v1.SetSourceStateResponse
+	(*BulkSource)(nil),                   // 32: chorus.messaging.v1.BulkSource
+	(*OpenBulkRequest)(nil),              // 33: chorus.messaging.v1.OpenBulkRequest
+	(*OpenBulkResponse)(nil),             // 34: chorus.messaging.v1.OpenBulkResponse
+	(*QueueBulkRequest)(nil),             // 35: chorus.messaging.v1.QueueBulkRequest
+	(*QueueBulkResponse)(nil),            // 36: chorus.messaging.v1.QueueBulkResponse
+	(*ReleaseBulkRequest)(nil),           // 37: chorus.messaging.v1.ReleaseBulkRequest
+	(*ReleaseBulkResponse)(nil),          // 38: chorus.messaging.v1.ReleaseBulkResponse
+	(*CancelBulkRequest)(nil),            // 39: chorus.messaging.v1.CancelBulkRequest
+	(*CancelBulkResponse)(nil),           // 40: chorus.messaging.v1.CancelBulkResponse
+	(*GetBulkNumbersRequest)(nil),        // 41: chorus.messaging.v1.GetBulkNumbersRequest
+	(*GetBulkNumbersResponse)(nil),       // 42: chorus.messaging.v1.GetBulkNumbersResponse
+	(*BulkNumber)(nil),                   // 43: chorus.messaging.v1.BulkNumber
+	(*ShortenLinksRequest)(nil),          // 44: chorus.messaging.v1.ShortenLinksRequest
+	(*ShortenLinksResponse)(nil),         // 45: chorus.messaging.v1.ShortenLinksResponse
+	(*Keyword)(nil),                      // 46: chorus.messaging.v1.Keyword
+	(*CreateKeywordRequest)(nil),         // 47: chorus.messaging.v1.CreateKeywordRequest
+	(*CreateKeywordResponse)(nil),        // 48: chorus.messaging.v1.CreateKeywordResponse
+	(*ListKeywordsRequest)(nil),          // 49: chorus.messaging.v1.ListKeywordsRequest
+	(*ListKeywordsResponse)(nil),         // 50: chorus.messaging.v1.ListKeywordsResponse
+	(*DeleteKeywordRequest)(nil),         // 51: chorus.messaging.v1.DeleteKeywordRequest
+	(*DeleteKeywordResponse)(nil),        // 52: chorus.messaging.v1.DeleteKeywordResponse
+	(*timestamppb.Timestamp)(nil),        // 53: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),       // 54: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),           // 55: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),         // 56: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	48, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	53, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	49, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	50, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	49, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	49, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	51, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	51, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	48, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	54, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	55, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	54, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	54, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	56, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	56, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	53, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 9: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	48, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	53, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 11: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 12: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 13: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
@@ -3255,58 +3553,65 @@ var file_messaging_v1_messaging_proto_depIdxs = []int32{
 	16, // 15: chorus.messaging.v1.HandleWebhookRequest.params:type_name -> chorus.messaging.v1.FormParam
 	21, // 16: chorus.messaging.v1.SendMessagesRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
 	4,  // 17: chorus.messaging.v1.GetMessageResponse.message:type_name -> chorus.messaging.v1.Message
-	30, // 18: chorus.messaging.v1.OpenBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
-	21, // 19: chorus.messaging.v1.QueueBulkRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
-	30, // 20: chorus.messaging.v1.ReleaseBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
-	30, // 21: chorus.messaging.v1.CancelBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
-	48, // 22: chorus.messaging.v1.Keyword.created_at:type_name -> google.protobuf.Timestamp
-	41, // 23: chorus.messaging.v1.CreateKeywordResponse.keyword:type_name -> chorus.messaging.v1.Keyword
-	41, // 24: chorus.messaging.v1.ListKeywordsResponse.keywords:type_name -> chorus.messaging.v1.Keyword
-	2,  // 25: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
-	5,  // 26: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
-	7,  // 27: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
-	10, // 28: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
-	12, // 29: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
-	14, // 30: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
-	17, // 31: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
-	19, // 32: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
-	22, // 33: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
-	26, // 34: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
-	24, // 35: chorus.messaging.v1.MessagingService.GetMessage:input_type -> chorus.messaging.v1.GetMessageRequest
-	28, // 36: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
-	31, // 37: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
-	33, // 38: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
-	35, // 39: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
-	37, // 40: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
-	39, // 41: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
-	42, // 42: chorus.messaging.v1.MessagingService.CreateKeyword:input_type -> chorus.messaging.v1.CreateKeywordRequest
-	44, // 43: chorus.messaging.v1.MessagingService.ListKeywords:input_type -> chorus.messaging.v1.ListKeywordsRequest
-	46, // 44: chorus.messaging.v1.MessagingService.DeleteKeyword:input_type -> chorus.messaging.v1.DeleteKeywordRequest
-	3,  // 45: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 46: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 47: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 48: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 49: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 50: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 51: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 52: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 53: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	27, // 54: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
-	25, // 55: chorus.messaging.v1.MessagingService.GetMessage:output_type -> chorus.messaging.v1.GetMessageResponse
-	29, // 56: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
-	32, // 57: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
-	34, // 58: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
-	36, // 59: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
-	38, // 60: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
-	40, // 61: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
-	43, // 62: chorus.messaging.v1.MessagingService.CreateKeyword:output_type -> chorus.messaging.v1.CreateKeywordResponse
-	45, // 63: chorus.messaging.v1.MessagingService.ListKeywords:output_type -> chorus.messaging.v1.ListKeywordsResponse
-	47, // 64: chorus.messaging.v1.MessagingService.DeleteKeyword:output_type -> chorus.messaging.v1.DeleteKeywordResponse
-	45, // [45:65] is the sub-list for method output_type
-	25, // [25:45] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	27, // 18: chorus.messaging.v1.FindPhoneNumbersResponse.numbers:type_name -> chorus.messaging.v1.GetPhoneNumberResponse
+	32, // 19: chorus.messaging.v1.OpenBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	21, // 20: chorus.messaging.v1.QueueBulkRequest.messages:type_name -> chorus.messaging.v1.OutgoingMessage
+	32, // 21: chorus.messaging.v1.ReleaseBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	32, // 22: chorus.messaging.v1.CancelBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	32, // 23: chorus.messaging.v1.GetBulkNumbersRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	43, // 24: chorus.messaging.v1.GetBulkNumbersResponse.numbers:type_name -> chorus.messaging.v1.BulkNumber
+	53, // 25: chorus.messaging.v1.Keyword.created_at:type_name -> google.protobuf.Timestamp
+	46, // 26: chorus.messaging.v1.CreateKeywordResponse.keyword:type_name -> chorus.messaging.v1.Keyword
+	46, // 27: chorus.messaging.v1.ListKeywordsResponse.keywords:type_name -> chorus.messaging.v1.Keyword
+	2,  // 28: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
+	5,  // 29: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
+	7,  // 30: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
+	10, // 31: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
+	12, // 32: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
+	14, // 33: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
+	17, // 34: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
+	19, // 35: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
+	22, // 36: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
+	26, // 37: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
+	28, // 38: chorus.messaging.v1.MessagingService.FindPhoneNumbers:input_type -> chorus.messaging.v1.FindPhoneNumbersRequest
+	24, // 39: chorus.messaging.v1.MessagingService.GetMessage:input_type -> chorus.messaging.v1.GetMessageRequest
+	30, // 40: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
+	33, // 41: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
+	35, // 42: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
+	37, // 43: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
+	39, // 44: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
+	41, // 45: chorus.messaging.v1.MessagingService.GetBulkNumbers:input_type -> chorus.messaging.v1.GetBulkNumbersRequest
+	44, // 46: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
+	47, // 47: chorus.messaging.v1.MessagingService.CreateKeyword:input_type -> chorus.messaging.v1.CreateKeywordRequest
+	49, // 48: chorus.messaging.v1.MessagingService.ListKeywords:input_type -> chorus.messaging.v1.ListKeywordsRequest
+	51, // 49: chorus.messaging.v1.MessagingService.DeleteKeyword:input_type -> chorus.messaging.v1.DeleteKeywordRequest
+	3,  // 50: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 51: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 52: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 53: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 54: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 55: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 56: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 57: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 58: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	27, // 59: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	29, // 60: chorus.messaging.v1.MessagingService.FindPhoneNumbers:output_type -> chorus.messaging.v1.FindPhoneNumbersResponse
+	25, // 61: chorus.messaging.v1.MessagingService.GetMessage:output_type -> chorus.messaging.v1.GetMessageResponse
+	31, // 62: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
+	34, // 63: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
+	36, // 64: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
+	38, // 65: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
+	40, // 66: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
+	42, // 67: chorus.messaging.v1.MessagingService.GetBulkNumbers:output_type -> chorus.messaging.v1.GetBulkNumbersResponse
+	45, // 68: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
+	48, // 69: chorus.messaging.v1.MessagingService.CreateKeyword:output_type -> chorus.messaging.v1.CreateKeywordResponse
+	50, // 70: chorus.messaging.v1.MessagingService.ListKeywords:output_type -> chorus.messaging.v1.ListKeywordsResponse
+	52, // 71: chorus.messaging.v1.MessagingService.DeleteKeyword:output_type -> chorus.messaging.v1.DeleteKeywordResponse
+	50, // [50:72] is the sub-list for method output_type
+	28, // [28:50] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_messaging_v1_messaging_proto_init() }
@@ -3323,7 +3628,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   47,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

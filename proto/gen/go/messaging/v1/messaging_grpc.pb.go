@@ -29,12 +29,14 @@ const (
 	MessagingService_FollowShortLink_FullMethodName      = "/chorus.messaging.v1.MessagingService/FollowShortLink"
 	MessagingService_SendMessages_FullMethodName         = "/chorus.messaging.v1.MessagingService/SendMessages"
 	MessagingService_GetPhoneNumber_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetPhoneNumber"
+	MessagingService_FindPhoneNumbers_FullMethodName     = "/chorus.messaging.v1.MessagingService/FindPhoneNumbers"
 	MessagingService_GetMessage_FullMethodName           = "/chorus.messaging.v1.MessagingService/GetMessage"
 	MessagingService_SetSourceState_FullMethodName       = "/chorus.messaging.v1.MessagingService/SetSourceState"
 	MessagingService_OpenBulk_FullMethodName             = "/chorus.messaging.v1.MessagingService/OpenBulk"
 	MessagingService_QueueBulk_FullMethodName            = "/chorus.messaging.v1.MessagingService/QueueBulk"
 	MessagingService_ReleaseBulk_FullMethodName          = "/chorus.messaging.v1.MessagingService/ReleaseBulk"
 	MessagingService_CancelBulk_FullMethodName           = "/chorus.messaging.v1.MessagingService/CancelBulk"
+	MessagingService_GetBulkNumbers_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetBulkNumbers"
 	MessagingService_ShortenLinks_FullMethodName         = "/chorus.messaging.v1.MessagingService/ShortenLinks"
 	MessagingService_CreateKeyword_FullMethodName        = "/chorus.messaging.v1.MessagingService/CreateKeyword"
 	MessagingService_ListKeywords_FullMethodName         = "/chorus.messaging.v1.MessagingService/ListKeywords"
@@ -83,6 +85,9 @@ type MessagingServiceClient interface {
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
 	GetPhoneNumber(ctx context.Context, in *GetPhoneNumberRequest, opts ...grpc.CallOption) (*GetPhoneNumberResponse, error)
+	// FindPhoneNumbers returns those of the named numbers that are the organization's (campaigns
+	// check a number pool with one call); another organization's is left out, as a missing one.
+	FindPhoneNumbers(ctx context.Context, in *FindPhoneNumbersRequest, opts ...grpc.CallOption) (*FindPhoneNumbersResponse, error)
 	// GetMessage returns one of the organization's messages as its thread shows it (webhooks'
 	// message.status); another organization's is NOT_FOUND, as a missing one.
 	GetMessage(ctx context.Context, in *GetMessageRequest, opts ...grpc.CallOption) (*GetMessageResponse, error)
@@ -113,6 +118,9 @@ type MessagingServiceClient interface {
 	// CancelBulk drops the source's batches and withdraws its queued messages, as
 	// SetSourceState canceled (final).
 	CancelBulk(ctx context.Context, in *CancelBulkRequest, opts ...grpc.CallOption) (*CancelBulkResponse, error)
+	// GetBulkNumbers lists the numbers a source's bulk batches were given, with how many of its
+	// messages each sent and whether it left the source's rotation (the carrier refused it).
+	GetBulkNumbers(ctx context.Context, in *GetBulkNumbersRequest, opts ...grpc.CallOption) (*GetBulkNumbersResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
 	// (source, URL), so a retried or repeated call answers the same links. A click on one
@@ -239,6 +247,16 @@ func (c *messagingServiceClient) GetPhoneNumber(ctx context.Context, in *GetPhon
 	return out, nil
 }
 
+func (c *messagingServiceClient) FindPhoneNumbers(ctx context.Context, in *FindPhoneNumbersRequest, opts ...grpc.CallOption) (*FindPhoneNumbersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FindPhoneNumbersResponse)
+	err := c.cc.Invoke(ctx, MessagingService_FindPhoneNumbers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *messagingServiceClient) GetMessage(ctx context.Context, in *GetMessageRequest, opts ...grpc.CallOption) (*GetMessageResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetMessageResponse)
@@ -293,6 +311,16 @@ func (c *messagingServiceClient) CancelBulk(ctx context.Context, in *CancelBulkR
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CancelBulkResponse)
 	err := c.cc.Invoke(ctx, MessagingService_CancelBulk_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *messagingServiceClient) GetBulkNumbers(ctx context.Context, in *GetBulkNumbersRequest, opts ...grpc.CallOption) (*GetBulkNumbersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetBulkNumbersResponse)
+	err := c.cc.Invoke(ctx, MessagingService_GetBulkNumbers_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -381,6 +409,9 @@ type MessagingServiceServer interface {
 	// GetPhoneNumber returns one of the organization's sending numbers, or its default (campaigns,
 	// polls); another organization's number is NOT_FOUND, as a missing one.
 	GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error)
+	// FindPhoneNumbers returns those of the named numbers that are the organization's (campaigns
+	// check a number pool with one call); another organization's is left out, as a missing one.
+	FindPhoneNumbers(context.Context, *FindPhoneNumbersRequest) (*FindPhoneNumbersResponse, error)
 	// GetMessage returns one of the organization's messages as its thread shows it (webhooks'
 	// message.status); another organization's is NOT_FOUND, as a missing one.
 	GetMessage(context.Context, *GetMessageRequest) (*GetMessageResponse, error)
@@ -411,6 +442,9 @@ type MessagingServiceServer interface {
 	// CancelBulk drops the source's batches and withdraws its queued messages, as
 	// SetSourceState canceled (final).
 	CancelBulk(context.Context, *CancelBulkRequest) (*CancelBulkResponse, error)
+	// GetBulkNumbers lists the numbers a source's bulk batches were given, with how many of its
+	// messages each sent and whether it left the source's rotation (the carrier refused it).
+	GetBulkNumbers(context.Context, *GetBulkNumbersRequest) (*GetBulkNumbersResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
 	// (source, URL), so a retried or repeated call answers the same links. A click on one
@@ -467,6 +501,9 @@ func (UnimplementedMessagingServiceServer) SendMessages(context.Context, *SendMe
 func (UnimplementedMessagingServiceServer) GetPhoneNumber(context.Context, *GetPhoneNumberRequest) (*GetPhoneNumberResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPhoneNumber not implemented")
 }
+func (UnimplementedMessagingServiceServer) FindPhoneNumbers(context.Context, *FindPhoneNumbersRequest) (*FindPhoneNumbersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FindPhoneNumbers not implemented")
+}
 func (UnimplementedMessagingServiceServer) GetMessage(context.Context, *GetMessageRequest) (*GetMessageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMessage not implemented")
 }
@@ -484,6 +521,9 @@ func (UnimplementedMessagingServiceServer) ReleaseBulk(context.Context, *Release
 }
 func (UnimplementedMessagingServiceServer) CancelBulk(context.Context, *CancelBulkRequest) (*CancelBulkResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelBulk not implemented")
+}
+func (UnimplementedMessagingServiceServer) GetBulkNumbers(context.Context, *GetBulkNumbersRequest) (*GetBulkNumbersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBulkNumbers not implemented")
 }
 func (UnimplementedMessagingServiceServer) ShortenLinks(context.Context, *ShortenLinksRequest) (*ShortenLinksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ShortenLinks not implemented")
@@ -698,6 +738,24 @@ func _MessagingService_GetPhoneNumber_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_FindPhoneNumbers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FindPhoneNumbersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).FindPhoneNumbers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_FindPhoneNumbers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).FindPhoneNumbers(ctx, req.(*FindPhoneNumbersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MessagingService_GetMessage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetMessageRequest)
 	if err := dec(in); err != nil {
@@ -802,6 +860,24 @@ func _MessagingService_CancelBulk_Handler(srv interface{}, ctx context.Context, 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(MessagingServiceServer).CancelBulk(ctx, req.(*CancelBulkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MessagingService_GetBulkNumbers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBulkNumbersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).GetBulkNumbers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_GetBulkNumbers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).GetBulkNumbers(ctx, req.(*GetBulkNumbersRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -926,6 +1002,10 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _MessagingService_GetPhoneNumber_Handler,
 		},
 		{
+			MethodName: "FindPhoneNumbers",
+			Handler:    _MessagingService_FindPhoneNumbers_Handler,
+		},
+		{
 			MethodName: "GetMessage",
 			Handler:    _MessagingService_GetMessage_Handler,
 		},
@@ -948,6 +1028,10 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelBulk",
 			Handler:    _MessagingService_CancelBulk_Handler,
+		},
+		{
+			MethodName: "GetBulkNumbers",
+			Handler:    _MessagingService_GetBulkNumbers_Handler,
 		},
 		{
 			MethodName: "ShortenLinks",
