@@ -147,21 +147,31 @@ func TestNumberPoolSpreadsWithinEachRate(t *testing.T) {
 	for _, n := range numbers {
 		pool = append(pool, tn.poolNumber(n, rate))
 	}
-	phones := make([]string, 30)
+	phones := make([]string, 60)
 	for i := range phones {
 		phones[i] = fmt.Sprintf("+12025557%03d", 200+i)
 	}
 	tn.contacts("poolspread", phones)
+	submitted := time.Now()
 	id := tn.poolCampaign("poolspread", pool)
+	// The estimate counts the pool's rates together: 60 messages at 3 x 2 a second take 10 s
+	// from submission (one number's rate alone would say 30 s).
+	var eta time.Time
+	eventually(t, 10*time.Second, "an estimate once the audience is resolved", func() bool {
+		at, _ := tn.getCampaign(id)["displayMetrics"].(map[string]any)["estimatedCompletionAt"].(string)
+		eta, _ = time.Parse(time.RFC3339Nano, at)
+		return at != ""
+	})
+	assert.Less(t, eta.Sub(submitted), 20*time.Second, "estimated at %s", eta)
 	done := tn.awaitStatus(id, "completed", 90*time.Second)
-	assert.EqualValues(t, 30, done.num("sentCount"))
+	assert.EqualValues(t, 60, done.num("sentCount"))
 
 	from := fromOf(t, carrier, phones)
 	perNumber := map[string]int{}
 	for _, f := range from {
 		perNumber[f]++
 	}
-	assert.Equal(t, map[string]int{numbers[0]: 10, numbers[1]: 10, numbers[2]: 10}, perNumber, "spread over the pool")
+	assert.Equal(t, map[string]int{numbers[0]: 20, numbers[1]: 20, numbers[2]: 20}, perNumber, "spread over the pool")
 
 	perSecond := map[string]map[int64]int{}
 	together := map[int64]int{}
@@ -187,7 +197,7 @@ func TestNumberPoolSpreadsWithinEachRate(t *testing.T) {
 	require.Len(t, detail, 3)
 	for i, n := range numbers {
 		assert.Equal(t, pool[i], detail[n]["id"])
-		assert.EqualValues(t, 10, detail[n]["sentCount"], n)
+		assert.EqualValues(t, 20, detail[n]["sentCount"], n)
 		assert.Equal(t, false, detail[n]["removed"], n)
 	}
 }

@@ -103,13 +103,42 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 		// A draft saved before its organization had a number sends from today's default.
 		out.FromPhoneNumberId = &out.PhoneNumber.Id
 	}
-	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate, from); err != nil {
-		return nil, err
-	}
 	if out.PhoneNumbers, err = s.poolNumbers(ctx, &c); err != nil {
 		return nil, err
 	}
+	if len(c.FromPhoneNumberIDs) > 1 {
+		if rate, err = s.poolRate(ctx, &c, out.PhoneNumbers); err != nil {
+			return nil, err
+		}
+	}
+	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate, from); err != nil {
+		return nil, err
+	}
 	return &campaignsv1.GetCampaignResponse{Campaign: out}, nil
+}
+
+// poolRate is the messages per second c's number pool sends at: the sum of its numbers' rates,
+// but for those the carrier's refusals took out of the rotation (used).
+func (s *Server) poolRate(ctx context.Context, c *store.Campaign, used []*campaignsv1.PoolNumber) (int32, error) {
+	ids := make([]string, len(c.FromPhoneNumberIDs))
+	for i, id := range c.FromPhoneNumberIDs {
+		ids[i] = id.String()
+	}
+	numbers, err := s.cfg.Messaging.FindPhoneNumbers(ctx, c.OrgID, ids)
+	if err != nil {
+		return 0, fmt.Errorf("pool's numbers: %w", err)
+	}
+	removed := map[string]bool{}
+	for _, n := range used {
+		removed[n.GetId()] = n.GetRemoved()
+	}
+	var rate int32
+	for _, n := range numbers {
+		if !removed[n.GetPhoneNumberId()] {
+			rate += n.GetMessagesPerSecond()
+		}
+	}
+	return rate, nil
 }
 
 // poolNumbers are the numbers messaging gave c's messages, with what each sent and whether the
