@@ -24,7 +24,7 @@ func (tn *tenant) setFrequencyCap(hours int) {
 	t.Helper()
 	res := tn.do("PATCH", "/api/organization/settings", map[string]any{"frequencyCapHours": hours})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
-	assert.Equal(t, map[string]any{"frequencyCapHours": float64(hours)}, res.JSON(t))
+	assert.Equal(t, map[string]any{"frequencyCapHours": float64(hours), "stateQuietHours": true}, res.JSON(t))
 }
 
 // metric is one of the campaign detail's displayMetrics.
@@ -35,19 +35,19 @@ func TestOrganizationSettingsOverREST(t *testing.T) {
 	e := newMsgEnv(t, nil)
 	tn := e.newTenant("+13125553811", 10)
 	other := e.newTenant("+13125553812", 10)
-	assert.Equal(t, map[string]any{"frequencyCapHours": 0.0}, tn.settings(), "off by default")
+	assert.Equal(t, map[string]any{"frequencyCapHours": 0.0, "stateQuietHours": true}, tn.settings(), "off by default")
 	tn.setFrequencyCap(24)
 	res := tn.do("PATCH", "/api/organization/settings", map[string]any{})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
-	assert.Equal(t, map[string]any{"frequencyCapHours": 24.0}, res.JSON(t), "a field left out keeps its value")
+	assert.Equal(t, map[string]any{"frequencyCapHours": 24.0, "stateQuietHours": true}, res.JSON(t), "a field left out keeps its value")
 	for _, bad := range []any{-1, 721, 1.5, true} {
 		res := tn.do("PATCH", "/api/organization/settings", map[string]any{"frequencyCapHours": bad})
 		assert.Equal(t, http.StatusBadRequest, res.Status, "%v: %s", bad, res.Body)
 		assert.Equal(t, "VALIDATION_FAILED", res.ErrCode(t), "%v", bad)
 		assert.Contains(t, res.ErrFields(t), "frequencyCapHours", "%v", bad)
 	}
-	assert.Equal(t, map[string]any{"frequencyCapHours": 24.0}, tn.settings())
-	assert.Equal(t, map[string]any{"frequencyCapHours": 0.0}, other.settings(), "another organization's setting")
+	assert.Equal(t, map[string]any{"frequencyCapHours": 24.0, "stateQuietHours": true}, tn.settings())
+	assert.Equal(t, map[string]any{"frequencyCapHours": 0.0, "stateQuietHours": true}, other.settings(), "another organization's setting")
 
 	reader := e.as("reader-"+tn.org, tn.org)
 	e.member(tn.org, "reader-"+tn.org, "read")

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 )
 
@@ -69,15 +72,36 @@ func TestCampaignKeepsToTheRecipientsStateQuietHours(t *testing.T) {
 	}
 }
 
+// State rules turned off when the organization is made (chorusctl org create
+// --no-state-quiet-hours) or later over REST leave the federal window alone.
 func TestOrganizationWithoutStateRulesKeepsToTheFederalWindow(t *testing.T) {
 	t.Parallel()
-	tn := eveningTenant(t, "+13125550261", true)
-	const floridian, miami = "+12025556011", "+13055556012"
-	eveningContacts(tn, "st", floridian, miami)
-	id := campaignTo(tn, "st")
-	eventually(t, 30*time.Second, "both sent at 20:xx", func() bool { return tn.getCampaign(id).num("sentCount") == 2 })
-	for _, p := range []string{floridian, miami} {
-		assert.Len(t, tn.thread(p), 1, p)
+	for name, atCreation := range map[string]bool{"at creation": true, "over REST": false} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var tn *tenant
+			if atCreation {
+				tn = eveningTenant(t, "+13125550261", true)
+			} else {
+				// Set before messaging first reads the organization: its orgs client keeps an
+				// organization up to 30 s, so a change applies within that time.
+				tn = eveningTenant(t, "", false)
+				assert.Equal(t, true, tn.settings()["stateQuietHours"], "on by default")
+				res := tn.do("PATCH", "/api/organization/settings", map[string]any{"stateQuietHours": false})
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+				assert.Equal(t, false, res.JSON(t)["stateQuietHours"])
+				n, err := tn.e.messaging.AddNumber(context.Background(), &messagingv1.AddNumberRequest{OrganizationId: tn.org, Number: "+13125550262", IsDefault: true})
+				require.NoError(t, err)
+				tn.number, tn.numberID = "+13125550262", n.GetPhoneNumberId()
+			}
+			const floridian, miami = "+12025556011", "+13055556012"
+			eveningContacts(tn, "st", floridian, miami)
+			id := campaignTo(tn, "st")
+			eventually(t, 30*time.Second, "both sent at 20:xx", func() bool { return tn.getCampaign(id).num("sentCount") == 2 })
+			for _, p := range []string{floridian, miami} {
+				assert.Len(t, tn.thread(p), 1, p)
+			}
+		})
 	}
 }
 

@@ -44,7 +44,14 @@ func (s *Server) UpdateSettings(ctx context.Context, req *orgsv1.UpdateSettingsR
 		if h < 0 || h > maxFrequencyCapHours {
 			return nil, apierr.Field("frequencyCapHours", fmt.Sprintf("must be 0 (off) to %d hours", maxFrequencyCapHours))
 		}
-		if err := s.store.SetFrequencyCap(ctx, org, h); err != nil {
+	}
+	var stateRulesOff *bool
+	if in.StateQuietHours != nil {
+		off := !in.GetStateQuietHours()
+		stateRulesOff = &off
+	}
+	if in.FrequencyCapHours != nil || stateRulesOff != nil {
+		if err := s.store.SetSettings(ctx, org, in.FrequencyCapHours, stateRulesOff); err != nil {
 			return nil, orgMissing(err)
 		}
 	}
@@ -61,7 +68,7 @@ func (s *Server) settings(ctx context.Context, org uuid.UUID) (*orgsv1.Settings,
 	if err != nil {
 		return nil, orgMissing(err)
 	}
-	return &orgsv1.Settings{FrequencyCapHours: o.FrequencyCapHours}, nil
+	return &orgsv1.Settings{FrequencyCapHours: o.FrequencyCapHours, StateQuietHours: !o.StateQuietHoursOff}, nil
 }
 
 // orgMissing answers an organization that does not exist (deleted under a cached membership)

@@ -72,12 +72,14 @@ func (s *Store) GetOrganization(ctx context.Context, id uuid.UUID) (Organization
 	return o, nil
 }
 
-// SetFrequencyCap sets org's frequency cap in hours (0: off); ErrNotFound when the
-// organization does not exist.
-func (s *Store) SetFrequencyCap(ctx context.Context, org uuid.UUID, hours int32) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE organizations SET frequency_cap_hours = $2 WHERE id = $1`, org, hours)
+// SetSettings changes org's frequency cap in hours (0: off) and whether state quiet-hours
+// laws are off, each only when given, in one statement; ErrNotFound when the organization
+// does not exist.
+func (s *Store) SetSettings(ctx context.Context, org uuid.UUID, capHours *int32, stateRulesOff *bool) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE organizations SET frequency_cap_hours = coalesce($2, frequency_cap_hours),
+		state_quiet_hours_off = coalesce($3, state_quiet_hours_off) WHERE id = $1`, org, capHours, stateRulesOff)
 	if err != nil {
-		return fmt.Errorf("update frequency cap: %w", err)
+		return fmt.Errorf("update settings: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
 		return ErrNotFound

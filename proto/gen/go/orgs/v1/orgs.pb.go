@@ -704,8 +704,12 @@ type Settings struct {
 	// the last this many hours: 0 (the default) is off, else 1 to 720. Polls, replies,
 	// auto-replies and test sends are not capped and do not count.
 	FrequencyCapHours int32 `protobuf:"varint,1,opt,name=frequency_cap_hours,json=frequencyCapHours,proto3" json:"frequency_cap_hours,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Campaign and poll messages keep to the quiet hours of the recipient's US state where its
+	// law is narrower than 08:00-21:00 (docs/quiet-hours.md). True by default; false turns
+	// the state rules off (the federal window and the zones' quiet hours still hold).
+	StateQuietHours bool `protobuf:"varint,2,opt,name=state_quiet_hours,json=stateQuietHours,proto3" json:"state_quiet_hours,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Settings) Reset() {
@@ -743,6 +747,13 @@ func (x *Settings) GetFrequencyCapHours() int32 {
 		return x.FrequencyCapHours
 	}
 	return 0
+}
+
+func (x *Settings) GetStateQuietHours() bool {
+	if x != nil {
+		return x.StateQuietHours
+	}
+	return false
 }
 
 // GetSettingsRequest names nothing: the organization is the caller's.
@@ -876,6 +887,7 @@ func (x *UpdateSettingsRequest) GetSettings() *SettingsUpdate {
 type SettingsUpdate struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	FrequencyCapHours *int32                 `protobuf:"varint,1,opt,name=frequency_cap_hours,json=frequencyCapHours,proto3,oneof" json:"frequency_cap_hours,omitempty"`
+	StateQuietHours   *bool                  `protobuf:"varint,2,opt,name=state_quiet_hours,json=stateQuietHours,proto3,oneof" json:"state_quiet_hours,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -915,6 +927,13 @@ func (x *SettingsUpdate) GetFrequencyCapHours() int32 {
 		return *x.FrequencyCapHours
 	}
 	return 0
+}
+
+func (x *SettingsUpdate) GetStateQuietHours() bool {
+	if x != nil && x.StateQuietHours != nil {
+		return *x.StateQuietHours
+	}
+	return false
 }
 
 // UpdateSettingsResponse wraps the settings as stored.
@@ -1004,17 +1023,20 @@ const file_orgs_v1_orgs_proto_rawDesc = "" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12!\n" +
 	"\fuser_subject\x18\x02 \x01(\tR\vuserSubject\"E\n" +
 	"\x13CheckAccessResponse\x12.\n" +
-	"\x06access\x18\x01 \x01(\x0e2\x16.chorus.orgs.v1.AccessR\x06access\":\n" +
+	"\x06access\x18\x01 \x01(\x0e2\x16.chorus.orgs.v1.AccessR\x06access\"f\n" +
 	"\bSettings\x12.\n" +
-	"\x13frequency_cap_hours\x18\x01 \x01(\x05R\x11frequencyCapHours\"\x14\n" +
+	"\x13frequency_cap_hours\x18\x01 \x01(\x05R\x11frequencyCapHours\x12*\n" +
+	"\x11state_quiet_hours\x18\x02 \x01(\bR\x0fstateQuietHours\"\x14\n" +
 	"\x12GetSettingsRequest\"K\n" +
 	"\x13GetSettingsResponse\x124\n" +
 	"\bsettings\x18\x01 \x01(\v2\x18.chorus.orgs.v1.SettingsR\bsettings\"S\n" +
 	"\x15UpdateSettingsRequest\x12:\n" +
-	"\bsettings\x18\x01 \x01(\v2\x1e.chorus.orgs.v1.SettingsUpdateR\bsettings\"]\n" +
+	"\bsettings\x18\x01 \x01(\v2\x1e.chorus.orgs.v1.SettingsUpdateR\bsettings\"\xa4\x01\n" +
 	"\x0eSettingsUpdate\x123\n" +
-	"\x13frequency_cap_hours\x18\x01 \x01(\x05H\x00R\x11frequencyCapHours\x88\x01\x01B\x16\n" +
-	"\x14_frequency_cap_hours\"N\n" +
+	"\x13frequency_cap_hours\x18\x01 \x01(\x05H\x00R\x11frequencyCapHours\x88\x01\x01\x12/\n" +
+	"\x11state_quiet_hours\x18\x02 \x01(\bH\x01R\x0fstateQuietHours\x88\x01\x01B\x16\n" +
+	"\x14_frequency_cap_hoursB\x14\n" +
+	"\x12_state_quiet_hours\"N\n" +
 	"\x16UpdateSettingsResponse\x124\n" +
 	"\bsettings\x18\x01 \x01(\v2\x18.chorus.orgs.v1.SettingsR\bsettings*U\n" +
 	"\x06Access\x12\x16\n" +
