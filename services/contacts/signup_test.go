@@ -64,7 +64,7 @@ func TestSignUpCreatesOrMergesTheContact(t *testing.T) {
 	assert.Equal(t, "signup:JOIN", events[2].GetSource())
 	assert.True(t, events[2].GetIsOptedIn())
 
-	res, err = e.c.SetConsent(ctx, &contactsv1.SetConsentRequest{Phone: "2025550172", OptedIn: true, AddTags: []string{"vip"}})
+	res, err = e.c.SetConsent(ctx, &contactsv1.SetConsentRequest{Phone: "2025550172", OptedIn: true, AddTags: []string{"vip"}, Source: "signup:JOIN"})
 	require.NoError(t, err)
 	assert.False(t, res.GetFound(), "without createIfMissing an unknown phone still gets no contact")
 }
@@ -78,7 +78,7 @@ func TestSignUpTagsFollowTheContactRules(t *testing.T) {
 		_, err := e.c.SetConsent(ctx, signUp("2025550173", tags...))
 		assert.Equal(t, []string{"addTags"}, badFields(t, err), "%q", tags)
 	}
-	optOutWithTags := &contactsv1.SetConsentRequest{Phone: "2025550173", OccurredAt: timestamppb.Now(), AddTags: []string{"vip"}}
+	optOutWithTags := &contactsv1.SetConsentRequest{Phone: "2025550173", OccurredAt: timestamppb.Now(), AddTags: []string{"vip"}, Source: "keyword:STOP"}
 	_, err := e.c.SetConsent(ctx, optOutWithTags)
 	assert.Equal(t, []string{"addTags"}, badFields(t, err), "an opt-out adds no tags")
 

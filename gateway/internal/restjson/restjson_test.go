@@ -21,6 +21,7 @@ import (
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
+	orgsv1 "github.com/chorus-sms/chorus/proto/gen/go/orgs/v1"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
 	webhooksv1 "github.com/chorus-sms/chorus/proto/gen/go/webhooks/v1"
 )
@@ -34,6 +35,7 @@ var gatewayServices = []protoreflect.FileDescriptor{
 	pollsv1.File_polls_v1_polls_proto,
 	analyticsv1.File_analytics_v1_analytics_proto,
 	webhooksv1.File_webhooks_v1_webhooks_proto,
+	orgsv1.File_orgs_v1_orgs_proto,
 }
 
 // Every service the HTTP rules route to is in gatewayServices, so a new service's responses

@@ -72,7 +72,7 @@ func newEnvOn(t *testing.T, live carrier.Provider) *env {
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
 	e.d, err = dispatch.New(dispatch.Config{
-		Pool: e.db, Schema: "messaging", Store: e.st, Contacts: cc, Redis: rdb, PublicURL: msgtest.PublicURL, Live: live,
+		Pool: e.db, Schema: "messaging", Store: e.st, Contacts: cc, Orgs: oc, Redis: rdb, PublicURL: msgtest.PublicURL, Live: live,
 		NumberRate: 100, Workers: 2, SandboxDelay: 10 * time.Millisecond, SendingTimeout: time.Hour, Logger: msgtest.Quiet(),
 	})
 	require.NoError(t, err)
