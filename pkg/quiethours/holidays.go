@@ -1,6 +1,9 @@
 package quiethours
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Holiday is one day a state's holiday statute names, by a rule that gives its date in any
 // year: a fixed date (Month, Day), the Nth Weekday of Month (Nth -1: the last), or a number
@@ -83,12 +86,12 @@ type Holidays struct {
 	WeekdaysOnly bool
 	Note         string // the rule in words, for the docs
 	Source       string // where the rule and the list of days were checked
+
+	years sync.Map // year → map[time.Time]bool, see closedIn
 }
 
 // Closed reports whether the civil date y-m-d (in the recipient's zone) is closed by h: one
-// of its days, or the day one is observed on. The year before and after are looked at too,
-// since a holiday's observed day can fall in another year (1 January on a Saturday is
-// observed on 31 December).
+// of its days, or the day one is observed on.
 func (h *Holidays) Closed(y int, m time.Month, d int) bool {
 	if h == nil {
 		return false
@@ -97,15 +100,31 @@ func (h *Holidays) Closed(y int, m time.Month, d int) bool {
 	if h.WeekdaysOnly && (day.Weekday() == time.Saturday || day.Weekday() == time.Sunday) {
 		return false
 	}
-	for year := y - 1; year <= y+1; year++ {
+	return h.closedIn(y)[day]
+}
+
+// closedIn is the set of days of year closed by h, worked out once per year: dispatch asks
+// for every message, and Estimate for every window it steps over. The year before and after
+// are looked at too, since a holiday's observed day can fall in another year (1 January on a
+// Saturday is observed on 31 December).
+func (h *Holidays) closedIn(year int) map[time.Time]bool {
+	if set, ok := h.years.Load(year); ok {
+		return set.(map[time.Time]bool)
+	}
+	set := map[time.Time]bool{}
+	for y := year - 1; y <= year+1; y++ {
 		for _, hd := range h.Days {
-			date, ok := hd.Date(year)
-			if ok && (date.Equal(day) || h.observed(date).Equal(day)) {
-				return true
+			if date, ok := hd.Date(y); ok {
+				for _, d := range []time.Time{date, h.observed(date)} {
+					if d.Year() == year {
+						set[d] = true
+					}
+				}
 			}
 		}
 	}
-	return false
+	h.years.Store(year, set)
+	return set
 }
 
 // observed is the day date is also kept on under h's observance (date itself when none).

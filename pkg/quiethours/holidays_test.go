@@ -50,7 +50,9 @@ func TestHolidayDates(t *testing.T) {
 func TestStateHolidays(t *testing.T) {
 	t.Parallel()
 	ny, chi := zone(t, "America/New_York"), zone(t, "America/Chicago")
-	at := func(y int, m time.Month, d, h int, loc *time.Location) time.Time { return time.Date(y, m, d, h, 0, 0, 0, loc) }
+	at := func(y int, m time.Month, d, h int, loc *time.Location) time.Time {
+		return time.Date(y, m, d, h, 0, 0, 0, loc)
+	}
 	msg := func(state string, loc *time.Location) quiethours.Message {
 		return quiethours.Message{RecipientZone: loc.String(), State: state}
 	}
