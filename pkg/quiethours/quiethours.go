@@ -77,7 +77,7 @@ func (m Message) plan(now time.Time) (ws []window, at time.Time, ok bool) {
 			zones = []string{m.RecipientZone}
 		}
 		for _, w := range zoneWindows(zones...) {
-			own = append(own, window{w.loc, r.Days})
+			own = append(own, window{w.loc, r.Days, r.Holidays})
 		}
 	}
 	all := append(zoneWindows(m.Zone), own...)

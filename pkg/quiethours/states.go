@@ -6,14 +6,14 @@ import "time"
 type Hours struct{ Start, End int }
 
 // StateRule is a US state's law on when telephone solicitations (texts included) may reach
-// its residents, where it is narrower than the federal 08:00–21:00. Holidays are not modelled
-// (docs/quiet-hours.md).
+// its residents, where it is narrower than the federal 08:00–21:00.
 type StateRule struct {
-	State  string   // USPS code
-	Days   [7]Hours // by time.Weekday
-	Zones  []string // the state's zones, all kept to when the recipient's own zone is unknown
-	Note   string   // the rule in words, for the docs
-	Source string   // where the rule was checked
+	State    string    // USPS code
+	Days     [7]Hours  // by time.Weekday
+	Holidays *Holidays // the days its law closes besides (nil: none)
+	Zones    []string  // the state's zones, all kept to when the recipient's own zone is unknown
+	Note     string    // the rule in words, for the docs
+	Source   string    // where the rule was checked
 }
 
 // Sources cited below.
@@ -48,37 +48,42 @@ func week(weekday, saturday, sunday Hours) [7]Hours {
 // StateRules is every state rule applied, one row per state with its source. Only rules
 // checked against the statute or a reputable summary are here.
 var StateRules = []StateRule{
-	{"AL", week(Hours{8, 20}, Hours{8, 20}, closed), central,
-		"08:00–20:00 Monday to Saturday; no Sundays (or state holidays)", dropCowboy + "; " + clickPoint},
-	{"CT", daily(9, 20), eastern,
-		"09:00–20:00 every day", "Conn. Gen. Stat. § 42-288a (Public Act 23-98); " + dropCowboy},
-	{"FL", daily(8, 20), []string{"America/New_York", "America/Chicago"},
+	{"AL", week(Hours{8, 20}, Hours{8, 20}, closed), alabamaHolidays, central,
+		"08:00–20:00 Monday to Saturday; no Sundays or state holidays", dropCowboy + "; " + clickPoint},
+	{"CT", daily(9, 20), nil, eastern,
+		"09:00–20:00 every day", "Conn. Gen. Stat. § 42-288a as amended by Public Act 23-98 (in force 2023-10-01), https://cga.ct.gov/current/pub/chap_743m.htm; " +
+			"https://dnc.dreamhosters.com/connecticut-passes-new-telemarketing-law (DNC.com: hours shortened to 9:00 am–8:00 pm); " + dropCowboy},
+	{"FL", daily(8, 20), nil, []string{"America/New_York", "America/Chicago"},
 		"08:00–20:00 every day", "Fla. Stat. § 501.616(6)(a) (SB 1120, 2021); " + dropCowboy + "; " + clickPoint},
-	{"KY", daily(10, 21), []string{"America/New_York", "America/Chicago"},
+	{"KY", daily(10, 21), nil, []string{"America/New_York", "America/Chicago"},
 		"10:00–21:00 every day", dropCowboy + "; " + clickPoint},
-	{"LA", week(Hours{8, 20}, Hours{8, 20}, closed), central,
-		"08:00–20:00 Monday to Saturday; no Sundays (or state holidays)", dropCowboy + "; " + clickPoint},
-	{"MA", daily(8, 20), eastern,
+	{"LA", week(Hours{8, 20}, Hours{8, 20}, closed), louisianaHolidays, central,
+		"08:00–20:00 Monday to Saturday; no Sundays or state holidays", dropCowboy + "; " + clickPoint},
+	{"MA", daily(8, 20), nil, eastern,
 		"08:00–20:00 every day", dropCowboy + "; " + clickPoint},
-	{"MD", daily(8, 20), eastern,
+	{"MD", daily(8, 20), nil, eastern,
 		"08:00–20:00 every day", "Maryland Stop the Spam Calls Act (2023); " + dropCowboy},
-	{"MI", daily(9, 21), []string{"America/Detroit", "America/Menominee"},
+	{"MI", daily(9, 21), nil, []string{"America/Detroit", "America/Menominee"},
 		"09:00–21:00 every day", dropCowboy},
-	{"MN", daily(9, 21), central,
+	{"MN", daily(9, 21), nil, central,
 		"09:00–21:00 every day", dropCowboy},
-	{"MS", week(Hours{8, 20}, Hours{8, 20}, closed), central,
-		"08:00–20:00 Monday to Saturday; no Sundays", dropCowboy},
-	{"NM", daily(9, 21), mountain,
+	{"MS", week(Hours{8, 20}, Hours{8, 20}, closed), nil, central,
+		"08:00–20:00 Monday to Saturday; no Sundays (holidays no longer: the rule was repealed in 2024)",
+		"Miss. Code Ann. § 77-3-723(1); https://www.dnc.com/blog/no-more-holidays-mississippi-marketers-magnolia-state-lifts-prohibition-telemarketing-legal (2024-06-03); " + dropCowboy},
+	{"NM", daily(9, 21), nil, mountain,
 		"09:00–21:00 every day", dropCowboy},
-	{"NV", daily(9, 20), pacific,
+	{"NV", daily(9, 20), nil, pacific,
 		"09:00–20:00 every day", dropCowboy},
-	{"OK", daily(8, 20), central,
+	{"OK", daily(8, 20), nil, central,
 		"08:00–20:00 every day", "Okla. Stat. tit. 15 § 775C.4 (Telephone Solicitation Act of 2022); " + dropCowboy},
-	{"RI", week(Hours{9, 18}, Hours{10, 17}, closed), eastern,
-		"09:00–18:00 Monday to Friday, 10:00–17:00 Saturday; no Sundays (or holidays)", "R.I. Gen. Laws § 5-61-3.4; " + dropCowboy},
-	{"TX", week(Hours{9, 21}, Hours{9, 21}, Hours{12, 21}), []string{"America/Chicago", "America/Denver"},
-		"09:00–21:00 Monday to Saturday, 12:00–21:00 Sunday", "Tex. Bus. & Com. Code § 301.051, https://statutes.capitol.texas.gov/Docs/BC/htm/BC.301.htm"},
-	{"WA", daily(8, 20), pacific,
+	{"RI", week(Hours{9, 18}, Hours{10, 17}, closed), rhodeIslandHolidays, eastern,
+		"09:00–18:00 Monday to Friday, 10:00–17:00 Saturday; no Sundays, no state or federal holidays from Monday to Friday",
+		"R.I. Gen. Laws § 5-61-2 (\"hours of operation\") and § 5-61-3.6, https://instalawyer.io/laws/rhode-island-general-laws/section-5-61-2-definitions, http://webserver.rilin.state.ri.us/Statutes/TITLE5/5-61/5-61-3.6.HTM"},
+	{"TX", week(Hours{9, 21}, Hours{9, 21}, Hours{12, 21}), nil, []string{"America/Chicago", "America/Denver"},
+		"09:00–21:00 Monday to Saturday, 12:00–21:00 Sunday (statute text not read: see below)",
+		"Tex. Bus. & Com. Code § 301.051, https://statutes.capitol.texas.gov/Docs/BC/htm/BC.301.htm (not retrieved); " +
+			"https://legalclarity.org/what-is-the-legal-time-to-call-customers-in-texas (9:00–21:00); https://glama.ai/mcp/connectors/com.modernmustardseed/call-desk/tools/can_i_call_now (Texas Sundays start at noon)"},
+	{"WA", daily(8, 20), nil, pacific,
 		"08:00–20:00 every day", "Rev. Code Wash. § 19.158.040(2), https://app.leg.wa.gov/RCW/default.aspx?cite=19.158.040"},
 }
 

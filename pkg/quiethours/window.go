@@ -2,19 +2,23 @@ package quiethours
 
 import "time"
 
-// window is a weekly window kept to in one zone.
+// window is a weekly window kept to in one zone, closed on holidays' days (nil: none).
 type window struct {
-	loc  *time.Location
-	days [7]Hours
+	loc      *time.Location
+	days     [7]Hours
+	holidays *Holidays
 }
 
 // federal is the 08:00–21:00 window of every day.
 var federal = daily(Start, End)
 
-// today is the window of t's local day, as instants.
+// today is the window of t's local day, as instants (from == to: closed all day).
 func (w window) today(t time.Time) (from, to time.Time) {
 	l := t.In(w.loc)
 	h := w.days[l.Weekday()]
+	if w.holidays.Closed(l.Year(), l.Month(), l.Day()) {
+		h = Hours{}
+	}
 	return time.Date(l.Year(), l.Month(), l.Day(), h.Start, 0, 0, 0, w.loc),
 		time.Date(l.Year(), l.Month(), l.Day(), h.End, 0, 0, 0, w.loc)
 }
@@ -81,7 +85,7 @@ func zoneWindows(zones ...string) []window {
 			continue
 		}
 		if loc, err := Location(tz); err == nil {
-			ws = append(ws, window{loc, federal})
+			ws = append(ws, window{loc, federal, nil})
 		}
 	}
 	return ws
