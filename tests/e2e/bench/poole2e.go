@@ -99,8 +99,8 @@ func benchPoolE2E(ctx context.Context, n, numbers, rate int) error {
 		fmt.Sprintf("pool-e2e, %d, %d numbers: submit to sent", n, numbers), took.Seconds(), float64(n)/took.Seconds(),
 		configured, numbers, rate, first.Seconds())
 	fmt.Printf("%-44s %d numbers sent %d to %d each\n", "  spread (GET /api/campaigns/{id})", len(detail.PhoneNumbers), fewest, most)
-	fmt.Printf("%-44s %.1f msg/s of %d (%.3fx)\n", "  sum of each number's own rate (dispatched_at)", log.perNumberRate, configured, log.perNumberRate/float64(configured))
-	fmt.Printf("%-44s %d (target: 0; most one number let go in one second: %d, rate %d)\n", "  number-seconds over the rate (dispatched_at)", log.overSeconds, log.mostInASecond, rate)
+	fmt.Printf("%-44s %.1f msg/s of %d (%.3fx)\n", "  numbers' own rates summed (dispatched_at)", log.perNumberRate, configured, log.perNumberRate/float64(configured))
+	fmt.Printf("%-44s %d (target: 0; most one number let go in one second: %d, rate %d)\n", "  number-seconds over rate (dispatched_at)", log.overSeconds, log.mostInASecond, rate)
 	fmt.Printf("%-44s %d of %d (target: 0)\n", "  repliers sent from another number", log.unstuck, len(texted))
 	return nil
 }
