@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -27,13 +28,13 @@ func benchCampaignE2E(ctx context.Context, n, numbers int) (perMessage, error) {
 	if err != nil {
 		return perMessage{}, err
 	}
-	from, tags := []string{org.numberID}, []string{"e2e-0"}
-	for k := 1; k < numbers; k++ {
-		var num struct{ PhoneNumberID string }
-		if err := p.ctl(ctx, &num, "number", "add", "--org", org.id, "--number", fmt.Sprintf("+1646555%04d", 100+k), "--mps", "5000"); err != nil {
-			return perMessage{}, err
-		}
-		from, tags = append(from, num.PhoneNumberID), append(tags, fmt.Sprintf("e2e-%d", k))
+	from, _, err := p.addNumbers(ctx, org, "+16465550100", numbers-1, 5000)
+	if err != nil {
+		return perMessage{}, err
+	}
+	tags := make([]string, numbers)
+	for k := range tags {
+		tags[k] = fmt.Sprintf("e2e-%d", k)
 	}
 	writers, err := p.writers(ctx, org, e2eCreators)
 	if err != nil {
@@ -66,30 +67,10 @@ func benchCampaignE2E(ctx context.Context, n, numbers int) (perMessage, error) {
 		}
 		ids[k] = created.ID
 	}
-	var first time.Duration
-	for last := time.Now(); ; time.Sleep(200 * time.Millisecond) {
-		sent, failed, status, err := campaignsSent(ctx, c, ids)
-		if err != nil {
-			return perMessage{}, err
-		}
-		if first == 0 && sent > 0 {
-			first = time.Since(start)
-		}
-		if sent+failed >= n {
-			if failed > 0 {
-				return perMessage{}, fmt.Errorf("campaign-e2e: %d of %d failed", failed, n)
-			}
-			break
-		}
-		if status != "" {
-			return perMessage{}, fmt.Errorf("campaign-e2e: a campaign %s", status)
-		}
-		if time.Since(last) > 10*time.Second {
-			last = time.Now()
-			fmt.Printf("  %s: %d sent\n", time.Since(start).Round(time.Second), sent)
-		}
+	took, first, err := awaitSent(ctx, c, ids, n, start)
+	if err != nil {
+		return perMessage{}, fmt.Errorf("campaign-e2e: %w", err)
 	}
-	took := time.Since(start)
 	u := readUsage().sub(u0)
 	per := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(n) }
 	fmt.Printf("%-44s %8.1fs %10.0f msg/s (target: 2,000 or more); first sent after %.1fs\n",
@@ -139,6 +120,55 @@ func campaignsSent(ctx context.Context, c *apiClient, ids []string) (sent, faile
 		}
 	}
 	return sent, failed, ended, nil
+}
+
+// awaitSent waits until the campaigns ids, submitted at start, have sent n messages between
+// them (campaignsSent), printing the count every 10 seconds, and returns how long after start
+// that was and when the first was sent. A failed message or a campaign that ended short fails
+// the wait.
+func awaitSent(ctx context.Context, c *apiClient, ids []string, n int, start time.Time) (took, first time.Duration, err error) {
+	for last := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		sent, failed, status, err := campaignsSent(ctx, c, ids)
+		if err != nil {
+			return 0, 0, err
+		}
+		if first == 0 && sent > 0 {
+			first = time.Since(start)
+		}
+		if sent+failed >= n {
+			if failed > 0 {
+				return 0, 0, fmt.Errorf("%d of %d failed", failed, n)
+			}
+			return time.Since(start), first, nil
+		}
+		if status != "" {
+			return 0, 0, fmt.Errorf("a campaign %s", status)
+		}
+		if time.Since(last) > 10*time.Second {
+			last = time.Now()
+			fmt.Printf("  %s: %d sent\n", time.Since(start).Round(time.Second), sent)
+		}
+	}
+}
+
+// addNumbers gives org k numbers more after first (its own: +1NPA555 and four digits, the next
+// ones counting up from it), each sending mps messages a second (chorusctl number add --mps),
+// and returns the ids and numbers of all of them, first's first.
+func (p *product) addNumbers(ctx context.Context, org productOrg, first string, k, mps int) (ids, numbers []string, err error) {
+	ids, numbers = []string{org.numberID}, []string{first}
+	base, err := strconv.Atoi(first[len(first)-4:])
+	if err != nil {
+		return nil, nil, fmt.Errorf("number %s: %w", first, err)
+	}
+	for i := 1; i <= k; i++ {
+		number := fmt.Sprintf("%s%04d", first[:len(first)-4], base+i)
+		var num struct{ PhoneNumberID string }
+		if err := p.ctl(ctx, &num, "number", "add", "--org", org.id, "--number", number, "--mps", strconv.Itoa(mps)); err != nil {
+			return nil, nil, err
+		}
+		ids, numbers = append(ids, num.PhoneNumberID), append(numbers, number)
+	}
+	return ids, numbers, nil
 }
 
 // writers are k users with write access to org, each a client of its own.

@@ -62,7 +62,7 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), import-e2e, messaging, fanout, polls, analytics, webhooks or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), e2e (every *-e2e case), campaign-e2e, pool-e2e, list-e2e, create-e2e, import-e2e, messaging, fanout, polls, analytics, webhooks or all")
 	pollParticipants := flag.Int("pollparticipants", 10_000, "participants of the polls case")
 	pollQuestions := flag.Int("pollquestions", 5, "questions of the polls case")
 	pollConc := flag.Int("pollconc", 32, "answer webhooks in flight at once in the polls case")
@@ -87,6 +87,9 @@ func main() {
 	e2eRecipients := flag.String("recipients", "20000", "contacts of the campaign-e2e case, comma separated for several runs")
 	importRows := flag.Int("importrows", 1_000_000, "rows of the import-e2e case's file")
 	e2eNumbers := flag.String("e2enumbers", "1,10", "sending numbers of the campaign-e2e case (a campaign from each, to its share of the contacts), comma separated for several runs")
+	poolRecipients := flag.Int("poolrecipients", 10_000, "contacts of the pool-e2e case's campaign (one in 20 of them texted a pool number first)")
+	poolNumbers := flag.Int("poolnumbers", 10, "numbers of the pool-e2e case's pool")
+	poolRate := flag.Int("poolrate", 10, "messages per second of each pool-e2e number (chorusctl number add --mps)")
 	flag.Parse()
 	// The fan-out case profiles its fan-out alone.
 	if *cpuProfile != "" && *suite != "fanout" {
@@ -121,6 +124,9 @@ func main() {
 			}
 			printFlatness(sizes)
 		}
+	}
+	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "pool-e2e") {
+		err = benchPoolE2E(ctx, *poolRecipients, *poolNumbers, *poolRate)
 	}
 	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "list-e2e") {
 		err = benchListE2E(ctx, *listContacts, *conns, *e2eFor)

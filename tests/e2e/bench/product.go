@@ -201,9 +201,8 @@ func (c *apiClient) send(ctx context.Context, method, path string, body, out any
 
 // createContacts creates n contacts through POST /api/contacts, e2eCreateConns at a time, the
 // i-th by clients[i % len(clients)] (so no user's share goes past the gateway's per-user rate
-// where the stack is fast), each with a phone made from area and its number (never a sandbox
-// landline or failure: last four digits 1000-9999), the zone and one of tags in turn; it
-// returns the rate.
+// where the stack is fast), each with phone contactPhone(area, i), the zone and one of tags in
+// turn; it returns the rate.
 func createContacts(ctx context.Context, clients []*apiClient, n, area int, zone string, tags ...string) (float64, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -218,7 +217,7 @@ func createContacts(ctx context.Context, clients []*apiClient, n, area int, zone
 				if i >= n {
 					return
 				}
-				body := map[string]any{"phone": fmt.Sprintf("+1%03d%03d%04d", area, 200+i/9000, 1000+i%9000),
+				body := map[string]any{"phone": contactPhone(area, i),
 					"firstName": firstNames[i%len(firstNames)], "lastName": lastNames[i%len(lastNames)],
 					"timezone": zone, "tags": []string{tags[i%len(tags)]}}
 				if err := clients[i%len(clients)].send(ctx, "POST", "/api/contacts", body, nil); err != nil {
@@ -235,6 +234,12 @@ func createContacts(ctx context.Context, clients []*apiClient, n, area int, zone
 		return 0, err
 	}
 	return float64(n) / took.Seconds(), nil
+}
+
+// contactPhone is the phone createContacts gives its i-th contact: of area code area, never a
+// sandbox landline or failure (last four digits 1000-9999).
+func contactPhone(area, i int) string {
+	return fmt.Sprintf("+1%03d%03d%04d", area, 200+i/9000, 1000+i%9000)
 }
 
 // usage is the CPU time of every process serving the product (bin/chorus, the PostgreSQL
