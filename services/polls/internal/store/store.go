@@ -54,18 +54,18 @@ type Poll struct {
 	// FromPhoneNumberIDs is the poll's number pool (nil for none; FromPhoneNumberID is then
 	// its first number): each participant is given one of them (Participant.FromPhoneNumberID).
 	FromPhoneNumberIDs []uuid.UUID
-	Run                     int32
-	AudienceResolved        bool
-	HeldCredits             int32
-	ParticipantCount        int32
-	CompletedCount          int32
-	FailureReason           *string
-	CreatedAt               time.Time
-	UpdatedAt               time.Time
-	StartedAt               *time.Time
-	CompletedAt             *time.Time
-	Sending                 bool
-	QuietZone               string
+	Run                int32
+	AudienceResolved   bool
+	HeldCredits        int32
+	ParticipantCount   int32
+	CompletedCount     int32
+	FailureReason      *string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	StartedAt          *time.Time
+	CompletedAt        *time.Time
+	Sending            bool
+	QuietZone          string
 }
 
 // Store reads and writes the polls schema; the polls table's reads (Get, GetTx, Lock, List)
