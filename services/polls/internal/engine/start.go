@@ -202,10 +202,10 @@ func (r *Runner) resolve(ctx context.Context, p *store.Poll) error {
 
 // pickSenders gives each of batch its number from p's pool, once (messaging's sticky rule:
 // the pool number that last texted them, else one of their area code, else the least busy),
-// so all of a participant's questions come from one number. A poll without a pool sends from
-// its one number and asks messaging nothing.
+// so all of a participant's questions come from one number. A poll without a pool (or with a
+// pool of one) sends from its one number and asks messaging nothing.
 func (r *Runner) pickSenders(ctx context.Context, p *store.Poll, batch []store.NewParticipant) error {
-	if len(p.FromPhoneNumberIDs) == 0 {
+	if len(p.FromPhoneNumberIDs) < 2 {
 		return nil
 	}
 	pool, phones := make([]string, len(p.FromPhoneNumberIDs)), make([]string, len(batch))

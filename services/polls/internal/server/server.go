@@ -221,11 +221,11 @@ func (s *Server) sender(ctx context.Context, org uuid.UUID, in *start) (uuid.UUI
 		}
 		return in.pool[0], f.Err()
 	}
-	id := ""
+	named := ""
 	if in.from != nil {
-		id = in.from.String()
+		named = in.from.String()
 	}
-	n, err := s.cfg.Messaging.PhoneNumber(ctx, org, id)
+	n, err := s.cfg.Messaging.PhoneNumber(ctx, org, named)
 	switch {
 	case errors.Is(err, clients.ErrNotFound) && in.from != nil:
 		return uuid.Nil, apierr.Field("fromPhoneNumberId", "no such phone number in the organization")
@@ -234,7 +234,11 @@ func (s *Server) sender(ctx context.Context, org uuid.UUID, in *start) (uuid.UUI
 	case err != nil:
 		return uuid.Nil, fmt.Errorf("sending number: %w", err)
 	}
-	return uuid.Parse(n.GetPhoneNumberId())
+	id, err := uuid.Parse(n.GetPhoneNumberId())
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("sending number id %q: %w", n.GetPhoneNumberId(), err)
+	}
+	return id, nil
 }
 
 // PausePoll: active → paused. Messaging holds the poll's queued messages before the answer;
