@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 )
@@ -38,4 +39,19 @@ func ParseIDs(f apierr.Fields, field string, raw []string) []uuid.UUID {
 		ids = append(ids, id)
 	}
 	return ids
+}
+
+// FromList parses a pool sent as a JSON array (a ListValue, so that [] is told from an
+// omitted field): strings only, then by ParseIDs.
+func FromList(f apierr.Fields, field string, list *structpb.ListValue) []uuid.UUID {
+	raw := make([]string, len(list.GetValues()))
+	for i, v := range list.GetValues() {
+		s, ok := v.GetKind().(*structpb.Value_StringValue)
+		if !ok {
+			f.Add(fmt.Sprintf("%s[%d]", field, i), "must be a phone number id (UUID)")
+			return nil
+		}
+		raw[i] = s.StringValue
+	}
+	return ParseIDs(f, field, raw)
 }

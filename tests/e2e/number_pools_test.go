@@ -25,12 +25,28 @@ import (
 // poolToken signs the fake Twilio's webhooks in poolStack.
 const poolToken = "twilio-pool-token"
 
-// poolStack is a stack whose carrier is the fake Twilio, which can refuse a number.
-func poolStack(t *testing.T) (*msgEnv, *twilioCarrier) {
+// poolStack is a stack whose carrier is the fake Twilio, which can refuse a number; extra
+// adds to its configuration.
+func poolStack(t *testing.T, extra ...map[string]string) (*msgEnv, *twilioCarrier) {
 	t.Helper()
 	const token = poolToken
 	carrier := newTwilioCarrier(t, token, &http.Client{Timeout: 10 * time.Second, Transport: baseTransport}, 2)
-	return newMsgEnv(t, twilioStack(carrier.URL, token, nil)), carrier
+	vars := map[string]string{}
+	for _, m := range extra {
+		for k, v := range m {
+			vars[k] = v
+		}
+	}
+	return newMsgEnv(t, twilioStack(carrier.URL, token, vars)), carrier
+}
+
+// poolText delivers a text from phone to our number to through the fake Twilio's webhook.
+func (e *msgEnv) poolText(to, phone, body string) {
+	e.t.Helper()
+	res := e.webhook("/webhooks/twilio/inbound", poolToken, "", url.Values{
+		"MessageSid": {newSID()}, "From": {phone}, "To": {to}, "Body": {body}, "AccountSid": {"ACe2e"},
+	})
+	require.Equal(e.t, http.StatusOK, res.Status, "%s", res.Body)
 }
 
 // poolNumber gives tn's organization a number sending rate messages per second and returns
@@ -219,10 +235,7 @@ func TestNumberPoolStickySenderAndAreaCode(t *testing.T) {
 	)
 	phones := []string{replied, local, chicago, distant}
 	tn.contacts("poolsticky", phones)
-	res := e.webhook("/webhooks/twilio/inbound", poolToken, "", url.Values{
-		"MessageSid": {newSID()}, "From": {replied}, "To": {b}, "Body": {"Is the hall open on Sunday?"}, "AccountSid": {"ACe2e"},
-	})
-	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	e.poolText(b, replied, "Is the hall open on Sunday?")
 	eventually(t, 15*time.Second, "the reply in the thread", func() bool { return len(tn.thread(replied)) == 1 })
 
 	id := tn.poolCampaign("poolsticky", pool)

@@ -6,9 +6,11 @@ package messaging
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
+	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
 	messagingv1 "github.com/chorus-sms/chorus/proto/gen/go/messaging/v1"
 )
@@ -43,6 +45,39 @@ func (c *Client) FindPhoneNumbers(ctx context.Context, org uuid.UUID, ids []stri
 		return c.stub.FindPhoneNumbers(c.conn.For(ctx, org), &messagingv1.FindPhoneNumbersRequest{PhoneNumberIds: ids})
 	})
 	return resp.GetNumbers(), err
+}
+
+// CheckPool adds to f, under field[i], each of pool that is not org's number (another
+// organization's is a missing one), in one call.
+func (c *Client) CheckPool(ctx context.Context, org uuid.UUID, field string, pool []uuid.UUID, f apierr.Fields) error {
+	ids := make([]string, len(pool))
+	for i, id := range pool {
+		ids[i] = id.String()
+	}
+	found, err := c.FindPhoneNumbers(ctx, org, ids)
+	if err != nil {
+		return fmt.Errorf("sending numbers: %w", err)
+	}
+	ours := make(map[string]bool, len(found))
+	for _, n := range found {
+		ours[n.GetPhoneNumberId()] = true
+	}
+	for i, id := range ids {
+		if !ours[id] {
+			f.Add(fmt.Sprintf("%s[%d]", field, i), "no such phone number in the organization")
+		}
+	}
+	return nil
+}
+
+// PickSenders gives each of phones, recipients of org's source (kind and id), its number id
+// from pool, by messaging's sticky rule, in phones' order.
+func (c *Client) PickSenders(ctx context.Context, org uuid.UUID, kind, id string, pool, phones []string) ([]string, error) {
+	resp, err := clients.Call(ctx, c.conn, "PickSenders", clients.Idempotent, func(ctx context.Context) (*messagingv1.PickSendersResponse, error) {
+		return c.stub.PickSenders(c.conn.For(ctx, org), &messagingv1.PickSendersRequest{
+			Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}, FromPhoneNumberIds: pool, Phones: phones})
+	})
+	return resp.GetPhoneNumberIds(), err
 }
 
 // Message returns org's message id as its thread shows it. Another organization's message is

@@ -60,6 +60,7 @@ func (r *Runner) autoReplyTx(ctx context.Context, tx pgx.Tx, org, campaign uuid.
 	}
 	added, err := r.store.AddAutoReply(ctx, tx, store.AutoReply{
 		InboundID: inbound, OrgID: org, CampaignID: campaign, Phone: ev.GetFrom(), AnswerKey: answer.Key, Body: body,
+		OurNumber: ev.GetTo(),
 	})
 	if err != nil || !added {
 		return err
@@ -167,9 +168,9 @@ func (r *Runner) sendAutoReply(ctx context.Context, args autoReplyArgs) error {
 		}
 		return r.store.SettleAutoReply(ctx, a.OrgID, a.InboundID, store.AutoReplySkipped, reason, nil)
 	}
-	from := ""
-	if a.FromPhoneNumberID != nil {
-		from = a.FromPhoneNumberID.String()
+	from, err := r.autoReplyNumber(ctx, &a)
+	if err != nil {
+		return err
 	}
 	ids, err := r.messaging.SendMessages(ctx, a.OrgID, []*messagingv1.OutgoingMessage{{
 		DedupeKey: "auto_reply:" + a.InboundID.String(), To: a.Phone, Body: a.Body, FromPhoneNumberId: from,
@@ -186,4 +187,31 @@ func (r *Runner) sendAutoReply(ctx context.Context, args autoReplyArgs) error {
 		return fmt.Errorf("messaging's message id %q: %w", ids[0], err)
 	}
 	return r.store.SettleAutoReply(ctx, a.OrgID, a.InboundID, store.AutoReplySent, "", &id)
+}
+
+// autoReplyNumber is the number id an answer goes from: of a pool campaign, the pool number
+// the contact texted (their thread), else the campaign's number. A campaign without a pool
+// asks messaging nothing.
+func (r *Runner) autoReplyNumber(ctx context.Context, a *store.AutoReply) (string, error) {
+	from := ""
+	if a.FromPhoneNumberID != nil {
+		from = a.FromPhoneNumberID.String()
+	}
+	if len(a.Pool) < 2 || a.OurNumber == "" {
+		return from, nil
+	}
+	ids := make([]string, len(a.Pool))
+	for i, id := range a.Pool {
+		ids[i] = id.String()
+	}
+	numbers, err := r.messaging.FindPhoneNumbers(ctx, a.OrgID, ids)
+	if err != nil {
+		return "", fmt.Errorf("auto-reply's pool numbers: %w", err)
+	}
+	for _, n := range numbers {
+		if n.GetNumber() == a.OurNumber {
+			return n.GetPhoneNumberId(), nil
+		}
+	}
+	return from, nil
 }

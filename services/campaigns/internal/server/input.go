@@ -94,7 +94,7 @@ func apply(c *store.Campaign, in *campaignsv1.CampaignInput, f apierr.Fields) {
 		c.FromPhoneNumberIDs = nil
 	}
 	if in.FromPhoneNumberIds != nil {
-		c.FromPhoneNumberIDs = numberPool(f, in.GetFromPhoneNumberIds())
+		c.FromPhoneNumberIDs = numberpool.FromList(f, "fromPhoneNumberIds", in.GetFromPhoneNumberIds())
 		if len(c.FromPhoneNumberIDs) > 0 {
 			first := c.FromPhoneNumberIDs[0]
 			c.FromPhoneNumberID = &first
@@ -230,20 +230,6 @@ func optionalID(f apierr.Fields, field, s string) *uuid.UUID {
 		return nil
 	}
 	return &id
-}
-
-// numberPool is the fromPhoneNumberIds of a request: strings, by numberpool's rule.
-func numberPool(f apierr.Fields, list *structpb.ListValue) []uuid.UUID {
-	raw := make([]string, len(list.GetValues()))
-	for i, v := range list.GetValues() {
-		s, ok := v.GetKind().(*structpb.Value_StringValue)
-		if !ok {
-			f.Add(fmt.Sprintf("fromPhoneNumberIds[%d]", i), "must be a phone number id (UUID)")
-			return nil
-		}
-		raw[i] = s.StringValue
-	}
-	return numberpool.ParseIDs(f, "fromPhoneNumberIds", raw)
 }
 
 func optionalText(s string) *string {

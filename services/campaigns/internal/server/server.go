@@ -422,7 +422,7 @@ func (s *Server) checkReferences(ctx context.Context, c *store.Campaign) error {
 		}
 	}
 	if len(c.FromPhoneNumberIDs) > 0 {
-		if err := s.checkPool(ctx, c, f); err != nil {
+		if err := s.cfg.Messaging.CheckPool(ctx, c.OrgID, "fromPhoneNumberIds", c.FromPhoneNumberIDs, f); err != nil {
 			return err
 		}
 	} else if c.FromPhoneNumberID != nil {
@@ -435,29 +435,6 @@ func (s *Server) checkReferences(ctx context.Context, c *store.Campaign) error {
 		}
 	}
 	return f.Err()
-}
-
-// checkPool adds to f each number of c's pool that is not the organization's, as
-// fromPhoneNumberId's check does (another organization's is a missing one), in one call.
-func (s *Server) checkPool(ctx context.Context, c *store.Campaign, f apierr.Fields) error {
-	ids := make([]string, len(c.FromPhoneNumberIDs))
-	for i, id := range c.FromPhoneNumberIDs {
-		ids[i] = id.String()
-	}
-	found, err := s.cfg.Messaging.FindPhoneNumbers(ctx, c.OrgID, ids)
-	if err != nil {
-		return fmt.Errorf("sending numbers: %w", err)
-	}
-	ours := make(map[string]bool, len(found))
-	for _, n := range found {
-		ours[n.GetPhoneNumberId()] = true
-	}
-	for i, id := range ids {
-		if !ours[id] {
-			f.Add(fmt.Sprintf("fromPhoneNumberIds[%d]", i), "no such phone number in the organization")
-		}
-	}
-	return nil
 }
 
 // PauseCampaign: pending, queued or sending → paused. Messaging holds the campaign's queued

@@ -29,17 +29,21 @@ type AutoReply struct {
 	AnswerKey  string
 	Body       string
 	Status     string
-	// FromPhoneNumberID is the campaign's sending number (read with the answer).
+	// OurNumber is the number (E.164) the contact texted ("" when not recorded).
+	OurNumber string
+	// FromPhoneNumberID is the campaign's sending number and Pool its number pool (read with
+	// the answer).
 	FromPhoneNumberID *uuid.UUID
+	Pool              []uuid.UUID
 }
 
 // AddAutoReply records a queued answer inside tx. It reports false, storing nothing, when the
 // inbound message already has an answer or the contact already had this one of the campaign.
 func (s *Store) AddAutoReply(ctx context.Context, tx pgx.Tx, r AutoReply) (bool, error) {
 	tag, err := tx.Exec(ctx, `
-		INSERT INTO auto_replies (inbound_message_id, organization_id, campaign_id, phone, answer_key, body)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-		r.InboundID, r.OrgID, r.CampaignID, r.Phone, r.AnswerKey, r.Body)
+		INSERT INTO auto_replies (inbound_message_id, organization_id, campaign_id, phone, answer_key, body, our_number)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, '')) ON CONFLICT DO NOTHING`,
+		r.InboundID, r.OrgID, r.CampaignID, r.Phone, r.AnswerKey, r.Body, r.OurNumber)
 	if err != nil {
 		return false, fmt.Errorf("add auto-reply: %w", err)
 	}
@@ -51,10 +55,10 @@ func (s *Store) AutoReply(ctx context.Context, org, inbound uuid.UUID) (AutoRepl
 	var r AutoReply
 	err := s.pool.QueryRow(ctx, `
 		SELECT a.inbound_message_id, a.organization_id, a.campaign_id, a.phone, a.answer_key, a.body, a.status,
-			c.from_phone_number_id
+			coalesce(a.our_number, ''), c.from_phone_number_id, c.from_phone_number_ids
 		FROM auto_replies a JOIN campaigns c ON c.id = a.campaign_id AND c.organization_id = a.organization_id
 		WHERE a.organization_id = $1 AND a.inbound_message_id = $2`, org, inbound).
-		Scan(&r.InboundID, &r.OrgID, &r.CampaignID, &r.Phone, &r.AnswerKey, &r.Body, &r.Status, &r.FromPhoneNumberID)
+		Scan(&r.InboundID, &r.OrgID, &r.CampaignID, &r.Phone, &r.AnswerKey, &r.Body, &r.Status, &r.OurNumber, &r.FromPhoneNumberID, &r.Pool)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return AutoReply{}, ErrNoAutoReply
 	}

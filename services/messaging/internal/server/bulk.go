@@ -83,16 +83,21 @@ func (s *Server) bulkState(ctx context.Context, src *messagingv1.BulkSource, sta
 		return err
 	}
 	f := apierr.Fields{}
+	checkSource(f, src)
+	if err := f.Err(); err != nil {
+		return err
+	}
+	return s.setSourceState(ctx, org, src.GetSourceKind(), src.GetSourceId(), state)
+}
+
+// checkSource adds to f what is wrong with a bulk source's name.
+func checkSource(f apierr.Fields, src *messagingv1.BulkSource) {
 	if k := src.GetSourceKind(); k != store.SourceCampaign && k != store.SourcePoll {
 		f.Add("source.sourceKind", "must be campaign or poll")
 	}
 	if src.GetSourceId() == "" {
 		f.Add("source.sourceId", "must not be empty")
 	}
-	if err := f.Err(); err != nil {
-		return err
-	}
-	return s.setSourceState(ctx, org, src.GetSourceKind(), src.GetSourceId(), state)
 }
 
 // queueBulk stores a bulk batch, due when the first of its messages may go, and wakes the

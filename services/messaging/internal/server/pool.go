@@ -58,6 +58,41 @@ func (s *Server) GetBulkNumbers(ctx context.Context, req *messagingv1.GetBulkNum
 	return out, nil
 }
 
+// PickSenders gives each recipient of a source that sends message by message (a poll) its
+// number from the pool, as assignPool gives a bulk batch's, and counts them to the source's
+// numbers so the next call balances against them.
+func (s *Server) PickSenders(ctx context.Context, req *messagingv1.PickSendersRequest) (*messagingv1.PickSendersResponse, error) {
+	org, err := tenant.RequireWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := apierr.Fields{}
+	src := req.GetSource()
+	checkSource(f, src)
+	phones := req.GetPhones()
+	if n := len(phones); n == 0 || n > maxQueued {
+		f.Add("phones", fmt.Sprintf("must hold 1 to %d phones", maxQueued))
+	}
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	msgs := make([]*store.Message, len(phones))
+	for i, p := range phones {
+		msgs[i] = &store.Message{OrgID: org, ContactPhone: p, SourceKind: src.GetSourceKind(), SourceID: src.GetSourceId()}
+	}
+	if err := s.assignPool(ctx, org, req.GetFromPhoneNumberIds(), msgs); err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Store.CountAssigned(ctx, msgs); err != nil {
+		return nil, err
+	}
+	out := &messagingv1.PickSendersResponse{PhoneNumberIds: make([]string, len(msgs))}
+	for i, m := range msgs {
+		out.PhoneNumberIds[i] = m.PhoneNumberID.String()
+	}
+	return out, nil
+}
+
 // assignPool gives each message of a bulk batch (validated by outgoing, with the default
 // number) its sending number from the pool ids (its
 // numbers still in the source's rotation; all of them when none is): with one number no

@@ -22,14 +22,7 @@ func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) 
 	if len(msgs) == 0 {
 		return nil
 	}
-	var order []string
-	byNumber := map[string][]*Message{}
-	for _, m := range msgs {
-		if _, ok := byNumber[m.OurNumber]; !ok {
-			order = append(order, m.OurNumber)
-		}
-		byNumber[m.OurNumber] = append(byNumber[m.OurNumber], m)
-	}
+	order, byNumber := groupByNumber(msgs)
 	return s.InTx(ctx, func(tx pgx.Tx) error {
 		for _, number := range order {
 			if err := insertBulkRow(ctx, tx, byNumber[number], due); err != nil {

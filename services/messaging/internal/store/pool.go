@@ -25,6 +25,29 @@ type SourceNumber struct {
 	RemovedReason string
 }
 
+// groupByNumber groups msgs by sending number, the numbers in the order first met.
+func groupByNumber(msgs []*Message) ([]string, map[string][]*Message) {
+	var order []string
+	byNumber := map[string][]*Message{}
+	for _, m := range msgs {
+		if _, ok := byNumber[m.OurNumber]; !ok {
+			order = append(order, m.OurNumber)
+		}
+		byNumber[m.OurNumber] = append(byNumber[m.OurNumber], m)
+	}
+	return order, byNumber
+}
+
+// CountAssigned counts msgs, given their numbers but sent later one by one (a poll's
+// participants), to their numbers' share of their source.
+func (s *Store) CountAssigned(ctx context.Context, msgs []*Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	order, byNumber := groupByNumber(msgs)
+	return s.InTx(ctx, func(tx pgx.Tx) error { return countAssigned(ctx, tx, order, byNumber) })
+}
+
 // countAssigned adds the messages of each number of byNumber to the number's share of their
 // source, inside tx (a number without an id, not one of the organization's, is not counted).
 func countAssigned(ctx context.Context, tx pgx.Tx, order []string, byNumber map[string][]*Message) error {

@@ -189,12 +189,47 @@ func (r *Runner) resolve(ctx context.Context, p *store.Poll) error {
 				RecipientTimezone: quiethours.RecipientZone(m.GetTimezone(), m.GetPhone()), Estimate: Estimate(p, m),
 			}
 		}
+		if err := r.pickSenders(ctx, p, batch); err != nil {
+			return err
+		}
 		return r.store.AddParticipants(ctx, p.OrgID, p.ID, batch)
 	})
 	if errors.Is(err, clients.ErrNotFound) {
 		return r.fail(ctx, p.OrgID, p.ID, apierr.ReasonSegmentNotFound)
 	}
 	return err
+}
+
+// pickSenders gives each of batch its number from p's pool, once (messaging's sticky rule:
+// the pool number that last texted them, else one of their area code, else the least busy),
+// so all of a participant's questions come from one number. A poll without a pool (or with a
+// pool of one) sends from its one number and asks messaging nothing.
+func (r *Runner) pickSenders(ctx context.Context, p *store.Poll, batch []store.NewParticipant) error {
+	if len(p.FromPhoneNumberIDs) < 2 {
+		return nil
+	}
+	pool, phones := make([]string, len(p.FromPhoneNumberIDs)), make([]string, len(batch))
+	for i, id := range p.FromPhoneNumberIDs {
+		pool[i] = id.String()
+	}
+	for i, b := range batch {
+		phones[i] = b.Phone
+	}
+	picked, err := r.messaging.PickSenders(ctx, p.OrgID, SourceKind, p.ID.String(), pool, phones)
+	if err != nil {
+		return fmt.Errorf("pick senders: %w", err)
+	}
+	if len(picked) != len(batch) {
+		return fmt.Errorf("pick senders: %d numbers for %d participants", len(picked), len(batch))
+	}
+	for i, id := range picked {
+		n, err := uuid.Parse(id)
+		if err != nil {
+			return fmt.Errorf("picked number id %q: %w", id, err)
+		}
+		batch[i].FromPhoneNumberID = &n
+	}
+	return nil
 }
 
 // Estimate is what one participant can cost against the hold: the costliest path through the

@@ -136,7 +136,9 @@ func Messages(poll *store.Poll, p *store.Participant) ([]*messagingv1.OutgoingMe
 			DedupeKey: key + part, To: p.Phone, Body: render(text, &m), SourceKind: SourceKind, SourceId: poll.ID.String(),
 			QuietHoursTimezone: poll.QuietZone, RecipientTimezone: p.RecipientTimezone, RecipientState: m.GetState(),
 		}
-		if poll.FromPhoneNumberID != nil {
+		if from := p.FromPhoneNumberID; from != nil {
+			out.FromPhoneNumberId = from.String()
+		} else if poll.FromPhoneNumberID != nil {
 			out.FromPhoneNumberId = poll.FromPhoneNumberID.String()
 		}
 		if media != nil {

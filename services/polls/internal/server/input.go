@@ -11,6 +11,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/audience"
 	"github.com/chorus-sms/chorus/pkg/mergefields"
+	"github.com/chorus-sms/chorus/pkg/numberpool"
 	"github.com/chorus-sms/chorus/pkg/quiethours"
 	"github.com/chorus-sms/chorus/pkg/smsrules"
 	pollsv1 "github.com/chorus-sms/chorus/proto/gen/go/polls/v1"
@@ -129,12 +130,15 @@ func zone(f apierr.Fields, field, tz string, keep *string) *string {
 	return &tz
 }
 
-// start is a start request checked: its audience (segment XOR filter), when, and zone.
+// start is a start request checked: its audience (segment XOR filter), when, zone, and the
+// number (nil: the default) or pool it sends from.
 type start struct {
 	segment *uuid.UUID
 	filter  *audience.Filter
 	at      *time.Time
 	zone    *string
+	from    *uuid.UUID
+	pool    []uuid.UUID
 }
 
 func startInput(req *pollsv1.StartPollRequest, keepZone *string) (start, error) {
@@ -167,5 +171,18 @@ func startInput(req *pollsv1.StartPollRequest, keepZone *string) (start, error) 
 		}
 	}
 	s.zone = zone(f, "timezone", req.GetTimezone(), keepZone)
+	if req.FromPhoneNumberId != nil && req.FromPhoneNumberIds != nil {
+		f.Add("fromPhoneNumberIds", "give fromPhoneNumberId or fromPhoneNumberIds, not both")
+	}
+	if req.FromPhoneNumberId != nil {
+		if id, err := uuid.Parse(req.GetFromPhoneNumberId()); err != nil {
+			f.Add("fromPhoneNumberId", "must be a phone number id (UUID)")
+		} else {
+			s.from = &id
+		}
+	}
+	if req.FromPhoneNumberIds != nil {
+		s.pool = numberpool.FromList(f, "fromPhoneNumberIds", req.GetFromPhoneNumberIds())
+	}
 	return s, f.Err()
 }

@@ -165,14 +165,10 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 			return nil, fmt.Errorf("segment: %w", err)
 		}
 	}
-	n, err := s.cfg.Messaging.PhoneNumber(ctx, org, "")
-	if errors.Is(err, clients.ErrNotFound) {
-		return nil, apierr.New(codes.InvalidArgument, apierr.ReasonNoFromNumber, "the organization has no default phone number to send the poll from")
-	}
+	from, err := s.sender(ctx, org, &in)
 	if err != nil {
-		return nil, fmt.Errorf("default number: %w", err)
+		return nil, err
 	}
-	from := uuid.MustParse(n.GetPhoneNumberId())
 	now := s.cfg.Now().UTC()
 	immediate := in.at == nil || !in.at.After(now.Add(immediateWindow))
 	var p store.Poll
@@ -183,7 +179,7 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 		if p.Status != store.StatusDraft {
 			return poll.InvalidMove("start", p.Status)
 		}
-		p.SegmentID, p.ContactFilter, p.Timezone, p.FromPhoneNumberID = in.segment, in.filter, in.zone, &from
+		p.SegmentID, p.ContactFilter, p.Timezone, p.FromPhoneNumberID, p.FromPhoneNumberIDs = in.segment, in.filter, in.zone, &from, in.pool
 		p.ScheduledFor, p.Run = in.at, p.Run+1
 		at := now
 		if immediate {
@@ -212,6 +208,37 @@ func (s *Server) StartPoll(ctx context.Context, req *pollsv1.StartPollRequest) (
 		"status":  structpb.NewStringValue(p.Status),
 		"message": structpb.NewStringValue("The poll started: the intro and first question are being sent to its audience."),
 	}}}, nil
+}
+
+// sender is the number a start sends from: the pool's first number (each one checked to be
+// the organization's: another organization's is a missing one, 400 naming it), the number
+// named, or the organization's default.
+func (s *Server) sender(ctx context.Context, org uuid.UUID, in *start) (uuid.UUID, error) {
+	if len(in.pool) > 0 {
+		f := apierr.Fields{}
+		if err := s.cfg.Messaging.CheckPool(ctx, org, "fromPhoneNumberIds", in.pool, f); err != nil {
+			return uuid.Nil, err
+		}
+		return in.pool[0], f.Err()
+	}
+	named := ""
+	if in.from != nil {
+		named = in.from.String()
+	}
+	n, err := s.cfg.Messaging.PhoneNumber(ctx, org, named)
+	switch {
+	case errors.Is(err, clients.ErrNotFound) && in.from != nil:
+		return uuid.Nil, apierr.Field("fromPhoneNumberId", "no such phone number in the organization")
+	case errors.Is(err, clients.ErrNotFound):
+		return uuid.Nil, apierr.New(codes.InvalidArgument, apierr.ReasonNoFromNumber, "the organization has no default phone number to send the poll from")
+	case err != nil:
+		return uuid.Nil, fmt.Errorf("sending number: %w", err)
+	}
+	id, err := uuid.Parse(n.GetPhoneNumberId())
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("sending number id %q: %w", n.GetPhoneNumberId(), err)
+	}
+	return id, nil
 }
 
 // PausePoll: active → paused. Messaging holds the poll's queued messages before the answer;

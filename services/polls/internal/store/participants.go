@@ -60,6 +60,8 @@ type Participant struct {
 	StartedAt      *time.Time
 	CompletedAt    *time.Time
 	LastResponseAt *time.Time
+	// FromPhoneNumberID is the pool number the participant hears from (nil: the poll's).
+	FromPhoneNumberID *uuid.UUID
 }
 
 // NewParticipant is an audience member stored at the start.
@@ -71,17 +73,19 @@ type NewParticipant struct {
 	Member            []byte
 	RecipientTimezone string
 	Estimate          int32
+	// FromPhoneNumberID is the pool number picked for the participant (nil without a pool).
+	FromPhoneNumberID *uuid.UUID
 }
 
 const participantColumns = `id, poll_id, organization_id, contact_id, phone, first_name, last_name, member,
 	recipient_timezone, status, termination_reason, current_question, pending, step, sent_step, asked_step, reasks,
-	response_count, started_at, completed_at, last_response_at`
+	response_count, started_at, completed_at, last_response_at, from_phone_number_id`
 
 func scanParticipant(row pgx.Row) (Participant, error) {
 	var p Participant
 	err := row.Scan(&p.ID, &p.PollID, &p.OrgID, &p.ContactID, &p.Phone, &p.FirstName, &p.LastName, &p.Member,
 		&p.RecipientTimezone, &p.Status, &p.TerminationReason, &p.CurrentQuestion, &p.Pending, &p.Step, &p.SentStep,
-		&p.AskedStep, &p.Reasks, &p.ResponseCount, &p.StartedAt, &p.CompletedAt, &p.LastResponseAt)
+		&p.AskedStep, &p.Reasks, &p.ResponseCount, &p.StartedAt, &p.CompletedAt, &p.LastResponseAt, &p.FromPhoneNumberID)
 	if err != nil {
 		return p, fmt.Errorf("scan participant: %w", err)
 	}
@@ -107,17 +111,18 @@ func (s *Store) LastParticipant(ctx context.Context, poll uuid.UUID) (uuid.UUID,
 func (s *Store) AddParticipants(ctx context.Context, org, poll uuid.UUID, ps []NewParticipant) error {
 	n := len(ps)
 	ids, contacts, phones, first, last := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]string, n)
-	members, zones, estimates := make([]string, n), make([]string, n), make([]int32, n)
+	members, zones, estimates, from := make([]string, n), make([]string, n), make([]int32, n), make([]*uuid.UUID, n)
 	for i, p := range ps {
 		ids[i], contacts[i], phones[i], first[i], last[i] = uuid.Must(uuid.NewV7()), p.ContactID, p.Phone, p.FirstName, p.LastName
-		members[i], zones[i], estimates[i] = string(p.Member), p.RecipientTimezone, p.Estimate
+		members[i], zones[i], estimates[i], from[i] = string(p.Member), p.RecipientTimezone, p.Estimate, p.FromPhoneNumberID
 	}
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO participants (poll_id, organization_id, id, contact_id, phone, first_name, last_name, member, recipient_timezone, estimate)
-		SELECT $1, $2, id, contact_id, phone, first_name, last_name, member::jsonb, zone, estimate
-		FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[])
-			AS t(id, contact_id, phone, first_name, last_name, member, zone, estimate)
-		ON CONFLICT DO NOTHING`, poll, org, ids, contacts, phones, first, last, members, zones, estimates)
+		INSERT INTO participants (poll_id, organization_id, id, contact_id, phone, first_name, last_name, member, recipient_timezone, estimate,
+			from_phone_number_id)
+		SELECT $1, $2, id, contact_id, phone, first_name, last_name, member::jsonb, zone, estimate, from_id
+		FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::uuid[])
+			AS t(id, contact_id, phone, first_name, last_name, member, zone, estimate, from_id)
+		ON CONFLICT DO NOTHING`, poll, org, ids, contacts, phones, first, last, members, zones, estimates, from)
 	if err != nil {
 		return fmt.Errorf("add participants: %w", err)
 	}

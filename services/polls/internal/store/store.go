@@ -51,18 +51,21 @@ type Poll struct {
 	SegmentID               *uuid.UUID
 	ContactFilter           *audience.Filter
 	FromPhoneNumberID       *uuid.UUID
-	Run                     int32
-	AudienceResolved        bool
-	HeldCredits             int32
-	ParticipantCount        int32
-	CompletedCount          int32
-	FailureReason           *string
-	CreatedAt               time.Time
-	UpdatedAt               time.Time
-	StartedAt               *time.Time
-	CompletedAt             *time.Time
-	Sending                 bool
-	QuietZone               string
+	// FromPhoneNumberIDs is the poll's number pool (nil for none; FromPhoneNumberID is then
+	// its first number): each participant is given one of them (Participant.FromPhoneNumberID).
+	FromPhoneNumberIDs []uuid.UUID
+	Run                int32
+	AudienceResolved   bool
+	HeldCredits        int32
+	ParticipantCount   int32
+	CompletedCount     int32
+	FailureReason      *string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	StartedAt          *time.Time
+	CompletedAt        *time.Time
+	Sending            bool
+	QuietZone          string
 }
 
 // Store reads and writes the polls schema; the polls table's reads (Get, GetTx, Lock, List)
@@ -84,7 +87,7 @@ const insertColumns = `id, organization_id, name, status, introductory_text, out
 	scheduled_for, segment_id, contact_filter, from_phone_number_id, run, audience_resolved, held_credits,
 	participant_count, completed_count, failure_reason, created_at, updated_at, started_at, completed_at`
 
-const pollColumns = insertColumns + `, sending, quiet_zone`
+const pollColumns = insertColumns + `, sending, quiet_zone, from_phone_number_ids`
 
 func scanPoll(row pgx.Row) (Poll, error) {
 	var p Poll
@@ -93,7 +96,7 @@ func scanPoll(row pgx.Row) (Poll, error) {
 		&qs, &p.CompletionTargetEnabled, &p.CompletionTarget, &p.MaxReasks, &p.TimeoutHours, &p.Timezone,
 		&p.ScheduledFor, &p.SegmentID, &cf, &p.FromPhoneNumberID, &p.Run, &p.AudienceResolved, &p.HeldCredits,
 		&p.ParticipantCount, &p.CompletedCount, &p.FailureReason, &p.CreatedAt, &p.UpdatedAt, &p.StartedAt, &p.CompletedAt,
-		&p.Sending, &p.QuietZone)
+		&p.Sending, &p.QuietZone, &p.FromPhoneNumberIDs)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, ErrNotFound
 	}
@@ -154,11 +157,11 @@ func (s *Store) Save(ctx context.Context, tx pgx.Tx, p *Poll) error {
 		intro_media_url = $7, outro_media_url = $8, questions = $9, completion_target_enabled = $10,
 		completion_target = $11, max_reasks = $12, participant_timeout_hours = $13, timezone = $14,
 		scheduled_for = $15, segment_id = $16, contact_filter = $17, from_phone_number_id = $18, run = $19,
-		started_at = $20, completed_at = $21, updated_at = $22
+		started_at = $20, completed_at = $21, updated_at = $22, from_phone_number_ids = $23
 		WHERE organization_id = $1 AND id = $2`,
 		p.OrgID, p.ID, p.Name, p.Status, p.IntroText, p.OutroText, p.IntroMediaURL, p.OutroMediaURL,
 		qs, p.CompletionTargetEnabled, p.CompletionTarget, p.MaxReasks, p.TimeoutHours, p.Timezone,
-		p.ScheduledFor, p.SegmentID, cf, p.FromPhoneNumberID, p.Run, p.StartedAt, p.CompletedAt, p.UpdatedAt)
+		p.ScheduledFor, p.SegmentID, cf, p.FromPhoneNumberID, p.Run, p.StartedAt, p.CompletedAt, p.UpdatedAt, p.FromPhoneNumberIDs)
 	if err != nil {
 		return fmt.Errorf("save poll: %w", err)
 	}

@@ -2569,6 +2569,114 @@ func (x *GetBulkNumbersRequest) GetSource() *BulkSource {
 	return nil
 }
 
+// PickSendersRequest names the source, its pool and the recipients to give a number.
+type PickSendersRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Source *BulkSource            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// 1 to 400 of the organization's number ids, none twice.
+	FromPhoneNumberIds []string `protobuf:"bytes,2,rep,name=from_phone_number_ids,json=fromPhoneNumberIds,proto3" json:"from_phone_number_ids,omitempty"`
+	// 1 to 1000 recipients in E.164.
+	Phones        []string `protobuf:"bytes,3,rep,name=phones,proto3" json:"phones,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PickSendersRequest) Reset() {
+	*x = PickSendersRequest{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PickSendersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PickSendersRequest) ProtoMessage() {}
+
+func (x *PickSendersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PickSendersRequest.ProtoReflect.Descriptor instead.
+func (*PickSendersRequest) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PickSendersRequest) GetSource() *BulkSource {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+func (x *PickSendersRequest) GetFromPhoneNumberIds() []string {
+	if x != nil {
+		return x.FromPhoneNumberIds
+	}
+	return nil
+}
+
+func (x *PickSendersRequest) GetPhones() []string {
+	if x != nil {
+		return x.Phones
+	}
+	return nil
+}
+
+// PickSendersResponse is the number id of each recipient, in the request's order.
+type PickSendersResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	PhoneNumberIds []string               `protobuf:"bytes,1,rep,name=phone_number_ids,json=phoneNumberIds,proto3" json:"phone_number_ids,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PickSendersResponse) Reset() {
+	*x = PickSendersResponse{}
+	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PickSendersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PickSendersResponse) ProtoMessage() {}
+
+func (x *PickSendersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PickSendersResponse.ProtoReflect.Descriptor instead.
+func (*PickSendersResponse) Descriptor() ([]byte, []int) {
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *PickSendersResponse) GetPhoneNumberIds() []string {
+	if x != nil {
+		return x.PhoneNumberIds
+	}
+	return nil
+}
+
 // GetBulkNumbersResponse lists the source's numbers, in the order they were first used.
 type GetBulkNumbersResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2579,7 +2687,7 @@ type GetBulkNumbersResponse struct {
 
 func (x *GetBulkNumbersResponse) Reset() {
 	*x = GetBulkNumbersResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2591,7 +2699,7 @@ func (x *GetBulkNumbersResponse) String() string {
 func (*GetBulkNumbersResponse) ProtoMessage() {}
 
 func (x *GetBulkNumbersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[41]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2604,7 +2712,7 @@ func (x *GetBulkNumbersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBulkNumbersResponse.ProtoReflect.Descriptor instead.
 func (*GetBulkNumbersResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{41}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetBulkNumbersResponse) GetNumbers() []*BulkNumber {
@@ -2633,7 +2741,7 @@ type BulkNumber struct {
 
 func (x *BulkNumber) Reset() {
 	*x = BulkNumber{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2645,7 +2753,7 @@ func (x *BulkNumber) String() string {
 func (*BulkNumber) ProtoMessage() {}
 
 func (x *BulkNumber) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[42]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2658,7 +2766,7 @@ func (x *BulkNumber) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BulkNumber.ProtoReflect.Descriptor instead.
 func (*BulkNumber) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{42}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BulkNumber) GetPhoneNumberId() string {
@@ -2710,7 +2818,7 @@ type ShortenLinksRequest struct {
 
 func (x *ShortenLinksRequest) Reset() {
 	*x = ShortenLinksRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2722,7 +2830,7 @@ func (x *ShortenLinksRequest) String() string {
 func (*ShortenLinksRequest) ProtoMessage() {}
 
 func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[43]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2735,7 +2843,7 @@ func (x *ShortenLinksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortenLinksRequest.ProtoReflect.Descriptor instead.
 func (*ShortenLinksRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{43}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ShortenLinksRequest) GetSourceKind() string {
@@ -2770,7 +2878,7 @@ type ShortenLinksResponse struct {
 
 func (x *ShortenLinksResponse) Reset() {
 	*x = ShortenLinksResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +2890,7 @@ func (x *ShortenLinksResponse) String() string {
 func (*ShortenLinksResponse) ProtoMessage() {}
 
 func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[44]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +2903,7 @@ func (x *ShortenLinksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShortenLinksResponse.ProtoReflect.Descriptor instead.
 func (*ShortenLinksResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{44}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ShortenLinksResponse) GetShortUrls() []string {
@@ -2829,7 +2937,7 @@ type Keyword struct {
 
 func (x *Keyword) Reset() {
 	*x = Keyword{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2841,7 +2949,7 @@ func (x *Keyword) String() string {
 func (*Keyword) ProtoMessage() {}
 
 func (x *Keyword) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[45]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2854,7 +2962,7 @@ func (x *Keyword) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Keyword.ProtoReflect.Descriptor instead.
 func (*Keyword) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{45}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Keyword) GetId() string {
@@ -2919,7 +3027,7 @@ type CreateKeywordRequest struct {
 
 func (x *CreateKeywordRequest) Reset() {
 	*x = CreateKeywordRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2931,7 +3039,7 @@ func (x *CreateKeywordRequest) String() string {
 func (*CreateKeywordRequest) ProtoMessage() {}
 
 func (x *CreateKeywordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[46]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2944,7 +3052,7 @@ func (x *CreateKeywordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeywordRequest.ProtoReflect.Descriptor instead.
 func (*CreateKeywordRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{46}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *CreateKeywordRequest) GetKeyword() string {
@@ -2985,7 +3093,7 @@ type CreateKeywordResponse struct {
 
 func (x *CreateKeywordResponse) Reset() {
 	*x = CreateKeywordResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[47]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2997,7 +3105,7 @@ func (x *CreateKeywordResponse) String() string {
 func (*CreateKeywordResponse) ProtoMessage() {}
 
 func (x *CreateKeywordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[47]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3010,7 +3118,7 @@ func (x *CreateKeywordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeywordResponse.ProtoReflect.Descriptor instead.
 func (*CreateKeywordResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{47}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CreateKeywordResponse) GetKeyword() *Keyword {
@@ -3029,7 +3137,7 @@ type ListKeywordsRequest struct {
 
 func (x *ListKeywordsRequest) Reset() {
 	*x = ListKeywordsRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[48]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3041,7 +3149,7 @@ func (x *ListKeywordsRequest) String() string {
 func (*ListKeywordsRequest) ProtoMessage() {}
 
 func (x *ListKeywordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[48]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3054,7 +3162,7 @@ func (x *ListKeywordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeywordsRequest.ProtoReflect.Descriptor instead.
 func (*ListKeywordsRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{48}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{50}
 }
 
 // ListKeywordsResponse is the organization's keywords, newest first.
@@ -3067,7 +3175,7 @@ type ListKeywordsResponse struct {
 
 func (x *ListKeywordsResponse) Reset() {
 	*x = ListKeywordsResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[49]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3079,7 +3187,7 @@ func (x *ListKeywordsResponse) String() string {
 func (*ListKeywordsResponse) ProtoMessage() {}
 
 func (x *ListKeywordsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[49]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3092,7 +3200,7 @@ func (x *ListKeywordsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeywordsResponse.ProtoReflect.Descriptor instead.
 func (*ListKeywordsResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{49}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListKeywordsResponse) GetKeywords() []*Keyword {
@@ -3112,7 +3220,7 @@ type DeleteKeywordRequest struct {
 
 func (x *DeleteKeywordRequest) Reset() {
 	*x = DeleteKeywordRequest{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[50]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3232,7 @@ func (x *DeleteKeywordRequest) String() string {
 func (*DeleteKeywordRequest) ProtoMessage() {}
 
 func (x *DeleteKeywordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[50]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3245,7 @@ func (x *DeleteKeywordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeywordRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeywordRequest) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{50}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DeleteKeywordRequest) GetId() string {
@@ -3158,7 +3266,7 @@ type DeleteKeywordResponse struct {
 
 func (x *DeleteKeywordResponse) Reset() {
 	*x = DeleteKeywordResponse{}
-	mi := &file_messaging_v1_messaging_proto_msgTypes[51]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3170,7 +3278,7 @@ func (x *DeleteKeywordResponse) String() string {
 func (*DeleteKeywordResponse) ProtoMessage() {}
 
 func (x *DeleteKeywordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_messaging_v1_messaging_proto_msgTypes[51]
+	mi := &file_messaging_v1_messaging_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3183,7 +3291,7 @@ func (x *DeleteKeywordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeywordResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeywordResponse) Descriptor() ([]byte, []int) {
-	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{51}
+	return file_messaging_v1_messaging_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DeleteKeywordResponse) GetId() string {
@@ -3388,7 +3496,13 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"\x14\n" +
 	"\x12CancelBulkResponse\"P\n" +
 	"\x15GetBulkNumbersRequest\x127\n" +
-	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"S\n" +
+	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\"\x98\x01\n" +
+	"\x12PickSendersRequest\x127\n" +
+	"\x06source\x18\x01 \x01(\v2\x1f.chorus.messaging.v1.BulkSourceR\x06source\x121\n" +
+	"\x15from_phone_number_ids\x18\x02 \x03(\tR\x12fromPhoneNumberIds\x12\x16\n" +
+	"\x06phones\x18\x03 \x03(\tR\x06phones\"?\n" +
+	"\x13PickSendersResponse\x12(\n" +
+	"\x10phone_number_ids\x18\x01 \x03(\tR\x0ephoneNumberIds\"S\n" +
 	"\x16GetBulkNumbersResponse\x129\n" +
 	"\anumbers\x18\x01 \x03(\v2\x1f.chorus.messaging.v1.BulkNumberR\anumbers\"\xac\x01\n" +
 	"\n" +
@@ -3434,7 +3548,7 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\vWebhookKind\x12\x1c\n" +
 	"\x18WEBHOOK_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14WEBHOOK_KIND_INBOUND\x10\x01\x12\x17\n" +
-	"\x13WEBHOOK_KIND_STATUS\x10\x022\xe7\x11\n" +
+	"\x13WEBHOOK_KIND_STATUS\x10\x022\xc9\x12\n" +
 	"\x10MessagingService\x12r\n" +
 	"\x11ListConversations\x12-.chorus.messaging.v1.ListConversationsRequest\x1a..chorus.messaging.v1.ListConversationsResponse\x12c\n" +
 	"\fListMessages\x12(.chorus.messaging.v1.ListMessagesRequest\x1a).chorus.messaging.v1.ListMessagesResponse\x12N\n" +
@@ -3455,7 +3569,8 @@ const file_messaging_v1_messaging_proto_rawDesc = "" +
 	"\vReleaseBulk\x12'.chorus.messaging.v1.ReleaseBulkRequest\x1a(.chorus.messaging.v1.ReleaseBulkResponse\x12]\n" +
 	"\n" +
 	"CancelBulk\x12&.chorus.messaging.v1.CancelBulkRequest\x1a'.chorus.messaging.v1.CancelBulkResponse\x12i\n" +
-	"\x0eGetBulkNumbers\x12*.chorus.messaging.v1.GetBulkNumbersRequest\x1a+.chorus.messaging.v1.GetBulkNumbersResponse\x12c\n" +
+	"\x0eGetBulkNumbers\x12*.chorus.messaging.v1.GetBulkNumbersRequest\x1a+.chorus.messaging.v1.GetBulkNumbersResponse\x12`\n" +
+	"\vPickSenders\x12'.chorus.messaging.v1.PickSendersRequest\x1a(.chorus.messaging.v1.PickSendersResponse\x12c\n" +
 	"\fShortenLinks\x12(.chorus.messaging.v1.ShortenLinksRequest\x1a).chorus.messaging.v1.ShortenLinksResponse\x12f\n" +
 	"\rCreateKeyword\x12).chorus.messaging.v1.CreateKeywordRequest\x1a*.chorus.messaging.v1.CreateKeywordResponse\x12c\n" +
 	"\fListKeywords\x12(.chorus.messaging.v1.ListKeywordsRequest\x1a).chorus.messaging.v1.ListKeywordsResponse\x12f\n" +
@@ -3474,7 +3589,7 @@ func file_messaging_v1_messaging_proto_rawDescGZIP() []byte {
 }
 
 var file_messaging_v1_messaging_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_messaging_v1_messaging_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_messaging_v1_messaging_proto_goTypes = []any{
 	(WebhookKind)(0),                     // 0: chorus.messaging.v1.WebhookKind
 	(*Conversation)(nil),                 // 1: chorus.messaging.v1.Conversation
@@ -3518,34 +3633,36 @@ var file_messaging_v1_messaging_proto_goTypes = []any{
 	(*CancelBulkRequest)(nil),            // 39: chorus.messaging.v1.CancelBulkRequest
 	(*CancelBulkResponse)(nil),           // 40: chorus.messaging.v1.CancelBulkResponse
 	(*GetBulkNumbersRequest)(nil),        // 41: chorus.messaging.v1.GetBulkNumbersRequest
-	(*GetBulkNumbersResponse)(nil),       // 42: chorus.messaging.v1.GetBulkNumbersResponse
-	(*BulkNumber)(nil),                   // 43: chorus.messaging.v1.BulkNumber
-	(*ShortenLinksRequest)(nil),          // 44: chorus.messaging.v1.ShortenLinksRequest
-	(*ShortenLinksResponse)(nil),         // 45: chorus.messaging.v1.ShortenLinksResponse
-	(*Keyword)(nil),                      // 46: chorus.messaging.v1.Keyword
-	(*CreateKeywordRequest)(nil),         // 47: chorus.messaging.v1.CreateKeywordRequest
-	(*CreateKeywordResponse)(nil),        // 48: chorus.messaging.v1.CreateKeywordResponse
-	(*ListKeywordsRequest)(nil),          // 49: chorus.messaging.v1.ListKeywordsRequest
-	(*ListKeywordsResponse)(nil),         // 50: chorus.messaging.v1.ListKeywordsResponse
-	(*DeleteKeywordRequest)(nil),         // 51: chorus.messaging.v1.DeleteKeywordRequest
-	(*DeleteKeywordResponse)(nil),        // 52: chorus.messaging.v1.DeleteKeywordResponse
-	(*timestamppb.Timestamp)(nil),        // 53: google.protobuf.Timestamp
-	(*wrapperspb.StringValue)(nil),       // 54: google.protobuf.StringValue
-	(*structpb.ListValue)(nil),           // 55: google.protobuf.ListValue
-	(*wrapperspb.BoolValue)(nil),         // 56: google.protobuf.BoolValue
+	(*PickSendersRequest)(nil),           // 42: chorus.messaging.v1.PickSendersRequest
+	(*PickSendersResponse)(nil),          // 43: chorus.messaging.v1.PickSendersResponse
+	(*GetBulkNumbersResponse)(nil),       // 44: chorus.messaging.v1.GetBulkNumbersResponse
+	(*BulkNumber)(nil),                   // 45: chorus.messaging.v1.BulkNumber
+	(*ShortenLinksRequest)(nil),          // 46: chorus.messaging.v1.ShortenLinksRequest
+	(*ShortenLinksResponse)(nil),         // 47: chorus.messaging.v1.ShortenLinksResponse
+	(*Keyword)(nil),                      // 48: chorus.messaging.v1.Keyword
+	(*CreateKeywordRequest)(nil),         // 49: chorus.messaging.v1.CreateKeywordRequest
+	(*CreateKeywordResponse)(nil),        // 50: chorus.messaging.v1.CreateKeywordResponse
+	(*ListKeywordsRequest)(nil),          // 51: chorus.messaging.v1.ListKeywordsRequest
+	(*ListKeywordsResponse)(nil),         // 52: chorus.messaging.v1.ListKeywordsResponse
+	(*DeleteKeywordRequest)(nil),         // 53: chorus.messaging.v1.DeleteKeywordRequest
+	(*DeleteKeywordResponse)(nil),        // 54: chorus.messaging.v1.DeleteKeywordResponse
+	(*timestamppb.Timestamp)(nil),        // 55: google.protobuf.Timestamp
+	(*wrapperspb.StringValue)(nil),       // 56: google.protobuf.StringValue
+	(*structpb.ListValue)(nil),           // 57: google.protobuf.ListValue
+	(*wrapperspb.BoolValue)(nil),         // 58: google.protobuf.BoolValue
 }
 var file_messaging_v1_messaging_proto_depIdxs = []int32{
-	53, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
+	55, // 0: chorus.messaging.v1.Conversation.last_message_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: chorus.messaging.v1.ListConversationsResponse.conversations:type_name -> chorus.messaging.v1.Conversation
-	54, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
-	55, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
-	54, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
-	54, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
-	56, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
-	56, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
-	53, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
+	56, // 2: chorus.messaging.v1.Message.media_url:type_name -> google.protobuf.StringValue
+	57, // 3: chorus.messaging.v1.Message.media_urls:type_name -> google.protobuf.ListValue
+	56, // 4: chorus.messaging.v1.Message.status:type_name -> google.protobuf.StringValue
+	56, // 5: chorus.messaging.v1.Message.sentiment:type_name -> google.protobuf.StringValue
+	58, // 6: chorus.messaging.v1.Message.requires_response:type_name -> google.protobuf.BoolValue
+	58, // 7: chorus.messaging.v1.Message.opt_out_detected:type_name -> google.protobuf.BoolValue
+	55, // 8: chorus.messaging.v1.Message.timestamp:type_name -> google.protobuf.Timestamp
 	4,  // 9: chorus.messaging.v1.ListMessagesResponse.messages:type_name -> chorus.messaging.v1.Message
-	53, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
+	55, // 10: chorus.messaging.v1.MessageLog.sent_at:type_name -> google.protobuf.Timestamp
 	8,  // 11: chorus.messaging.v1.ReplyResponse.message_log:type_name -> chorus.messaging.v1.MessageLog
 	1,  // 12: chorus.messaging.v1.MarkConversationReadResponse.conversation:type_name -> chorus.messaging.v1.Conversation
 	1,  // 13: chorus.messaging.v1.UpdateConversationResponse.conversation:type_name -> chorus.messaging.v1.Conversation
@@ -3559,59 +3676,62 @@ var file_messaging_v1_messaging_proto_depIdxs = []int32{
 	32, // 21: chorus.messaging.v1.ReleaseBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
 	32, // 22: chorus.messaging.v1.CancelBulkRequest.source:type_name -> chorus.messaging.v1.BulkSource
 	32, // 23: chorus.messaging.v1.GetBulkNumbersRequest.source:type_name -> chorus.messaging.v1.BulkSource
-	43, // 24: chorus.messaging.v1.GetBulkNumbersResponse.numbers:type_name -> chorus.messaging.v1.BulkNumber
-	53, // 25: chorus.messaging.v1.Keyword.created_at:type_name -> google.protobuf.Timestamp
-	46, // 26: chorus.messaging.v1.CreateKeywordResponse.keyword:type_name -> chorus.messaging.v1.Keyword
-	46, // 27: chorus.messaging.v1.ListKeywordsResponse.keywords:type_name -> chorus.messaging.v1.Keyword
-	2,  // 28: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
-	5,  // 29: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
-	7,  // 30: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
-	10, // 31: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
-	12, // 32: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
-	14, // 33: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
-	17, // 34: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
-	19, // 35: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
-	22, // 36: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
-	26, // 37: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
-	28, // 38: chorus.messaging.v1.MessagingService.FindPhoneNumbers:input_type -> chorus.messaging.v1.FindPhoneNumbersRequest
-	24, // 39: chorus.messaging.v1.MessagingService.GetMessage:input_type -> chorus.messaging.v1.GetMessageRequest
-	30, // 40: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
-	33, // 41: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
-	35, // 42: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
-	37, // 43: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
-	39, // 44: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
-	41, // 45: chorus.messaging.v1.MessagingService.GetBulkNumbers:input_type -> chorus.messaging.v1.GetBulkNumbersRequest
-	44, // 46: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
-	47, // 47: chorus.messaging.v1.MessagingService.CreateKeyword:input_type -> chorus.messaging.v1.CreateKeywordRequest
-	49, // 48: chorus.messaging.v1.MessagingService.ListKeywords:input_type -> chorus.messaging.v1.ListKeywordsRequest
-	51, // 49: chorus.messaging.v1.MessagingService.DeleteKeyword:input_type -> chorus.messaging.v1.DeleteKeywordRequest
-	3,  // 50: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
-	6,  // 51: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
-	9,  // 52: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
-	11, // 53: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
-	13, // 54: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
-	15, // 55: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
-	18, // 56: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
-	20, // 57: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
-	23, // 58: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
-	27, // 59: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
-	29, // 60: chorus.messaging.v1.MessagingService.FindPhoneNumbers:output_type -> chorus.messaging.v1.FindPhoneNumbersResponse
-	25, // 61: chorus.messaging.v1.MessagingService.GetMessage:output_type -> chorus.messaging.v1.GetMessageResponse
-	31, // 62: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
-	34, // 63: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
-	36, // 64: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
-	38, // 65: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
-	40, // 66: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
-	42, // 67: chorus.messaging.v1.MessagingService.GetBulkNumbers:output_type -> chorus.messaging.v1.GetBulkNumbersResponse
-	45, // 68: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
-	48, // 69: chorus.messaging.v1.MessagingService.CreateKeyword:output_type -> chorus.messaging.v1.CreateKeywordResponse
-	50, // 70: chorus.messaging.v1.MessagingService.ListKeywords:output_type -> chorus.messaging.v1.ListKeywordsResponse
-	52, // 71: chorus.messaging.v1.MessagingService.DeleteKeyword:output_type -> chorus.messaging.v1.DeleteKeywordResponse
-	50, // [50:72] is the sub-list for method output_type
-	28, // [28:50] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	32, // 24: chorus.messaging.v1.PickSendersRequest.source:type_name -> chorus.messaging.v1.BulkSource
+	45, // 25: chorus.messaging.v1.GetBulkNumbersResponse.numbers:type_name -> chorus.messaging.v1.BulkNumber
+	55, // 26: chorus.messaging.v1.Keyword.created_at:type_name -> google.protobuf.Timestamp
+	48, // 27: chorus.messaging.v1.CreateKeywordResponse.keyword:type_name -> chorus.messaging.v1.Keyword
+	48, // 28: chorus.messaging.v1.ListKeywordsResponse.keywords:type_name -> chorus.messaging.v1.Keyword
+	2,  // 29: chorus.messaging.v1.MessagingService.ListConversations:input_type -> chorus.messaging.v1.ListConversationsRequest
+	5,  // 30: chorus.messaging.v1.MessagingService.ListMessages:input_type -> chorus.messaging.v1.ListMessagesRequest
+	7,  // 31: chorus.messaging.v1.MessagingService.Reply:input_type -> chorus.messaging.v1.ReplyRequest
+	10, // 32: chorus.messaging.v1.MessagingService.MarkConversationRead:input_type -> chorus.messaging.v1.MarkConversationReadRequest
+	12, // 33: chorus.messaging.v1.MessagingService.UpdateConversation:input_type -> chorus.messaging.v1.UpdateConversationRequest
+	14, // 34: chorus.messaging.v1.MessagingService.AddNumber:input_type -> chorus.messaging.v1.AddNumberRequest
+	17, // 35: chorus.messaging.v1.MessagingService.HandleWebhook:input_type -> chorus.messaging.v1.HandleWebhookRequest
+	19, // 36: chorus.messaging.v1.MessagingService.FollowShortLink:input_type -> chorus.messaging.v1.FollowShortLinkRequest
+	22, // 37: chorus.messaging.v1.MessagingService.SendMessages:input_type -> chorus.messaging.v1.SendMessagesRequest
+	26, // 38: chorus.messaging.v1.MessagingService.GetPhoneNumber:input_type -> chorus.messaging.v1.GetPhoneNumberRequest
+	28, // 39: chorus.messaging.v1.MessagingService.FindPhoneNumbers:input_type -> chorus.messaging.v1.FindPhoneNumbersRequest
+	24, // 40: chorus.messaging.v1.MessagingService.GetMessage:input_type -> chorus.messaging.v1.GetMessageRequest
+	30, // 41: chorus.messaging.v1.MessagingService.SetSourceState:input_type -> chorus.messaging.v1.SetSourceStateRequest
+	33, // 42: chorus.messaging.v1.MessagingService.OpenBulk:input_type -> chorus.messaging.v1.OpenBulkRequest
+	35, // 43: chorus.messaging.v1.MessagingService.QueueBulk:input_type -> chorus.messaging.v1.QueueBulkRequest
+	37, // 44: chorus.messaging.v1.MessagingService.ReleaseBulk:input_type -> chorus.messaging.v1.ReleaseBulkRequest
+	39, // 45: chorus.messaging.v1.MessagingService.CancelBulk:input_type -> chorus.messaging.v1.CancelBulkRequest
+	41, // 46: chorus.messaging.v1.MessagingService.GetBulkNumbers:input_type -> chorus.messaging.v1.GetBulkNumbersRequest
+	42, // 47: chorus.messaging.v1.MessagingService.PickSenders:input_type -> chorus.messaging.v1.PickSendersRequest
+	46, // 48: chorus.messaging.v1.MessagingService.ShortenLinks:input_type -> chorus.messaging.v1.ShortenLinksRequest
+	49, // 49: chorus.messaging.v1.MessagingService.CreateKeyword:input_type -> chorus.messaging.v1.CreateKeywordRequest
+	51, // 50: chorus.messaging.v1.MessagingService.ListKeywords:input_type -> chorus.messaging.v1.ListKeywordsRequest
+	53, // 51: chorus.messaging.v1.MessagingService.DeleteKeyword:input_type -> chorus.messaging.v1.DeleteKeywordRequest
+	3,  // 52: chorus.messaging.v1.MessagingService.ListConversations:output_type -> chorus.messaging.v1.ListConversationsResponse
+	6,  // 53: chorus.messaging.v1.MessagingService.ListMessages:output_type -> chorus.messaging.v1.ListMessagesResponse
+	9,  // 54: chorus.messaging.v1.MessagingService.Reply:output_type -> chorus.messaging.v1.ReplyResponse
+	11, // 55: chorus.messaging.v1.MessagingService.MarkConversationRead:output_type -> chorus.messaging.v1.MarkConversationReadResponse
+	13, // 56: chorus.messaging.v1.MessagingService.UpdateConversation:output_type -> chorus.messaging.v1.UpdateConversationResponse
+	15, // 57: chorus.messaging.v1.MessagingService.AddNumber:output_type -> chorus.messaging.v1.AddNumberResponse
+	18, // 58: chorus.messaging.v1.MessagingService.HandleWebhook:output_type -> chorus.messaging.v1.HandleWebhookResponse
+	20, // 59: chorus.messaging.v1.MessagingService.FollowShortLink:output_type -> chorus.messaging.v1.FollowShortLinkResponse
+	23, // 60: chorus.messaging.v1.MessagingService.SendMessages:output_type -> chorus.messaging.v1.SendMessagesResponse
+	27, // 61: chorus.messaging.v1.MessagingService.GetPhoneNumber:output_type -> chorus.messaging.v1.GetPhoneNumberResponse
+	29, // 62: chorus.messaging.v1.MessagingService.FindPhoneNumbers:output_type -> chorus.messaging.v1.FindPhoneNumbersResponse
+	25, // 63: chorus.messaging.v1.MessagingService.GetMessage:output_type -> chorus.messaging.v1.GetMessageResponse
+	31, // 64: chorus.messaging.v1.MessagingService.SetSourceState:output_type -> chorus.messaging.v1.SetSourceStateResponse
+	34, // 65: chorus.messaging.v1.MessagingService.OpenBulk:output_type -> chorus.messaging.v1.OpenBulkResponse
+	36, // 66: chorus.messaging.v1.MessagingService.QueueBulk:output_type -> chorus.messaging.v1.QueueBulkResponse
+	38, // 67: chorus.messaging.v1.MessagingService.ReleaseBulk:output_type -> chorus.messaging.v1.ReleaseBulkResponse
+	40, // 68: chorus.messaging.v1.MessagingService.CancelBulk:output_type -> chorus.messaging.v1.CancelBulkResponse
+	44, // 69: chorus.messaging.v1.MessagingService.GetBulkNumbers:output_type -> chorus.messaging.v1.GetBulkNumbersResponse
+	43, // 70: chorus.messaging.v1.MessagingService.PickSenders:output_type -> chorus.messaging.v1.PickSendersResponse
+	47, // 71: chorus.messaging.v1.MessagingService.ShortenLinks:output_type -> chorus.messaging.v1.ShortenLinksResponse
+	50, // 72: chorus.messaging.v1.MessagingService.CreateKeyword:output_type -> chorus.messaging.v1.CreateKeywordResponse
+	52, // 73: chorus.messaging.v1.MessagingService.ListKeywords:output_type -> chorus.messaging.v1.ListKeywordsResponse
+	54, // 74: chorus.messaging.v1.MessagingService.DeleteKeyword:output_type -> chorus.messaging.v1.DeleteKeywordResponse
+	52, // [52:75] is the sub-list for method output_type
+	29, // [29:52] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_messaging_v1_messaging_proto_init() }
@@ -3628,7 +3748,7 @@ func file_messaging_v1_messaging_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_messaging_v1_messaging_proto_rawDesc), len(file_messaging_v1_messaging_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   52,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

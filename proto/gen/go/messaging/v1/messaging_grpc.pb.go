@@ -37,6 +37,7 @@ const (
 	MessagingService_ReleaseBulk_FullMethodName          = "/chorus.messaging.v1.MessagingService/ReleaseBulk"
 	MessagingService_CancelBulk_FullMethodName           = "/chorus.messaging.v1.MessagingService/CancelBulk"
 	MessagingService_GetBulkNumbers_FullMethodName       = "/chorus.messaging.v1.MessagingService/GetBulkNumbers"
+	MessagingService_PickSenders_FullMethodName          = "/chorus.messaging.v1.MessagingService/PickSenders"
 	MessagingService_ShortenLinks_FullMethodName         = "/chorus.messaging.v1.MessagingService/ShortenLinks"
 	MessagingService_CreateKeyword_FullMethodName        = "/chorus.messaging.v1.MessagingService/CreateKeyword"
 	MessagingService_ListKeywords_FullMethodName         = "/chorus.messaging.v1.MessagingService/ListKeywords"
@@ -121,6 +122,11 @@ type MessagingServiceClient interface {
 	// GetBulkNumbers lists the numbers a source's bulk batches were given, with how many of its
 	// messages each sent and whether it left the source's rotation (the carrier refused it).
 	GetBulkNumbers(ctx context.Context, in *GetBulkNumbersRequest, opts ...grpc.CallOption) (*GetBulkNumbersResponse, error)
+	// PickSenders gives each recipient of a source that sends through SendMessages (a poll) its
+	// number from a pool, by the rule QueueBulk applies (sticky, else area code, else least
+	// busy), and counts them to the source's numbers: the caller sends every message of the
+	// recipient from it, so their thread stays one.
+	PickSenders(ctx context.Context, in *PickSendersRequest, opts ...grpc.CallOption) (*PickSendersResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
 	// (source, URL), so a retried or repeated call answers the same links. A click on one
@@ -327,6 +333,16 @@ func (c *messagingServiceClient) GetBulkNumbers(ctx context.Context, in *GetBulk
 	return out, nil
 }
 
+func (c *messagingServiceClient) PickSenders(ctx context.Context, in *PickSendersRequest, opts ...grpc.CallOption) (*PickSendersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PickSendersResponse)
+	err := c.cc.Invoke(ctx, MessagingService_PickSenders_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *messagingServiceClient) ShortenLinks(ctx context.Context, in *ShortenLinksRequest, opts ...grpc.CallOption) (*ShortenLinksResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ShortenLinksResponse)
@@ -445,6 +461,11 @@ type MessagingServiceServer interface {
 	// GetBulkNumbers lists the numbers a source's bulk batches were given, with how many of its
 	// messages each sent and whether it left the source's rotation (the carrier refused it).
 	GetBulkNumbers(context.Context, *GetBulkNumbersRequest) (*GetBulkNumbersResponse, error)
+	// PickSenders gives each recipient of a source that sends through SendMessages (a poll) its
+	// number from a pool, by the rule QueueBulk applies (sticky, else area code, else least
+	// busy), and counts them to the source's numbers: the caller sends every message of the
+	// recipient from it, so their thread stays one.
+	PickSenders(context.Context, *PickSendersRequest) (*PickSendersResponse, error)
 	// ShortenLinks returns the organization's short link of each URL for a source's messages
 	// (campaigns: a campaign and its test copies), creating those it lacks: one code per
 	// (source, URL), so a retried or repeated call answers the same links. A click on one
@@ -524,6 +545,9 @@ func (UnimplementedMessagingServiceServer) CancelBulk(context.Context, *CancelBu
 }
 func (UnimplementedMessagingServiceServer) GetBulkNumbers(context.Context, *GetBulkNumbersRequest) (*GetBulkNumbersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetBulkNumbers not implemented")
+}
+func (UnimplementedMessagingServiceServer) PickSenders(context.Context, *PickSendersRequest) (*PickSendersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PickSenders not implemented")
 }
 func (UnimplementedMessagingServiceServer) ShortenLinks(context.Context, *ShortenLinksRequest) (*ShortenLinksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ShortenLinks not implemented")
@@ -882,6 +906,24 @@ func _MessagingService_GetBulkNumbers_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessagingService_PickSenders_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PickSendersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessagingServiceServer).PickSenders(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessagingService_PickSenders_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessagingServiceServer).PickSenders(ctx, req.(*PickSendersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MessagingService_ShortenLinks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ShortenLinksRequest)
 	if err := dec(in); err != nil {
@@ -1032,6 +1074,10 @@ var MessagingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetBulkNumbers",
 			Handler:    _MessagingService_GetBulkNumbers_Handler,
+		},
+		{
+			MethodName: "PickSenders",
+			Handler:    _MessagingService_PickSenders_Handler,
 		},
 		{
 			MethodName: "ShortenLinks",

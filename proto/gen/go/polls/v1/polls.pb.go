@@ -1116,9 +1116,17 @@ type StartPollRequest struct {
 	// ISO 8601 with a zone; omitted or within 30 seconds starts at once.
 	ScheduledFor string `protobuf:"bytes,4,opt,name=scheduled_for,json=scheduledFor,proto3" json:"scheduled_for,omitempty"`
 	// IANA; stored as the poll's timezone when given.
-	Timezone      string `protobuf:"bytes,5,opt,name=timezone,proto3" json:"timezone,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Timezone string `protobuf:"bytes,5,opt,name=timezone,proto3" json:"timezone,omitempty"`
+	// Beyond the spec: the number the poll sends from (one of the organization's; default: its
+	// default number).
+	FromPhoneNumberId *string `protobuf:"bytes,6,opt,name=from_phone_number_id,json=fromPhoneNumberId,proto3,oneof" json:"from_phone_number_id,omitempty"`
+	// Beyond the spec: a number pool, 1 to 400 of the organization's number ids (strings, none
+	// twice), instead of fromPhoneNumberId (both: 400). Each participant is given one number of
+	// the pool when the audience is stored (the pool number that last exchanged a message with
+	// them, else one of their area code, else the least busy) and hears every question from it.
+	FromPhoneNumberIds *structpb.ListValue `protobuf:"bytes,7,opt,name=from_phone_number_ids,json=fromPhoneNumberIds,proto3" json:"from_phone_number_ids,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *StartPollRequest) Reset() {
@@ -1184,6 +1192,20 @@ func (x *StartPollRequest) GetTimezone() string {
 		return x.Timezone
 	}
 	return ""
+}
+
+func (x *StartPollRequest) GetFromPhoneNumberId() string {
+	if x != nil && x.FromPhoneNumberId != nil {
+		return *x.FromPhoneNumberId
+	}
+	return ""
+}
+
+func (x *StartPollRequest) GetFromPhoneNumberIds() *structpb.ListValue {
+	if x != nil {
+		return x.FromPhoneNumberIds
+	}
+	return nil
 }
 
 // StartPollResponse is {id, status: "active", message} on an immediate start (202), the poll
@@ -2022,14 +2044,17 @@ const file_polls_v1_polls_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
 	"\x04poll\x18\x02 \x01(\v2\x1a.chorus.polls.v1.PollInputR\x04poll\"?\n" +
 	"\x12UpdatePollResponse\x12)\n" +
-	"\x04poll\x18\x01 \x01(\v2\x15.chorus.polls.v1.PollR\x04poll\"\xc9\x01\n" +
+	"\x04poll\x18\x01 \x01(\v2\x15.chorus.polls.v1.PollR\x04poll\"\xe7\x02\n" +
 	"\x10StartPollRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
 	"segment_id\x18\x02 \x01(\tR\tsegmentId\x12E\n" +
 	"\x0econtact_filter\x18\x03 \x01(\v2\x1e.chorus.polls.v1.ContactFilterR\rcontactFilter\x12#\n" +
 	"\rscheduled_for\x18\x04 \x01(\tR\fscheduledFor\x12\x1a\n" +
-	"\btimezone\x18\x05 \x01(\tR\btimezone\"@\n" +
+	"\btimezone\x18\x05 \x01(\tR\btimezone\x124\n" +
+	"\x14from_phone_number_id\x18\x06 \x01(\tH\x00R\x11fromPhoneNumberId\x88\x01\x01\x12M\n" +
+	"\x15from_phone_number_ids\x18\a \x01(\v2\x1a.google.protobuf.ListValueR\x12fromPhoneNumberIdsB\x17\n" +
+	"\x15_from_phone_number_id\"@\n" +
 	"\x11StartPollResponse\x12+\n" +
 	"\x04body\x18\x01 \x01(\v2\x17.google.protobuf.StructR\x04body\"\"\n" +
 	"\x10PausePollRequest\x12\x0e\n" +
@@ -2172,40 +2197,41 @@ var file_polls_v1_polls_proto_depIdxs = []int32{
 	6,  // 22: chorus.polls.v1.UpdatePollRequest.poll:type_name -> chorus.polls.v1.PollInput
 	4,  // 23: chorus.polls.v1.UpdatePollResponse.poll:type_name -> chorus.polls.v1.Poll
 	0,  // 24: chorus.polls.v1.StartPollRequest.contact_filter:type_name -> chorus.polls.v1.ContactFilter
-	32, // 25: chorus.polls.v1.StartPollResponse.body:type_name -> google.protobuf.Struct
-	4,  // 26: chorus.polls.v1.PausePollResponse.poll:type_name -> chorus.polls.v1.Poll
-	4,  // 27: chorus.polls.v1.ResumePollResponse.poll:type_name -> chorus.polls.v1.Poll
-	4,  // 28: chorus.polls.v1.ClosePollResponse.poll:type_name -> chorus.polls.v1.Poll
-	31, // 29: chorus.polls.v1.Response.received_at:type_name -> google.protobuf.Timestamp
-	31, // 30: chorus.polls.v1.Participant.started_at:type_name -> google.protobuf.Timestamp
-	31, // 31: chorus.polls.v1.Participant.completed_at:type_name -> google.protobuf.Timestamp
-	31, // 32: chorus.polls.v1.Participant.last_response_at:type_name -> google.protobuf.Timestamp
-	25, // 33: chorus.polls.v1.Participant.responses:type_name -> chorus.polls.v1.Response
-	24, // 34: chorus.polls.v1.ListParticipantsResponse.poll:type_name -> chorus.polls.v1.PollSummary
-	26, // 35: chorus.polls.v1.ListParticipantsResponse.participants:type_name -> chorus.polls.v1.Participant
-	7,  // 36: chorus.polls.v1.PollsService.ListPolls:input_type -> chorus.polls.v1.ListPollsRequest
-	9,  // 37: chorus.polls.v1.PollsService.CreatePoll:input_type -> chorus.polls.v1.CreatePollRequest
-	11, // 38: chorus.polls.v1.PollsService.GetPoll:input_type -> chorus.polls.v1.GetPollRequest
-	13, // 39: chorus.polls.v1.PollsService.UpdatePoll:input_type -> chorus.polls.v1.UpdatePollRequest
-	15, // 40: chorus.polls.v1.PollsService.StartPoll:input_type -> chorus.polls.v1.StartPollRequest
-	17, // 41: chorus.polls.v1.PollsService.PausePoll:input_type -> chorus.polls.v1.PausePollRequest
-	19, // 42: chorus.polls.v1.PollsService.ResumePoll:input_type -> chorus.polls.v1.ResumePollRequest
-	21, // 43: chorus.polls.v1.PollsService.ClosePoll:input_type -> chorus.polls.v1.ClosePollRequest
-	23, // 44: chorus.polls.v1.PollsService.ListParticipants:input_type -> chorus.polls.v1.ListParticipantsRequest
-	8,  // 45: chorus.polls.v1.PollsService.ListPolls:output_type -> chorus.polls.v1.ListPollsResponse
-	10, // 46: chorus.polls.v1.PollsService.CreatePoll:output_type -> chorus.polls.v1.CreatePollResponse
-	12, // 47: chorus.polls.v1.PollsService.GetPoll:output_type -> chorus.polls.v1.GetPollResponse
-	14, // 48: chorus.polls.v1.PollsService.UpdatePoll:output_type -> chorus.polls.v1.UpdatePollResponse
-	16, // 49: chorus.polls.v1.PollsService.StartPoll:output_type -> chorus.polls.v1.StartPollResponse
-	18, // 50: chorus.polls.v1.PollsService.PausePoll:output_type -> chorus.polls.v1.PausePollResponse
-	20, // 51: chorus.polls.v1.PollsService.ResumePoll:output_type -> chorus.polls.v1.ResumePollResponse
-	22, // 52: chorus.polls.v1.PollsService.ClosePoll:output_type -> chorus.polls.v1.ClosePollResponse
-	27, // 53: chorus.polls.v1.PollsService.ListParticipants:output_type -> chorus.polls.v1.ListParticipantsResponse
-	45, // [45:54] is the sub-list for method output_type
-	36, // [36:45] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	28, // 25: chorus.polls.v1.StartPollRequest.from_phone_number_ids:type_name -> google.protobuf.ListValue
+	32, // 26: chorus.polls.v1.StartPollResponse.body:type_name -> google.protobuf.Struct
+	4,  // 27: chorus.polls.v1.PausePollResponse.poll:type_name -> chorus.polls.v1.Poll
+	4,  // 28: chorus.polls.v1.ResumePollResponse.poll:type_name -> chorus.polls.v1.Poll
+	4,  // 29: chorus.polls.v1.ClosePollResponse.poll:type_name -> chorus.polls.v1.Poll
+	31, // 30: chorus.polls.v1.Response.received_at:type_name -> google.protobuf.Timestamp
+	31, // 31: chorus.polls.v1.Participant.started_at:type_name -> google.protobuf.Timestamp
+	31, // 32: chorus.polls.v1.Participant.completed_at:type_name -> google.protobuf.Timestamp
+	31, // 33: chorus.polls.v1.Participant.last_response_at:type_name -> google.protobuf.Timestamp
+	25, // 34: chorus.polls.v1.Participant.responses:type_name -> chorus.polls.v1.Response
+	24, // 35: chorus.polls.v1.ListParticipantsResponse.poll:type_name -> chorus.polls.v1.PollSummary
+	26, // 36: chorus.polls.v1.ListParticipantsResponse.participants:type_name -> chorus.polls.v1.Participant
+	7,  // 37: chorus.polls.v1.PollsService.ListPolls:input_type -> chorus.polls.v1.ListPollsRequest
+	9,  // 38: chorus.polls.v1.PollsService.CreatePoll:input_type -> chorus.polls.v1.CreatePollRequest
+	11, // 39: chorus.polls.v1.PollsService.GetPoll:input_type -> chorus.polls.v1.GetPollRequest
+	13, // 40: chorus.polls.v1.PollsService.UpdatePoll:input_type -> chorus.polls.v1.UpdatePollRequest
+	15, // 41: chorus.polls.v1.PollsService.StartPoll:input_type -> chorus.polls.v1.StartPollRequest
+	17, // 42: chorus.polls.v1.PollsService.PausePoll:input_type -> chorus.polls.v1.PausePollRequest
+	19, // 43: chorus.polls.v1.PollsService.ResumePoll:input_type -> chorus.polls.v1.ResumePollRequest
+	21, // 44: chorus.polls.v1.PollsService.ClosePoll:input_type -> chorus.polls.v1.ClosePollRequest
+	23, // 45: chorus.polls.v1.PollsService.ListParticipants:input_type -> chorus.polls.v1.ListParticipantsRequest
+	8,  // 46: chorus.polls.v1.PollsService.ListPolls:output_type -> chorus.polls.v1.ListPollsResponse
+	10, // 47: chorus.polls.v1.PollsService.CreatePoll:output_type -> chorus.polls.v1.CreatePollResponse
+	12, // 48: chorus.polls.v1.PollsService.GetPoll:output_type -> chorus.polls.v1.GetPollResponse
+	14, // 49: chorus.polls.v1.PollsService.UpdatePoll:output_type -> chorus.polls.v1.UpdatePollResponse
+	16, // 50: chorus.polls.v1.PollsService.StartPoll:output_type -> chorus.polls.v1.StartPollResponse
+	18, // 51: chorus.polls.v1.PollsService.PausePoll:output_type -> chorus.polls.v1.PausePollResponse
+	20, // 52: chorus.polls.v1.PollsService.ResumePoll:output_type -> chorus.polls.v1.ResumePollResponse
+	22, // 53: chorus.polls.v1.PollsService.ClosePoll:output_type -> chorus.polls.v1.ClosePollResponse
+	27, // 54: chorus.polls.v1.PollsService.ListParticipants:output_type -> chorus.polls.v1.ListParticipantsResponse
+	46, // [46:55] is the sub-list for method output_type
+	37, // [37:46] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_polls_v1_polls_proto_init() }
@@ -2216,6 +2242,7 @@ func file_polls_v1_polls_proto_init() {
 	file_polls_v1_polls_proto_msgTypes[0].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[3].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[6].OneofWrappers = []any{}
+	file_polls_v1_polls_proto_msgTypes[15].OneofWrappers = []any{}
 	file_polls_v1_polls_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
