@@ -61,7 +61,7 @@ stop: ## stop the private PostgreSQL and Redis that make run started when the ma
 TEST_PKGS := $(foreach m,$(filter-out proto/gen/go,$(MODULES)),./$(m)/...)
 
 test: ## every module's tests against the real PostgreSQL and Redis, race detector on
-	go test -race -count=1 -timeout 30m $(TEST_PKGS)
+	go test -race -count=1 -timeout 60m $(TEST_PKGS)
 
 faults: ## the campaign fault test at the issue's 20,000 contacts (make test runs it at 2,000)
 	cd tests/e2e && CHORUS_E2E_FAULT_CONTACTS=20000 go test -count=1 -timeout 60m -run '^TestCampaignSurvivesKilledProcesses$$' -v .
