@@ -164,21 +164,18 @@ func TestConsentHistoryRequests(t *testing.T) {
 	assert.Equal(t, []string{"note"}, badFields(t, err))
 }
 
-// Rows an import creates record their opt-in with the import's id, whether the batch inserted
-// them set-wise or merged them one by one (a row sharing a key with an earlier row of the file).
+// Rows an import creates record their opt-in with the import's id, one entry each; a row
+// merged into a contact an earlier row of the file created adds none.
 func TestImportedContactsRecordTheirImport(t *testing.T) {
 	t.Parallel()
 	e := start(t, nil)
 	ctx := as(tenant.AccessWrite)
 	imp := importCSV(t, e, ctx, "phone,email\n+13035550001,\n+13035550002,a@example.com\n+13035550003,A@example.com\n")
 	assert.EqualValues(t, 2, imp.GetCreated())
-	var n int
-	require.NoError(t, e.db.QueryRow(context.Background(),
-		`SELECT count(*) FROM consent_events WHERE source = 'import' AND import_id = $1 AND opted_in`, imp.GetId()).Scan(&n))
-	assert.Equal(t, 2, n, "one entry per created contact")
 
 	list, err := e.c.ListContacts(ctx, &contactsv1.ListContactsRequest{})
 	require.NoError(t, err)
+	require.Len(t, list.GetContacts(), 2)
 	for _, c := range list.GetContacts() {
 		assert.Equal(t, []summary{{OptedIn: true, Source: "import", ImportID: imp.GetId()}},
 			summarize(history(t, e, ctx, c.GetId())), c.GetPhone())

@@ -147,3 +147,66 @@ func TestConsentHistoryOverREST(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.Status, "%s", res.Body)
 	assert.Len(t, tn.consentExport(startedAt.Format(time.DateOnly), ""), 1, "a deleted contact's history is gone")
 }
+
+// An imported contact's history over REST, a page of one at a time: a STOP texted after the
+// import, then the contact's creation by the import (with the import's id). The export has
+// the import's creations, oldest first, then the STOP; another organization sees none of it.
+func TestImportedContactConsentHistoryOverREST(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("+12025550100", 10)
+	const phone = "+12025550146"
+	startedAt := time.Now().UTC()
+	imp := tn.importDone("phone,firstName\n2025550146,Ada\n2025550147,Grace\n")
+	require.EqualValues(t, 2, imp["created"])
+	importID := imp["id"].(string)
+	ada, grace := tn.contactByPhone("2025550146"), tn.contactByPhone("2025550147")
+	id := ada["id"].(string)
+	e.text(tn.number, phone, "STOP")
+	stopID := ""
+	for _, m := range tn.thread(phone) {
+		if m["direction"] == "incoming" {
+			stopID = m["id"].(string)
+		}
+	}
+	require.NotEmpty(t, stopID)
+
+	var paged []map[string]any
+	q := url.Values{"limit": {"1"}}
+	for {
+		res := tn.do("GET", "/api/contacts/"+id+"/consent?"+q.Encode(), nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		page := res.JSON(t)
+		entries, _ := page["entries"].([]any)
+		require.Len(t, entries, 1, "%s", res.Body)
+		paged = append(paged, entries[0].(map[string]any))
+		if page["hasMore"] != true {
+			break
+		}
+		q.Set("cursor", page["cursor"].(string))
+	}
+	created := entry(true, "import", nil, nil, nil, nil)
+	created["importId"] = importID
+	var got []map[string]any
+	for _, h := range paged {
+		got = append(got, entryOf(h))
+	}
+	assert.Equal(t, []map[string]any{entry(false, "keyword", "STOP", stopID, "STOP", nil), created}, got,
+		"newest first, one page each")
+	assert.Equal(t, paged, tn.consentHistory(id), "the pages are the history read at once")
+	assert.Equal(t, ada["createdAt"], paged[1]["occurredAt"], "the creation occurred when the contact was created")
+
+	rows := tn.consentExport(startedAt.Format(time.DateOnly), "")
+	require.Len(t, rows, 1+3, "the header, the two creations and the STOP: %v", rows)
+	assert.ElementsMatch(t, [][]string{{id, phone}, {grace["id"].(string), "+12025550147"}}, [][]string{rows[1][:2], rows[2][:2]})
+	for _, r := range rows[1:3] {
+		assert.Equal(t, []string{"true", "import", "", "", "", "", importID}, r[3:], "oldest first: the creations")
+	}
+	assert.Equal(t, []string{id, phone}, rows[3][:2])
+	assert.Equal(t, []string{"false", "keyword", "STOP", stopID, "STOP", "", ""}, rows[3][3:])
+
+	other := e.newTenant("", 0)
+	res := other.do("GET", "/api/contacts/"+id+"/consent", nil)
+	assert.Equal(t, http.StatusNotFound, res.Status, "%s", res.Body)
+	assert.Len(t, other.consentExport(startedAt.Format(time.DateOnly), ""), 1, "another organization's export: the header alone")
+}

@@ -83,9 +83,15 @@ type HistoryKey struct {
 	ID uuid.UUID
 }
 
-// historyColumns are read by both history queries (as e.*).
+// historyColumns are read by both history queries (as e.*) from consent_events.
 const historyColumns = `e.id, e.contact_id, e.occurred_at, e.recorded_at, e.opted_in, e.source, e.detail,
 	coalesce(e.message_id, ''), coalesce(e.message_text, ''), coalesce(e.user_subject, ''), e.import_id`
+
+// importedColumns are historyColumns' counterparts (as c.*) for the first entry of a contact an
+// import's batch inserted, which has no consent_events row but its import_id (see
+// insertFresh): its id is the contact's, and it occurred and was recorded when the contact was
+// created, opted in (a contact is created opted in), with the import's id.
+const importedColumns = `c.id, c.id, c.created_at, c.created_at, true, '` + SourceImport + `', '', '', '', '', c.import_id`
 
 func historyFields(dst []any, e *ConsentEntry) []any {
 	return append(dst, &e.ID, &e.ContactID, &e.OccurredAt, &e.RecordedAt, &e.OptedIn, &e.Source, &e.Detail,
@@ -95,6 +101,11 @@ func historyFields(dst []any, e *ConsentEntry) []any {
 // ConsentHistory returns up to limit entries of the contact's history, newest (last applied)
 // first, after the entry before when it is set, and whether more follow. A contact the
 // organization does not have is ErrNotFound.
+//
+// The history is the contact's consent_events and, for a contact an import's batch inserted,
+// its creation entry read from the contact's row (importedColumns), each part read in the
+// page's order up to the page's size and the two merged. The contact's row is a probe of its
+// key.
 func (s *Store) ConsentHistory(ctx context.Context, org, contact uuid.UUID, before *HistoryKey, limit int) ([]ConsentEntry, bool, error) {
 	var exists bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM contacts WHERE `+orgKey+` AND id = $2)`, org, contact).Scan(&exists)
@@ -109,9 +120,15 @@ func (s *Store) ConsentHistory(ctx context.Context, org, contact uuid.UUID, befo
 		at, id = before.At, before.ID
 	}
 	out, err := collectInIndexOrder(ctx, s.inOrder, `
-		SELECT `+historyColumns+` FROM consent_events e
+		(SELECT `+historyColumns+` FROM consent_events e
 		WHERE e.organization_id = (SELECT $1::uuid) AND e.contact_id = $2 AND (e.recorded_at, e.id) < ($3, $4)
 		ORDER BY e.recorded_at DESC, e.id DESC
+		LIMIT $5)
+		UNION ALL
+		(SELECT `+importedColumns+` FROM contacts c
+		WHERE c.organization_id = (SELECT $1::uuid) AND c.id = $2 AND c.import_id IS NOT NULL
+			AND (c.created_at, c.id) < ($3, $4))
+		ORDER BY recorded_at DESC, id DESC
 		LIMIT $5`, []any{org, contact, at, id, limit + 1}, limit+1, historyFields)
 	if err != nil {
 		return nil, false, fmt.Errorf("select consent history: %w", err)
@@ -122,24 +139,37 @@ func (s *Store) ConsentHistory(ctx context.Context, org, contact uuid.UUID, befo
 	return out, false, nil
 }
 
-// exportBatch is how many entries ExportConsent reads per query.
-const exportBatch = 1000
+// defaultExportBatch is how many entries ExportConsent reads per query.
+const defaultExportBatch = 1000
 
 // ExportConsent calls each for every entry of the organization's consent history that occurred
 // in [from, to), oldest first, with its contact's phone, reading it in keyset batches. An
 // error from each stops the walk and is returned.
+//
+// A batch is the next entries of consent_events and the next creation entries of contacts an
+// import's batch inserted (importedColumns, by contacts_org_created), each part read in order
+// up to the batch's size and the two merged; the next batch starts after the last entry of the
+// merge, whichever part it came from.
 func (s *Store) ExportConsent(ctx context.Context, org uuid.UUID, from, to time.Time, each func(ConsentEntry) error) error {
 	after := HistoryKey{At: from, ID: uuid.Nil}
 	for {
-		// The phone is a probe of the contacts' key per entry (the LIMIT keeps it one: a
-		// join could read the organization's contacts whole).
+		// The phone of an event is a probe of the contacts' key per entry (the LIMIT keeps it
+		// one: a join could read the organization's contacts whole).
 		batch, err := collectInIndexOrder(ctx, s.inOrder, `
-			SELECT `+historyColumns+`, c.phone FROM consent_events e
+			(SELECT `+historyColumns+`, c.phone FROM consent_events e
 			CROSS JOIN LATERAL (SELECT phone FROM contacts
 				WHERE organization_id = e.organization_id AND id = e.contact_id LIMIT 1) AS c
 			WHERE e.organization_id = (SELECT $1::uuid) AND (e.occurred_at, e.id) > ($2, $3) AND e.occurred_at < $4
 			ORDER BY e.occurred_at, e.id
-			LIMIT $5`, []any{org, after.At, after.ID, to, exportBatch}, exportBatch,
+			LIMIT $5)
+			UNION ALL
+			(SELECT `+importedColumns+`, c.phone FROM contacts c
+			WHERE c.organization_id = (SELECT $1::uuid) AND c.import_id IS NOT NULL
+				AND (c.created_at, c.id) > ($2, $3) AND c.created_at < $4
+			ORDER BY c.created_at, c.id
+			LIMIT $5)
+			ORDER BY occurred_at, id
+			LIMIT $5`, []any{org, after.At, after.ID, to, s.exportBatch}, s.exportBatch,
 			func(dst []any, e *ConsentEntry) []any { return append(historyFields(dst, e), &e.Phone) })
 		if err != nil {
 			return fmt.Errorf("select consent export: %w", err)
@@ -149,7 +179,7 @@ func (s *Store) ExportConsent(ctx context.Context, org uuid.UUID, from, to time.
 				return err
 			}
 		}
-		if len(batch) < exportBatch {
+		if len(batch) < s.exportBatch {
 			return nil
 		}
 		last := batch[len(batch)-1]

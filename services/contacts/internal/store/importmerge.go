@@ -194,10 +194,11 @@ func (b *importBatchRun) run(ctx context.Context, tx pgx.Tx) error {
 }
 
 // insertFresh inserts, in one statement, the batch's rows whose phone and email no earlier row
-// of the batch holds, records each one's initial opt-in in its consent history (source import,
-// set-wise in the same statement) and queues the lookups of their phones (import_lookups); a row whose key
+// of the batch holds and queues the lookups of their phones (import_lookups); a row whose key
 // a contact already holds inserts nothing (ON CONFLICT) and is merged by leftOver's path. Each
-// key is probed in the unique indexes, as a create's is.
+// key is probed in the unique indexes, as a create's is. Each contact's initial opt-in is
+// recorded by its import_id, which its consent history reads as its first entry (see
+// ConsentHistory): no consent_events row is written for it.
 func (b *importBatchRun) insertFresh(ctx context.Context, tx pgx.Tx) error {
 	err := tx.QueryRow(ctx, `
 		WITH batch AS (
@@ -209,18 +210,15 @@ func (b *importBatchRun) insertFresh(ctx context.Context, tx pgx.Tx) error {
 				AND r.reason IS NULL
 		), created AS (
 			INSERT INTO contacts (id, organization_id, phone, email, first_name, last_name, address, city,
-				state, zip, tags, custom_fields, timezone)
+				state, zip, tags, custom_fields, timezone, import_id)
 			SELECT contact_id, organization_id, phone, email, coalesce(first_name, ''), coalesce(last_name, ''),
 				coalesce(address, ''), coalesce(city, ''), coalesce(state, ''), coalesce(zip, ''),
-				coalesce(tags, '{}'), coalesce(custom_fields, '{}'), coalesce(timezone, '')
+				coalesce(tags, '{}'), coalesce(custom_fields, '{}'), coalesce(timezone, ''), import_id
 			FROM batch
 			WHERE (phone IS NULL OR phone_rank = 1) AND (email IS NULL OR email_rank = 1)
 			ORDER BY line
 			ON CONFLICT DO NOTHING
-			RETURNING organization_id, id, phone, is_opted_in, created_at, updated_at
-		), consented AS (
-			INSERT INTO consent_events (organization_id, contact_id, occurred_at, opted_in, source, import_id)
-			SELECT organization_id, id, created_at, is_opted_in, 'import', $2 FROM created
+			RETURNING organization_id, id, phone, updated_at
 		), queued AS (
 			INSERT INTO import_lookups (organization_id, import_id, batch, contact_id, phone, phone_set_at)
 			SELECT organization_id, $2, $3, id, phone, updated_at FROM created WHERE phone IS NOT NULL

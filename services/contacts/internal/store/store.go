@@ -41,12 +41,14 @@ type Store struct {
 	pool     *pgxpool.Pool
 	inOrder  *pgxpool.Pool                      // sorting off: see OpenInOrder
 	textable *batch.Batcher[lookupResult, bool] // SetTextable's
+
+	exportBatch int // entries ExportConsent reads per query (smaller in tests)
 }
 
 // New returns a Store over pool, running the statements whose plan must walk an index in order
 // over inOrder, a pool OpenInOrder made.
 func New(pool, inOrder *pgxpool.Pool) *Store {
-	s := &Store{pool: pool, inOrder: inOrder}
+	s := &Store{pool: pool, inOrder: inOrder, exportBatch: defaultExportBatch}
 	s.textable = batch.New(s.setTextableMany, textableBatchMax, textableBatchRuns, textableBatchTimeout)
 	return s
 }
