@@ -18,15 +18,7 @@ import (
 // contacts_org_created from its key, each reading what it asks for, not the organization.
 func TestConsentHistoryOfImportedContactsReadsWhatItAsksFor(t *testing.T) {
 	t.Parallel()
-	for _, l := range layouts {
-		t.Run(l.String(), func(t *testing.T) {
-			t.Parallel()
-			o := newUnanalyzedOrg(t, l)
-			for _, c := range importedHistoryCalls(o) {
-				t.Run(c.name, func(t *testing.T) { o.check(t, c) })
-			}
-		})
-	}
+	checkOnLayouts(t, importedHistoryCalls)
 }
 
 // exportPlanBatch is the export's batch size in the plan test: small, so a batch reading the

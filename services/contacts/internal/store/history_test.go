@@ -24,18 +24,12 @@ func (noLookupBatches) EnqueueLookupBatchTx(context.Context, pgx.Tx, uuid.UUID, 
 // and returns the import's id.
 func importPhones(t *testing.T, st *store.Store, org uuid.UUID, phones ...string) uuid.UUID {
 	t.Helper()
-	ctx := context.Background()
-	next := 0
-	imp, err := st.StageImport(ctx, org, []string{"phone"}, func() (store.ImportRow, bool, error) {
-		if next == len(phones) {
-			return store.ImportRow{}, false, nil
-		}
-		p := phones[next]
-		next++
-		return store.ImportRow{Changes: store.Changes{Phone: &p}, Cells: []string{p}}, true, nil
-	}, noImportJob{})
-	require.NoError(t, err)
-	done, err := st.MergeImportBatch(ctx, org, imp.ID, noLookupBatches{}, func(error) (string, bool) { return "", false })
+	rows := make([]store.ImportRow, len(phones))
+	for i, p := range phones {
+		rows[i] = store.ImportRow{Changes: store.Changes{Phone: &p}, Cells: []string{p}}
+	}
+	imp := stage(t, st, org, rows)
+	done, err := st.MergeImportBatch(context.Background(), org, imp.ID, noLookupBatches{}, func(error) (string, bool) { return "", false })
 	require.NoError(t, err)
 	require.True(t, done)
 	return imp.ID

@@ -19,16 +19,10 @@ type noImportJob struct{}
 
 func (noImportJob) EnqueueImportTx(context.Context, pgx.Tx, uuid.UUID, uuid.UUID) error { return nil }
 
-// An import whose job gives up is failed once, and that is published once, with its counts,
-// for the webhooks' import.completed.
-func TestFailedImportIsPublishedOnce(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := newPool(t)
-	st := newStore(t, pool)
-	org := uuid.New()
-	rows := []store.ImportRow{{Cells: []string{"x"}, Reason: "phone: not a US phone number"}, {Cells: []string{"y"}, Reason: "phone: not a US phone number"}}
-	imp, err := st.StageImport(ctx, org, []string{"phone"}, func() (store.ImportRow, bool, error) {
+// stage stages an import of a file of one column, phone, with rows, without queuing its merge.
+func stage(t *testing.T, st *store.Store, org uuid.UUID, rows []store.ImportRow) store.Import {
+	t.Helper()
+	imp, err := st.StageImport(context.Background(), org, []string{"phone"}, func() (store.ImportRow, bool, error) {
 		if len(rows) == 0 {
 			return store.ImportRow{}, false, nil
 		}
@@ -37,6 +31,18 @@ func TestFailedImportIsPublishedOnce(t *testing.T) {
 		return r, true, nil
 	}, noImportJob{})
 	require.NoError(t, err)
+	return imp
+}
+
+// An import whose job gives up is failed once, and that is published once, with its counts,
+// for the webhooks' import.completed.
+func TestFailedImportIsPublishedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	st := newStore(t, pool)
+	org := uuid.New()
+	imp := stage(t, st, org, []store.ImportRow{{Cells: []string{"x"}, Reason: "phone: not a US phone number"}, {Cells: []string{"y"}, Reason: "phone: not a US phone number"}})
 
 	require.NoError(t, st.FailImport(ctx, org, imp.ID))
 	require.NoError(t, st.FailImport(ctx, org, imp.ID), "failing it again changes nothing")

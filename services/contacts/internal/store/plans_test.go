@@ -28,11 +28,17 @@ import (
 // the organization.
 func TestHotQueriesReadWhatTheyAskForBeforeTheOrganizationIsAnalyzed(t *testing.T) {
 	t.Parallel()
+	checkOnLayouts(t, hotCalls)
+}
+
+// checkOnLayouts checks the calls calls makes on an unanalyzed organization of each layout.
+func checkOnLayouts(t *testing.T, calls func(*unanalyzedOrg) []hotCall) {
+	t.Helper()
 	for _, l := range layouts {
 		t.Run(l.String(), func(t *testing.T) {
 			t.Parallel()
 			o := newUnanalyzedOrg(t, l)
-			for _, c := range hotCalls(o) {
+			for _, c := range calls(o) {
 				t.Run(c.name, func(t *testing.T) { o.check(t, c) })
 			}
 		})
