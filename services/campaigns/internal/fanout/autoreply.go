@@ -65,7 +65,7 @@ func (r *Runner) autoReplyTx(ctx context.Context, tx pgx.Tx, org, campaign uuid.
 	if err != nil || !added {
 		return err
 	}
-	if _, err := r.river.InsertTx(ctx, tx, autoReplyArgs{OrgID: org, InboundID: inbound}, nil); err != nil {
+	if _, err := r.InsertTx(ctx, tx, autoReplyArgs{OrgID: org, InboundID: inbound}, nil); err != nil {
 		return fmt.Errorf("queue auto-reply: %w", err)
 	}
 	return nil

@@ -30,6 +30,7 @@ import (
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
 	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/jobs"
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
 )
 
@@ -38,14 +39,11 @@ const SourceKind = "poll"
 
 // Config holds what the runner needs.
 type Config struct {
-	Pool      *pgxpool.Pool
-	Schema    string
-	Store     *store.Store
-	Orgs      *orgs.Client
-	Contacts  *contacts.Client
-	Billing   *billing.Client
-	Messaging *messaging.Client
-	Logger    *slog.Logger
+	Pool   *pgxpool.Pool
+	Schema string
+	Store  *store.Store
+	Peers  service.Peers // orgs, contacts, billing and messaging
+	Logger *slog.Logger
 	// Hour is how long one of a poll's participantTimeoutHours lasts (CHORUS_POLL_HOUR); 0
 	// means an hour (shorter only for demonstrations and tests).
 	Hour time.Duration
@@ -53,9 +51,9 @@ type Config struct {
 	SweepEvery time.Duration
 }
 
-// Runner owns the polls' River client and jobs.
+// Runner owns the polls' jobs; its River client's Start and Stop are the runner's.
 type Runner struct {
-	river     *jobs.Client
+	*jobs.Client
 	store     *store.Store
 	orgs      *orgs.Client
 	contacts  *contacts.Client
@@ -68,44 +66,22 @@ type Runner struct {
 
 // New builds the runner and its River client; Start begins working jobs.
 func New(cfg Config) (*Runner, error) {
-	r := &Runner{store: cfg.Store, orgs: cfg.Orgs, contacts: cfg.Contacts, billing: cfg.Billing, messaging: cfg.Messaging,
-		log: cfg.Logger, hour: cmp.Or(cfg.Hour, time.Hour), now: func() time.Time { return time.Now().UTC() }}
-	if r.log == nil {
-		r.log = slog.Default()
-	}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &startWorker{r: r})
-	river.AddWorker(workers, &stepWorker{r: r})
-	river.AddWorker(workers, &finishWorker{r: r})
-	river.AddWorker(workers, &sweepWorker{r: r})
-	client, err := jobs.NewClient("polls", cfg.Pool, &river.Config{
-		Schema: cfg.Schema,
-		Queues: map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: 8},
-			stepQueue:          {MaxWorkers: stepWorkers},
-			sweepQueue:         {MaxWorkers: 1},
-		},
-		Workers:           workers,
-		PeriodicJobs:      []*river.PeriodicJob{jobs.Sweep(cmp.Or(cfg.SweepEvery, time.Minute), sweepArgs{})},
-		Logger:            r.log,
-		FetchPollInterval: 100 * time.Millisecond,
-	})
+	r := &Runner{store: cfg.Store, orgs: cfg.Peers.Orgs, contacts: cfg.Peers.Contacts, billing: cfg.Peers.Billing, messaging: cfg.Peers.Messaging,
+		log: cmp.Or(cfg.Logger, slog.Default()), hour: cmp.Or(cfg.Hour, time.Hour), now: func() time.Time { return time.Now().UTC() }}
+	var err error
+	r.Client, err = jobs.NewClient("polls", cfg.Pool, cfg.Schema, r.log, jobs.PollEvery(100*time.Millisecond),
+		jobs.Queue(river.QueueDefault, 8), jobs.Queue(stepQueue, stepWorkers), jobs.Queue(sweepQueue, 1),
+		jobs.Periodic(jobs.Sweep(cmp.Or(cfg.SweepEvery, time.Minute), sweepArgs{})),
+		jobs.Work(&startWorker{r: r}), jobs.Work(&stepWorker{r: r}), jobs.Work(&finishWorker{r: r}), jobs.Work(&sweepWorker{r: r}))
 	if err != nil {
 		return nil, err
 	}
-	r.river = client
 	return r, nil
 }
 
-// Start begins working jobs.
-func (r *Runner) Start(ctx context.Context) error { return r.river.Start(ctx) }
-
-// Stop lets running jobs finish (bounded) and stops.
-func (r *Runner) Stop(ctx context.Context) error { return r.river.Stop(ctx) }
-
 // StartTx queues p's start (or, on a resume, its catch-up) at at, inside tx.
 func (r *Runner) StartTx(ctx context.Context, tx pgx.Tx, p *store.Poll, at time.Time) error {
-	_, err := r.river.InsertTx(ctx, tx, startArgs{PollID: p.ID, OrgID: p.OrgID, Run: p.Run}, jobs.At(at))
+	_, err := r.InsertTx(ctx, tx, startArgs{PollID: p.ID, OrgID: p.OrgID, Run: p.Run}, jobs.At(at))
 	if err != nil {
 		return fmt.Errorf("queue poll start: %w", err)
 	}
@@ -141,7 +117,7 @@ func (r *Runner) finishTx(ctx context.Context, tx pgx.Tx, org, poll uuid.UUID, c
 	if err := store.PublishCompleted(ctx, tx, org, poll, r.now()); err != nil {
 		return err
 	}
-	if _, err := r.river.InsertTx(ctx, tx, finishArgs{PollID: poll, OrgID: org, Cancel: cancel}, nil); err != nil {
+	if _, err := r.InsertTx(ctx, tx, finishArgs{PollID: poll, OrgID: org, Cancel: cancel}, nil); err != nil {
 		return fmt.Errorf("queue poll finish: %w", err)
 	}
 	return nil
@@ -156,7 +132,7 @@ func (r *Runner) stepsTx(ctx context.Context, tx pgx.Tx, begun []store.Begun) er
 	for i, b := range begun {
 		params[i] = river.InsertManyParams{Args: stepArgs{ParticipantID: b.Participant, OrgID: b.Org, Step: b.Step}}
 	}
-	if _, err := r.river.InsertManyTx(ctx, tx, params); err != nil {
+	if _, err := r.InsertManyTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("queue poll steps: %w", err)
 	}
 	return nil
