@@ -19,8 +19,7 @@ const DefaultTTL = 30 * time.Second
 
 // Client calls the orgs service.
 type Client struct {
-	conn *clients.Conn
-	stub orgsv1.OrgsServiceClient
+	clients.Client[orgsv1.OrgsServiceClient]
 	// TTL is how long an organization is served from the cache.
 	TTL time.Duration
 
@@ -35,7 +34,7 @@ type cached struct {
 
 // New returns a client over conn.
 func New(conn *clients.Conn) *Client {
-	return &Client{conn: conn, stub: orgsv1.NewOrgsServiceClient(conn.ClientConn()), TTL: DefaultTTL, cache: map[uuid.UUID]cached{}}
+	return &Client{Client: clients.NewClient(conn, orgsv1.NewOrgsServiceClient), TTL: DefaultTTL, cache: map[uuid.UUID]cached{}}
 }
 
 // Dial connects lazily to the orgs service at addr on behalf of caller.
@@ -47,12 +46,6 @@ func Dial(addr, caller string) (*Client, error) {
 	return New(conn), nil
 }
 
-// Conn is the client's connection.
-func (c *Client) Conn() *clients.Conn { return c.conn }
-
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
-
 // Organization returns an organization's settings, from the cache when fresh. A missing
 // organization is a *clients.Error matching clients.ErrNotFound.
 func (c *Client) Organization(ctx context.Context, id uuid.UUID) (*orgsv1.Organization, error) {
@@ -62,8 +55,8 @@ func (c *Client) Organization(ctx context.Context, id uuid.UUID) (*orgsv1.Organi
 	if ok && time.Since(e.at) < c.TTL {
 		return e.org, nil
 	}
-	resp, err := clients.Call(ctx, c.conn, "GetOrganization", clients.Idempotent, func(ctx context.Context) (*orgsv1.GetOrganizationResponse, error) {
-		return c.stub.GetOrganization(c.conn.For(ctx, id), &orgsv1.GetOrganizationRequest{Id: id.String()})
+	resp, err := clients.Call(ctx, c.Conn(), "GetOrganization", clients.Idempotent, func(ctx context.Context) (*orgsv1.GetOrganizationResponse, error) {
+		return c.Stub.GetOrganization(c.Conn().For(ctx, id), &orgsv1.GetOrganizationRequest{Id: id.String()})
 	})
 	if err != nil {
 		return nil, err
@@ -76,8 +69,8 @@ func (c *Client) Organization(ctx context.Context, id uuid.UUID) (*orgsv1.Organi
 
 // Access returns user's level in org (tenant.AccessNone when not a member).
 func (c *Client) Access(ctx context.Context, org uuid.UUID, user string) (tenant.Access, error) {
-	resp, err := clients.Call(ctx, c.conn, "CheckAccess", clients.Idempotent, func(ctx context.Context) (*orgsv1.CheckAccessResponse, error) {
-		return c.stub.CheckAccess(ctx, &orgsv1.CheckAccessRequest{OrganizationId: org.String(), UserSubject: user})
+	resp, err := clients.Call(ctx, c.Conn(), "CheckAccess", clients.Idempotent, func(ctx context.Context) (*orgsv1.CheckAccessResponse, error) {
+		return c.Stub.CheckAccess(ctx, &orgsv1.CheckAccessRequest{OrganizationId: org.String(), UserSubject: user})
 	})
 	if err != nil {
 		return tenant.AccessNone, err
