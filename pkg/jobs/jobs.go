@@ -1,6 +1,7 @@
-// Package jobs holds the River setup services share: the client's start and stop, and sweeps,
-// the periodic jobs that look for due work (stuck messages, ended billing periods) with one
-// replica working each one.
+// Package jobs holds the River setup services share: the client (its bounds, its queues and
+// workers given as options, its start and stop, which a service's job runner gets by
+// embedding it), jobs that work in runs (Resumable), and sweeps, the periodic jobs that look
+// for due work (stuck messages, ended billing periods) with one replica working each one.
 package jobs
 
 import (
