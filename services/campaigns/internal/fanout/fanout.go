@@ -27,10 +27,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/chorus-sms/chorus/pkg/clients/billing"
-	"github.com/chorus-sms/chorus/pkg/clients/contacts"
-	"github.com/chorus-sms/chorus/pkg/clients/messaging"
-	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
@@ -51,18 +47,15 @@ type Config struct {
 // Runner owns the campaigns' jobs; its River client's Start and Stop are the runner's.
 type Runner struct {
 	*jobs.Client
-	store     *store.Store
-	orgs      *orgs.Client
-	contacts  *contacts.Client
-	billing   *billing.Client
-	messaging *messaging.Client
-	log       *slog.Logger
-	waitUnit  time.Duration
+	store    *store.Store
+	peers    service.Peers
+	log      *slog.Logger
+	waitUnit time.Duration
 }
 
 // New builds the runner and its River client; Start begins working jobs.
 func New(cfg Config) (*Runner, error) {
-	r := &Runner{store: cfg.Store, orgs: cfg.Peers.Orgs, contacts: cfg.Peers.Contacts, billing: cfg.Peers.Billing, messaging: cfg.Peers.Messaging, log: cfg.Logger,
+	r := &Runner{store: cfg.Store, peers: cfg.Peers, log: cfg.Logger,
 		waitUnit: cmp.Or(cfg.AbWaitUnit, time.Minute)}
 	var err error
 	r.Client, err = jobs.NewClient("fanout", cfg.Pool, cfg.Schema, cfg.Logger, jobs.Queue(river.QueueDefault, 4), jobs.PollEvery(100*time.Millisecond),
@@ -158,7 +151,7 @@ func (w *releaseWorker) Work(ctx context.Context, job *river.Job[releaseArgs]) e
 	if c.HeldCredits == 0 {
 		return nil // nothing was held (sandbox, empty audience, never got that far)
 	}
-	if err := w.r.billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
+	if err := w.r.peers.Billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
 		return fmt.Errorf("release hold of campaign %s: %w", c.ID, err)
 	}
 	return nil

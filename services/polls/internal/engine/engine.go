@@ -25,10 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/chorus-sms/chorus/pkg/clients/billing"
-	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
-	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/jobs"
 	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
@@ -54,19 +51,16 @@ type Config struct {
 // Runner owns the polls' jobs; its River client's Start and Stop are the runner's.
 type Runner struct {
 	*jobs.Client
-	store     *store.Store
-	orgs      *orgs.Client
-	contacts  *contacts.Client
-	billing   *billing.Client
-	messaging *messaging.Client
-	log       *slog.Logger
-	hour      time.Duration
-	now       func() time.Time
+	store *store.Store
+	peers service.Peers
+	log   *slog.Logger
+	hour  time.Duration
+	now   func() time.Time
 }
 
 // New builds the runner and its River client; Start begins working jobs.
 func New(cfg Config) (*Runner, error) {
-	r := &Runner{store: cfg.Store, orgs: cfg.Peers.Orgs, contacts: cfg.Peers.Contacts, billing: cfg.Peers.Billing, messaging: cfg.Peers.Messaging,
+	r := &Runner{store: cfg.Store, peers: cfg.Peers,
 		log: cmp.Or(cfg.Logger, slog.Default()), hour: cmp.Or(cfg.Hour, time.Hour), now: func() time.Time { return time.Now().UTC() }}
 	var err error
 	r.Client, err = jobs.NewClient("polls", cfg.Pool, cfg.Schema, r.log, jobs.PollEvery(100*time.Millisecond),
@@ -200,7 +194,7 @@ type finishWorker struct {
 func (w *finishWorker) Work(ctx context.Context, job *river.Job[finishArgs]) error {
 	a := job.Args
 	if a.Cancel {
-		if err := w.r.messaging.SetSourceState(ctx, a.OrgID, SourceKind, a.PollID.String(), messaging.SourceCanceled); err != nil {
+		if err := w.r.peers.Messaging.SetSourceState(ctx, a.OrgID, SourceKind, a.PollID.String(), messaging.SourceCanceled); err != nil {
 			return fmt.Errorf("poll %s: withdraw queued messages: %w", a.PollID, err)
 		}
 	}
@@ -214,7 +208,7 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[finishArgs]) err
 	if p.HeldCredits == 0 {
 		return nil
 	}
-	if err := w.r.billing.ReleaseHold(ctx, a.OrgID, a.PollID.String()); err != nil {
+	if err := w.r.peers.Billing.ReleaseHold(ctx, a.OrgID, a.PollID.String()); err != nil {
 		return fmt.Errorf("poll %s: release hold: %w", a.PollID, err)
 	}
 	return nil
