@@ -60,23 +60,12 @@ func benchETAE2E(ctx context.Context, n int, zoneList string, numbers, rate int)
 		seen[z] = true
 	}
 	campaignZone := zones[0]
-	p, err := startProduct(ctx, "chorus_bench_eta_e2e", 15)
+	ps, err := startPoolOrg(ctx, "eta", 15, campaignZone, numbers, rate, 2*n+1000)
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	org, err := p.newOrg(ctx, "eta", campaignZone, "+16465550100", rate, 2*n+1000)
-	if err != nil {
-		return err
-	}
-	ids, _, err := p.addNumbers(ctx, org, "+16465550100", numbers-1, rate)
-	if err != nil {
-		return err
-	}
-	writers, err := p.writers(ctx, org, e2eCreators)
-	if err != nil {
-		return err
-	}
+	defer ps.p.stop()
+	p, org, ids, writers := ps.p, ps.org, ps.ids, ps.writers
 	fmt.Printf("\neta-e2e: %d contacts through POST /api/contacts over %s, %d numbers at %d msg/s each (%d msg/s)...\n",
 		n, zoneList, numbers, rate, numbers*rate)
 	queues := make([]quiethours.Queue, len(zones))
@@ -99,14 +88,11 @@ func benchETAE2E(ctx context.Context, n int, zoneList string, numbers, rate int)
 	}
 
 	start := time.Now()
-	var created struct{ ID string }
-	if err := c.send(ctx, "POST", "/api/campaigns", map[string]any{
-		"name": "eta", "message": fanoutMessage, "timezone": campaignZone, "fromPhoneNumberIds": ids,
-		"contactFilter": map[string]any{"tags": []string{"eta"}},
-	}, &created); err != nil {
+	id, err := poolCampaign(ctx, c, "eta", campaignZone, ids)
+	if err != nil {
 		return err
 	}
-	first, err := awaitEstimate(ctx, c, created.ID)
+	first, err := awaitEstimate(ctx, c, id)
 	if err != nil {
 		return err
 	}
@@ -133,11 +119,11 @@ func benchETAE2E(ctx context.Context, n int, zoneList string, numbers, rate int)
 		return nil
 	}
 
-	readings, err := followEstimate(ctx, c, created.ID, n, first)
+	readings, err := followEstimate(ctx, c, id, n, first)
 	if err != nil {
 		return err
 	}
-	done, err := lastDispatch(ctx, p.db, org.id, created.ID)
+	done, err := lastDispatch(ctx, p.db, org.id, id)
 	if err != nil {
 		return err
 	}
