@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/chorus-sms/chorus/pkg/redistest"
 )
 
 // outgoing counts the messages of a thread sent to the contact.
@@ -90,4 +92,43 @@ func TestRevocationLookalikesChangeNothing(t *testing.T) {
 	}
 	res := tn.do("POST", "/api/conversations/%2B12025550143/reply", map[string]any{"message": "see you at 5"})
 	assert.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+}
+
+// A doubtful opt-out in the middle of a poll is left to a person: the message is marked
+// optOutDetected and requiresResponse, the contact stays opted in, and the participant stays
+// on its question (the doubtful words are no answer; the next reply is). When a person opts
+// the contact out through the API, that consent change ends the participation.
+func TestDoubtfulOptOutLeavesThePollParticipantToAPerson(t *testing.T) {
+	t.Parallel()
+	redisURL, rdb := redistest.New(t)
+	e := newMsgEnv(t, map[string]string{"CHORUS_REDIS_URL": redisURL})
+	tn := e.newTenant("+13125550341", 50)
+	const ada = "+12025556341"
+	tn.contacts("doubt", []string{ada})
+	id := tn.createPoll(pollBody("Doubt"))["id"].(string)
+	tn.startPoll(id, "doubt")
+	tn.awaitAsked(ada, 1)
+
+	e.reply(rdb, tn, ada, "leave me alone")
+	in := tn.thread(ada)[0]
+	require.Equal(t, "incoming", in["direction"])
+	assert.Equal(t, true, in["optOutDetected"])
+	assert.Equal(t, true, in["requiresResponse"])
+	p := tn.participant(id, ada)
+	assert.Equal(t, "in_progress", p["status"], "a doubtful opt-out ends nothing by itself")
+	assert.EqualValues(t, 0, p["responseCount"], "nor is it an answer")
+	contact := p["contactId"].(string)
+	assert.Equal(t, true, tn.do("GET", "/api/contacts/"+contact, nil).JSON(t)["isOptedIn"])
+
+	e.reply(rdb, tn, ada, "A")
+	p = tn.participant(id, ada)
+	assert.Equal(t, "in_progress", p["status"])
+	assert.Equal(t, []string{"color=A"}, answers(p), "the participant still answers")
+
+	res := tn.do("POST", "/api/contacts/"+contact+"/opt-out", map[string]any{"note": "read their message: they want no more"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	eventually(t, 30*time.Second, "the participation ended by the opt-out", func() bool {
+		return tn.participant(id, ada)["status"] == "terminated"
+	})
+	assert.Equal(t, "opted_out", tn.participant(id, ada)["terminationReason"])
 }
