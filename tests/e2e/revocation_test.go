@@ -37,7 +37,8 @@ func textFromContact(t *testing.T, bodies ...string) (*msgEnv, *tenant, string, 
 }
 
 // A contact who asks in words of their own to stop is opted out as by STOP: one confirmation,
-// which a second request in words (in Spanish) does not repeat, and no reply gets through.
+// which a second request in words (in Spanish) does not repeat, and no reply gets through. The
+// consent history records it as text:<rule> with the message.
 func TestRevocationInWordsOptsOut(t *testing.T) {
 	t.Parallel()
 	e, tn, id, optedIn := textFromContact(t, "Please stop texting me, thanks")
@@ -57,6 +58,10 @@ func TestRevocationInWordsOptsOut(t *testing.T) {
 
 	e.text("+12025550100", phone, "bórrenme de la lista")
 	assert.Equal(t, 1, outgoing(tn.thread(phone)), "exactly one confirmation")
+	history := tn.consentHistory(id)
+	require.Len(t, history, 2, "the creation and the opt-out; the second request changed nothing")
+	assert.Equal(t, entry(false, "text", "stop-messaging", in["id"], "Please stop texting me, thanks", nil), entryOf(history[0]),
+		"recorded as a revocation in words, with the rule and the message")
 	res := tn.do("POST", "/api/conversations/%2B12025550143/reply", map[string]any{"message": "are you sure?"})
 	assert.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
 	assert.Equal(t, "CONTACT_OPTED_OUT", res.ErrCode(t))
