@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/chorus-sms/chorus/pkg/redistest"
 )
 
 // outgoing counts the messages of a thread sent to the contact.
@@ -105,14 +103,8 @@ func TestRevocationLookalikesChangeNothing(t *testing.T) {
 // the contact out through the API, that consent change ends the participation.
 func TestDoubtfulOptOutLeavesThePollParticipantToAPerson(t *testing.T) {
 	t.Parallel()
-	redisURL, rdb := redistest.New(t)
-	e := newMsgEnv(t, map[string]string{"CHORUS_REDIS_URL": redisURL})
-	tn := e.newTenant("+13125550341", 50)
 	const ada = "+12025556341"
-	tn.contacts("doubt", []string{ada})
-	id := tn.createPoll(pollBody("Doubt"))["id"].(string)
-	tn.startPoll(id, "doubt")
-	tn.awaitAsked(ada, 1)
+	e, rdb, tn, id := askedPoll(t, "+13125550341", ada, pollBody("Doubt"))
 
 	e.reply(rdb, tn, ada, "leave me alone")
 	in := tn.thread(ada)[0]

@@ -49,12 +49,7 @@ func consentCalls(o *unanalyzedOrg) []hotCall {
 	ctx := context.Background()
 	org := o.org
 	const page = 50
-	historyOf := func(t *testing.T) uuid.UUID {
-		var id uuid.UUID
-		require.NoError(t, o.pool.QueryRow(ctx, `SELECT id FROM contacts WHERE organization_id = $1 AND phone = $2`,
-			org, newPhone(historyContact)).Scan(&id))
-		return id
-	}
+	historyOf := func(t *testing.T) uuid.UUID { return o.contactID(t, historyContact) }
 	// occurredAt is when the organization's entry n (oldest first) happened.
 	occurredAt := func(t *testing.T, n int) time.Time {
 		var at time.Time

@@ -118,6 +118,14 @@ func newUnanalyzedOrg(t *testing.T, l layout) *unanalyzedOrg {
 	return o
 }
 
+// contactID is the id of contact i of the new organization (the one with phone newPhone(i)).
+func (o *unanalyzedOrg) contactID(t *testing.T, i int) uuid.UUID {
+	var id uuid.UUID
+	require.NoError(t, o.pool.QueryRow(context.Background(), `SELECT id FROM contacts WHERE organization_id = $1 AND phone = $2`,
+		o.org, newPhone(i)).Scan(&id))
+	return id
+}
+
 // fill inserts n contacts of org as a list import leaves them: phones prefix+i, distinct
 // creation times, ids made as ids says.
 func fill(ctx context.Context, pool *pgxpool.Pool, ids idKind, org uuid.UUID, prefix, tag string, n int) error {
@@ -157,12 +165,7 @@ const (
 func hotCalls(o *unanalyzedOrg) []hotCall {
 	ctx := context.Background()
 	org := o.org
-	idOf := func(t *testing.T, i int) uuid.UUID {
-		var id uuid.UUID
-		require.NoError(t, o.pool.QueryRow(ctx, `SELECT id FROM contacts WHERE organization_id = $1 AND phone = $2`,
-			org, newPhone(i)).Scan(&id))
-		return id
-	}
+	idOf := o.contactID
 	sendableAfter := func(t *testing.T, n int) uuid.UUID {
 		var id uuid.UUID
 		require.NoError(t, o.pool.QueryRow(ctx, `SELECT id FROM contacts WHERE organization_id = $1
