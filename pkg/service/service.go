@@ -84,6 +84,10 @@ func Open(ctx context.Context, cfg Config) (*Shell, error) {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if s.Peers.Orgs != nil && s.Redis != nil {
+		// A settings change applies to the next message, not once the cached copy expires.
+		s.Run(func(ctx context.Context) error { s.Peers.Orgs.Follow(ctx, s.Redis, s.Log); return nil })
+	}
 	return s, nil
 }
 

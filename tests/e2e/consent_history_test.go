@@ -147,3 +147,18 @@ func TestConsentHistoryOverREST(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.Status, "%s", res.Body)
 	assert.Len(t, tn.consentExport(startedAt.Format(time.DateOnly), ""), 1, "a deleted contact's history is gone")
 }
+
+// A contact an import creates is recorded as opted in by that import, with the import's id.
+func TestImportRecordsConsentWithTheImport(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("", 0)
+	imp := tn.importDone("phone,firstName\n2025550172,Grace\n")
+	require.EqualValues(t, 1, imp["created"])
+	grace := tn.contactByPhone("2025550172")
+	history := tn.consentHistory(grace["id"].(string))
+	require.Len(t, history, 1)
+	assert.Equal(t, true, history[0]["optedIn"])
+	assert.Equal(t, "import", history[0]["source"])
+	assert.Equal(t, imp["id"], history[0]["importId"])
+}
