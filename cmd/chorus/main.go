@@ -12,11 +12,13 @@ import (
 	_ "time/tzdata" // timezone validation must not depend on the host's zoneinfo
 
 	"github.com/chorus-sms/chorus/pkg/envconfig"
+	"github.com/chorus-sms/chorus/pkg/process"
 	"github.com/chorus-sms/chorus/pkg/telemetry"
 	"github.com/chorus-sms/chorus/stack"
 )
 
 func main() {
+	process.TuneGC()
 	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, nil)))
 	env := envconfig.New()
 	cfg := stack.ConfigFromEnv(env)

@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -258,6 +259,9 @@ func checkDeployment(s registry.Service, dep *appsv1.Deployment, configMaps map[
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		problem("container must request CPU and memory and limit memory")
 	}
+	if !memLimitBelow(c) {
+		problem("GOMEMLIMIT must be given, in bytes or MiB, below the container's memory limit (the processes collect garbage late without it)")
+	}
 	var preStop int64
 	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
 		preStop = c.Lifecycle.PreStop.Sleep.Seconds
@@ -270,6 +274,22 @@ func checkDeployment(s registry.Service, dep *appsv1.Deployment, configMaps map[
 	}
 	return checkEnv(s, c, configMaps, problem)
 }
+
+// memLimitBelow says whether c gives the Go runtime a soft memory limit below its
+// container's memory limit.
+func memLimitBelow(c corev1.Container) bool {
+	for _, e := range c.Env {
+		if e.Name != "GOMEMLIMIT" {
+			continue
+		}
+		q, err := resource.ParseQuantity(strings.Replace(e.Value, "MiB", "Mi", 1))
+		return err == nil && q.Cmp(*c.Resources.Limits.Memory()) < 0
+	}
+	return false
+}
+
+// goRuntimeVars are read by the Go runtime itself, not by a process's configuration.
+var goRuntimeVars = []string{"GOGC", "GOMEMLIMIT"}
 
 // checkEnv reads s's configuration, as its main does, from the container's environment (a
 // Secret's value stands in as a placeholder URL), and checks each variable it reads: one that
@@ -323,7 +343,7 @@ func checkEnv(s registry.Service, c corev1.Container, configMaps map[string]*cor
 		missing = true
 	}
 	for name := range given {
-		if !slices.Contains(read, name) {
+		if !slices.Contains(read, name) && !slices.Contains(goRuntimeVars, name) {
 			problem("gives %s, which it does not read", name)
 		}
 	}

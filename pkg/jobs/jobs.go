@@ -1,12 +1,14 @@
-// Package jobs holds the River setup services share: the client's start and stop, and sweeps,
-// the periodic jobs that look for due work (stuck messages, ended billing periods) with one
-// replica working each one.
+// Package jobs holds the River setup services share: the client (its bounds, its queues and
+// workers given as options, its start and stop, which a service's job runner gets by
+// embedding it), jobs that work in runs (Resumable), and sweeps, the periodic jobs that look
+// for due work (stuck messages, ended billing periods) with one replica working each one.
 package jobs
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,19 +40,17 @@ func SweepInsertOpts(queue string) river.InsertOpts {
 	}
 }
 
-// StopTimeout is how long Stop lets running jobs finish before it cancels them, unless the
-// config given to NewClient sets SoftStopTimeout.
+// StopTimeout is how long Stop lets running jobs finish before it cancels them.
 const StopTimeout = 10 * time.Second
 
 // JobTimeout is how long one run of a job may take before its context is canceled, unless
-// the config given to NewClient or the worker sets another. Keep every worker's below
+// the worker sets another. Keep every worker's below
 // RescueAfter; a job that can take longer works in runs of RunBudget (Resumable).
 const JobTimeout = 30 * time.Second
 
 // RescueAfter is how long a job may stay running before River takes it for lost (its process
-// died) and runs it again, unless the config sets RescueStuckJobsAfter. It is above every
-// job's timeout, so a job still working (its context canceled at its timeout, returning) is
-// never run a second time beside itself. River's rescuer looks every 30 s, so a killed
+// died) and runs it again. It is above every job's timeout, so a job still working (its
+// context canceled at its timeout, returning) is never run a second time beside itself. River's rescuer looks every 30 s, so a killed
 // process's jobs run again 40 to 70 s after their run started; River's own default, an hour,
 // would stall a campaign that long after a crash (and sweeps, unique while "running").
 const RescueAfter = 40 * time.Second
@@ -116,26 +116,55 @@ func At(at time.Time) *river.InsertOpts {
 // jobs a second, whatever the machine could do: 20 workers, 200 messages a second.
 const FetchCooldown = 20 * time.Millisecond
 
-// Client is a service's River client in its own schema. Start works jobs under a context the
-// caller's cancellation does not reach, so that Stop can let running jobs finish.
+// Client is a service's River client in its own schema. A service's job runner embeds it, so
+// the Start and Stop that service.Shell.Starts takes come with it. Start works jobs under a
+// context the caller's cancellation does not reach, so that Stop can let running jobs finish.
 type Client struct {
 	*river.Client[pgx.Tx]
 	name string
 }
 
-// NewClient builds the River client of the part of a service called name (its errors say it).
-func NewClient(name string, pool *pgxpool.Pool, cfg *river.Config) (*Client, error) {
-	if cfg.SoftStopTimeout == 0 {
-		cfg.SoftStopTimeout = StopTimeout
+// Option sets one part of a client's configuration: what it works (Work, Queue, Periodic) or
+// how it runs (PollEvery).
+type Option func(*river.Config)
+
+// Work has the client work w's kind of job.
+func Work[T river.JobArgs](w river.Worker[T]) Option {
+	return func(c *river.Config) { river.AddWorker(c.Workers, w) }
+}
+
+// Queue has the client work the queue called name with at most n jobs at once.
+func Queue(name string, n int) Option {
+	return func(c *river.Config) { c.Queues[name] = river.QueueConfig{MaxWorkers: n} }
+}
+
+// Periodic has the client (when it is the elected leader) insert the periodic jobs (Sweep).
+func Periodic(jobs ...*river.PeriodicJob) Option {
+	return func(c *river.Config) { c.PeriodicJobs = append(c.PeriodicJobs, jobs...) }
+}
+
+// PollEvery has the client look for available jobs every d besides on insert notifications,
+// which River rate-limits: a short d keeps a job's start close to its insert.
+func PollEvery(d time.Duration) Option {
+	return func(c *river.Config) { c.FetchPollInterval = d }
+}
+
+// NewClient builds the River client, in schema, of the part of a service called name (its
+// errors say it), logging to log. Every client stops, times its jobs out, rescues them and
+// fetches by this package's bounds (StopTimeout, JobTimeout, RescueAfter, FetchCooldown).
+func NewClient(name string, pool *pgxpool.Pool, schema string, log *slog.Logger, opts ...Option) (*Client, error) {
+	cfg := &river.Config{
+		Schema:               schema,
+		Queues:               map[string]river.QueueConfig{},
+		Workers:              river.NewWorkers(),
+		Logger:               log,
+		SoftStopTimeout:      StopTimeout,
+		JobTimeout:           JobTimeout,
+		RescueStuckJobsAfter: RescueAfter,
+		FetchCooldown:        FetchCooldown,
 	}
-	if cfg.JobTimeout == 0 {
-		cfg.JobTimeout = JobTimeout
-	}
-	if cfg.RescueStuckJobsAfter == 0 {
-		cfg.RescueStuckJobsAfter = RescueAfter
-	}
-	if cfg.FetchCooldown == 0 {
-		cfg.FetchCooldown = FetchCooldown
+	for _, o := range opts {
+		o(cfg)
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {

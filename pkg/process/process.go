@@ -33,6 +33,7 @@ type Setup func(env *envconfig.Reader, log *slog.Logger) (addr string, build fun
 // serves /healthz, /readyz and /metrics there. It exits 2 on bad configuration and 1 when the
 // server fails to start or stops with an error.
 func Main(name string, setup Setup) {
+	TuneGC()
 	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, nil))).With("service", name)
 	env := envconfig.New()
 	addr, opsAddr, build := Configure(env, setup, log)

@@ -2,9 +2,9 @@
 // (StorageFromEnv), open its pool (and Redis when it reads or writes streams), migrate its
 // schema, dial the services its registry row needs (at the addresses process.Wiring carries),
 // start its background work and run it beside its gRPC server, answer readiness, and release
-// what it holds in reverse order. Each service keeps its own New, which hands Build what it
-// adds to the shell, and delegates the rest here (its Service embeds Server), so errors keep
-// the service's name as their prefix.
+// what it holds in reverse order. Each service declares its Def (registry row and Layout) and
+// keeps its own New, which hands Def.Build what it adds to the shell and returns the Server,
+// delegating the rest here, so errors keep the service's name as their prefix.
 package service
 
 import (
@@ -83,6 +83,10 @@ func Open(ctx context.Context, cfg Config) (*Shell, error) {
 	if err := s.dialPeers(cfg.Service, cfg.Peers); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if s.Peers.Orgs != nil && s.Redis != nil {
+		// A settings change applies to the next message, not once the cached copy expires.
+		s.Run(func(ctx context.Context) error { s.Peers.Orgs.Follow(ctx, s.Redis, s.Log); return nil })
 	}
 	return s, nil
 }
@@ -178,7 +182,7 @@ func (s *Shell) Close() {
 }
 
 // Server is a built service as process.Main and the stack run it: its shell's Serve, Ready
-// and Close. Each service's own Service type embeds it.
+// and Close. Each service's New returns one.
 type Server struct{ shell *Shell }
 
 // Serve starts the service's work and answers gRPC on lis until ctx is done (Shell.Serve).

@@ -25,10 +25,6 @@ import (
 // Schema is the PostgreSQL schema the service owns.
 const Schema = "analytics"
 
-// ServiceName is who analytics acts as on its calls to other services ("service:analytics")
-// and the consumer group of the event streams it reads.
-const ServiceName = "analytics"
-
 // MessagingMembers is how many members of the consumer group read messaging's stream in one
 // process: an event's work is mostly waiting on PostgreSQL round trips, so members applying
 // batches side by side multiply the ingest rate (the rollups are appended to, not updated, so
@@ -39,13 +35,12 @@ const MessagingMembers = 4
 // (ingest.MessagingBatch: a few statements whatever the number).
 const MessagingBatchSize = 500
 
-// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC reads, the event consumers
-// (one transaction each) and the folder.
-const DefaultDBMaxConns = 12
-
-// layout is the analytics schema, its Redis (messaging's and campaigns' event streams) and
-// its pool.
-var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
+// def is the analytics service: its registry row, its schema, its Redis (messaging's and
+// campaigns' event streams) and its pool (CHORUS_DB_MAX_CONNS, default 12: gRPC reads, the
+// event consumers, one transaction each, and the folder).
+var def = service.Def{Service: registry.Analytics, Layout: service.Layout{
+	Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: 12,
+}}
 
 // Config is the analytics process configuration.
 type Config struct {
@@ -56,20 +51,17 @@ type Config struct {
 
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
-	return Config{Storage: service.StorageFromEnv(r, layout)}
+	return Config{Storage: def.StorageFromEnv(r)}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-var Setup = process.SetupFor(registry.Analytics, ConfigFromEnv, New)
+var Setup = process.SetupFor(def.Service, ConfigFromEnv, New)
 
-// Service is a running analytics service: it consumes messaging's events (messages, inbound
-// messages, clicks: MessagingMembers of the group) and campaigns' (snapshots), folds their
-// counts into the rollups, and answers gRPC.
-type Service struct{ service.Server }
-
-// New connects, migrates, and builds the gRPC server and the event consumers.
-func New(ctx context.Context, cfg Config) (*Service, error) {
-	srv, err := service.Build(ctx, service.Config{Service: registry.Analytics, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+// New connects, migrates, and builds the service: it consumes messaging's events (messages,
+// inbound messages, clicks: MessagingMembers of the group) and campaigns' (snapshots), folds
+// their counts into the rollups, and answers gRPC.
+func New(ctx context.Context, cfg Config) (service.Server, error) {
+	return def.Build(ctx, cfg.Storage, cfg.Wiring, func(sh *service.Shell) error {
 		log := sh.Log
 		zones := orgzone.New(sh.Peers.Orgs)
 		sh.GRPC = rpcserver.New(log)
@@ -77,19 +69,15 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		in := ingest.New(zones)
 		member := outbox.MemberName()
 		for i := range MessagingMembers {
-			sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName,
+			sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), sh.Name,
 				member+"-"+strconv.Itoa(i), in.MessagingHandler(), outbox.WithBatchHandler(in.MessagingBatch()),
 				ingest.MessagingIdempotent(), outbox.WithBatchSize(MessagingBatchSize), outbox.WithLogger(log)).Run)
 		}
-		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("campaigns"), ServiceName, member, in.CampaignsHandler(), outbox.WithLogger(log)).Run,
+		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("campaigns"), sh.Name, member, in.CampaignsHandler(), outbox.WithLogger(log)).Run,
 			func(ctx context.Context) error {
 				ingest.FoldLoop(ctx, sh.Pool, log)
 				return nil
 			})
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Service{srv}, nil
 }

@@ -28,12 +28,12 @@ const Schema = "billing"
 // billing status) before they expire and the new period's are granted.
 const DefaultRenewalInterval = time.Minute
 
-// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC calls (charges and holds of
-// every dispatched message), River's own connections and the renewal sweep.
-const DefaultDBMaxConns = 12
-
-// layout is the billing schema and its pool; billing uses no Redis.
-var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, DefaultConns: DefaultDBMaxConns}
+// def is the billing service: its registry row, its schema and its pool (CHORUS_DB_MAX_CONNS,
+// default 12: gRPC calls, the charges and holds of every dispatched message, River's own
+// connections and the renewal sweep); billing uses no Redis.
+var def = service.Def{Service: registry.Billing, Layout: service.Layout{
+	Schema: Schema, Migrations: migrations.FS, With: migrations.With, DefaultConns: 12,
+}}
 
 // Config is the billing process configuration.
 type Config struct {
@@ -45,21 +45,19 @@ type Config struct {
 // ConfigFromEnv reads the CHORUS_* variables of the billing service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		Storage:         service.StorageFromEnv(r, layout),
+		Storage:         def.StorageFromEnv(r),
 		RenewalInterval: r.Duration("CHORUS_RENEWAL_INTERVAL", DefaultRenewalInterval),
 	}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-var Setup = process.SetupFor(registry.Billing, ConfigFromEnv, New)
+var Setup = process.SetupFor(def.Service, ConfigFromEnv, New)
 
-// Service is a running billing service: it renews ended full_service periods (River's leader
-// schedules the sweeps) and answers gRPC. Close lets a running sweep finish (bounded).
-type Service struct{ service.Server }
-
-// New connects, migrates and builds the gRPC server and the renewal sweep.
-func New(ctx context.Context, cfg Config) (*Service, error) {
-	srv, err := service.Build(ctx, service.Config{Service: registry.Billing, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+// New connects, migrates and builds the service: it renews ended full_service periods (River's
+// leader schedules the sweeps) and answers gRPC. Its Close lets a running sweep finish
+// (bounded).
+func New(ctx context.Context, cfg Config) (service.Server, error) {
+	return def.Build(ctx, cfg.Storage, cfg.Wiring, func(sh *service.Shell) error {
 		st := store.New(sh.Pool)
 		sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
 		billingv1.RegisterBillingServiceServer(sh.GRPC, server.New(st))
@@ -75,8 +73,4 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		sh.Starts("renewal sweeps", sweeps)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Service{srv}, nil
 }

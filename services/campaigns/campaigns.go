@@ -24,16 +24,12 @@ import (
 // Schema is the PostgreSQL schema the service owns.
 const Schema = "campaigns"
 
-// ServiceName is who campaigns acts as on its calls to other services ("service:campaigns").
-const ServiceName = "campaigns"
-
-// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC calls, River (fan-out jobs,
-// its LISTEN connection, leader election) and the event consumer.
-const DefaultDBMaxConns = 12
-
-// layout is the campaigns schema, its Redis (messaging's event stream, campaigns' own) and
-// its pool.
-var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
+// def is the campaigns service: its registry row, its schema, its Redis (messaging's event
+// stream, campaigns' own) and its pool (CHORUS_DB_MAX_CONNS, default 12: gRPC calls, River's
+// fan-out jobs, its LISTEN connection and leader election, and the event consumer).
+var def = service.Def{Service: registry.Campaigns, Layout: service.Layout{
+	Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: 12,
+}}
 
 // Config is the campaigns process configuration.
 type Config struct {
@@ -48,26 +44,22 @@ type Config struct {
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		Storage:    service.StorageFromEnv(r, layout),
+		Storage:    def.StorageFromEnv(r),
 		AbWaitUnit: r.Duration("CHORUS_AB_WAIT_UNIT", time.Minute),
 	}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-var Setup = process.SetupFor(registry.Campaigns, ConfigFromEnv, New)
+var Setup = process.SetupFor(def.Service, ConfigFromEnv, New)
 
-// Service is a running campaigns service: it runs the fan-out jobs, consumes messaging's
-// events, relays campaign.changed events onto chorus.campaigns.events and answers gRPC. Close
-// lets a running fan-out batch finish (bounded).
-type Service struct{ service.Server }
-
-// New connects, migrates, and builds the gRPC server, the fan-out jobs and the event consumer.
-func New(ctx context.Context, cfg Config) (*Service, error) {
-	srv, err := service.Build(ctx, service.Config{Service: registry.Campaigns, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+// New connects, migrates, and builds the service: it runs the fan-out jobs, consumes
+// messaging's events, relays campaign.changed events onto chorus.campaigns.events and answers
+// gRPC. Its Close lets a running fan-out batch finish (bounded).
+func New(ctx context.Context, cfg Config) (service.Server, error) {
+	return def.Build(ctx, cfg.Storage, cfg.Wiring, func(sh *service.Shell) error {
 		st := store.New(sh.Pool)
 		jobs, err := fanout.New(fanout.Config{
-			Pool: sh.Pool, Schema: Schema, Store: st, Orgs: sh.Peers.Orgs, Contacts: sh.Peers.Contacts, Billing: sh.Peers.Billing,
-			Messaging: sh.Peers.Messaging, Logger: sh.Log, AbWaitUnit: cfg.AbWaitUnit,
+			Pool: sh.Pool, Schema: Schema, Store: st, Peers: sh.Peers, Logger: sh.Log, AbWaitUnit: cfg.AbWaitUnit,
 		})
 		if err != nil {
 			return err
@@ -77,13 +69,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		campaignsv1.RegisterCampaignsServiceServer(sh.GRPC, server.New(server.Config{
 			Store: st, Orgs: sh.Peers.Orgs, Contacts: sh.Peers.Contacts, Messaging: sh.Peers.Messaging, Jobs: jobs,
 		}))
-		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, outbox.MemberName(), fanout.EventHandler(st, jobs), fanout.EventTypes(), fanout.IdempotentTypes(),
+		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), sh.Name, outbox.MemberName(), fanout.EventHandler(st, jobs), fanout.EventTypes(), fanout.IdempotentTypes(),
 			outbox.WithBatchHandler(fanout.EventBatch(st, jobs)), outbox.WithLogger(sh.Log)).Run,
 			outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Service{srv}, nil
 }

@@ -42,11 +42,11 @@ const DefaultDBMaxConns = 16
 // pgdb.MinConns and one in-order connection.
 const minDBMaxConns = pgdb.MinConns + 1
 
-// layout is the contacts schema, its Redis (where the outbox relay publishes contacts events)
-// and its connections.
-var layout = service.Layout{
+// def is the contacts service: its registry row, its schema, its Redis (where the outbox relay
+// publishes contacts events) and its connections.
+var def = service.Def{Service: registry.Contacts, Layout: service.Layout{
 	Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns, MinConns: minDBMaxConns,
-}
+}}
 
 // inOrderConns is the share of the service's n connections (CHORUS_DB_MAX_CONNS) given to the
 // in-order pool (store.OpenInOrder: sessions with sorting off, for the statements whose plan
@@ -76,7 +76,7 @@ type Config struct {
 // ConfigFromEnv reads the CHORUS_* variables of the contacts service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
-		Storage:        service.StorageFromEnv(r, layout),
+		Storage:        def.StorageFromEnv(r),
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		LookupProvider: r.OneOf("CHORUS_LOOKUP_PROVIDER", lookup.ProviderSandbox, lookup.ProviderSandbox, lookup.ProviderTwilio),
 		Twilio:         twilio.LookupConfig{BaseURL: r.URL("CHORUS_TWILIO_LOOKUP_URL", twilio.DefaultLookupURL)},
@@ -90,34 +90,31 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-var Setup = process.SetupFor(registry.Contacts, ConfigFromEnv, New)
+var Setup = process.SetupFor(def.Service, ConfigFromEnv, New)
 
-// Service is a running contacts service: it works lookup jobs, publishes outbox events and
-// answers gRPC. Close lets running lookups finish (bounded).
-type Service struct{ service.Server }
-
-// New connects, migrates, and builds the gRPC server and the lookup job client.
-func New(ctx context.Context, cfg Config) (*Service, error) {
+// New connects, migrates, and builds the service: it works lookup jobs, publishes outbox events
+// and answers gRPC. Its Close lets running lookups finish (bounded).
+func New(ctx context.Context, cfg Config) (service.Server, error) {
 	if cfg.CursorSecret == "" {
-		return nil, errors.New("contacts: CHORUS_CURSOR_SECRET must not be empty")
+		return service.Server{}, errors.New("contacts: CHORUS_CURSOR_SECRET must not be empty")
 	}
 	if cfg.LookupProvider == lookup.ProviderTwilio {
 		if err := envconfig.NotDefault("CHORUS_CURSOR_SECRET", cfg.CursorSecret, DevCursorSecret); err != nil {
-			return nil, fmt.Errorf("contacts: %w", err)
+			return service.Server{}, fmt.Errorf("contacts: %w", err)
 		}
 	}
 	provider, err := lookup.NewProvider(cfg.LookupProvider, cfg.Twilio)
 	if err != nil {
-		return nil, fmt.Errorf("contacts: %w", err)
+		return service.Server{}, fmt.Errorf("contacts: %w", err)
 	}
 	conns := cmp.Or(cfg.DBMaxConns, DefaultDBMaxConns)
 	if conns < minDBMaxConns {
-		return nil, fmt.Errorf("contacts: %d database connections: want at least %d", conns, minDBMaxConns)
+		return service.Server{}, fmt.Errorf("contacts: %d database connections: want at least %d", conns, minDBMaxConns)
 	}
 	inOrder := inOrderConns(conns)
 	storage := cfg.Storage
 	storage.DBMaxConns = conns - inOrder // the main pool; the in-order one has the rest
-	srv, err := service.Build(ctx, service.Config{Service: registry.Contacts, Wiring: cfg.Wiring, Storage: storage, Layout: layout}, func(sh *service.Shell) error {
+	return def.Build(ctx, storage, cfg.Wiring, func(sh *service.Shell) error {
 		inOrderPool, err := store.OpenInOrder(ctx, sh.Pool, inOrder)
 		if err != nil {
 			return err
@@ -126,7 +123,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		st := store.New(sh.Pool, inOrderPool)
 		var batches store.BulkLookupQueue // the client below, which works the import jobs too
 		importQueue := imports.Queue(st, &batches, server.RejectReason, sh.Log)
-		jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, lookup.Bulk{Source: st, PerSecond: cfg.LookupRate}, sh.Log, importQueue)
+		jobs, err := lookup.NewJobs(sh.Pool, Schema, provider, st, lookup.Bulk{Source: st, PerSecond: cfg.LookupRate}, sh.Log, importQueue...)
 		if err != nil {
 			return err
 		}
@@ -137,8 +134,4 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Service{srv}, nil
 }

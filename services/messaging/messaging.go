@@ -31,9 +31,6 @@ import (
 // Schema is the PostgreSQL schema the service owns.
 const Schema = "messaging"
 
-// ServiceName is who messaging acts as on its calls to other services ("service:messaging").
-const ServiceName = "messaging"
-
 // DevCursorSecret and DevSandboxToken are the defaults of CHORUS_CURSOR_SECRET and
 // CHORUS_SANDBOX_AUTH_TOKEN: fine on a laptop, wrong anywhere else.
 const (
@@ -54,15 +51,15 @@ const (
 // fraction of what the same machine serves at a few hundred.
 const DefaultWorkers = 500
 
-// DefaultDBMaxConns bounds the pool when CHORUS_DB_MAX_CONNS is not set: the batched dispatch
-// steps (two runs of each at once), River's own (its LISTEN connection, fetching, completing,
-// leader election), sandbox reports and the reconcile sweep, the outbox relay and consumer,
-// and headroom for gRPC calls. It does not grow with the workers, which share connections.
-const DefaultDBMaxConns = 40
-
-// layout is the messaging schema, its Redis (outbox stream, per-number throttles, contacts'
-// event stream) and its pool.
-var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
+// def is the messaging service: its registry row, its schema, its Redis (outbox stream,
+// per-number throttles, contacts' event stream) and its pool. The pool's default size
+// (CHORUS_DB_MAX_CONNS, 40) covers the batched dispatch steps (two runs of each at once),
+// River's own (its LISTEN connection, fetching, completing, leader election), sandbox reports
+// and the reconcile sweep, the outbox relay and consumer, and headroom for gRPC calls. It does
+// not grow with the workers, which share connections.
+var def = service.Def{Service: registry.Messaging, Layout: service.Layout{
+	Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: 40,
+}}
 
 // Config is the messaging process configuration.
 type Config struct {
@@ -105,7 +102,7 @@ type Config struct {
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	cfg := Config{
-		Storage:        service.StorageFromEnv(r, layout),
+		Storage:        def.StorageFromEnv(r),
 		PublicURL:      r.URL("CHORUS_PUBLIC_URL", "http://"+registry.Gateway.Addr),
 		CursorSecret:   r.Secret("CHORUS_CURSOR_SECRET", DevCursorSecret),
 		Provider:       r.OneOf("CHORUS_SMS_PROVIDER", ProviderSandbox, ProviderSandbox, ProviderTwilio),
@@ -125,36 +122,33 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-var Setup = process.SetupFor(registry.Messaging, ConfigFromEnv, New)
+var Setup = process.SetupFor(def.Service, ConfigFromEnv, New)
 
-// Service is a running messaging service: it dispatches queued messages, publishes and
-// consumes events, and answers gRPC. Close lets running dispatches finish (bounded).
-type Service struct{ service.Server }
-
-// New connects, migrates, and builds the gRPC server, the dispatcher and the event plumbing.
-func New(ctx context.Context, cfg Config) (*Service, error) {
+// New connects, migrates, and builds the service: it dispatches queued messages, publishes and
+// consumes events, and answers gRPC. Its Close lets running dispatches finish (bounded).
+func New(ctx context.Context, cfg Config) (service.Server, error) {
 	if cfg.CursorSecret == "" || cfg.SandboxToken == "" {
-		return nil, errors.New("messaging: CHORUS_CURSOR_SECRET and CHORUS_SANDBOX_AUTH_TOKEN must not be empty")
+		return service.Server{}, errors.New("messaging: CHORUS_CURSOR_SECRET and CHORUS_SANDBOX_AUTH_TOKEN must not be empty")
 	}
 	if cfg.Provider == ProviderTwilio {
 		// Whoever knows a default sandbox token could sign webhooks, and a default cursor secret
 		// forge cursors, on a process that speaks for real numbers.
 		if err := errors.Join(envconfig.NotDefault("CHORUS_CURSOR_SECRET", cfg.CursorSecret, DevCursorSecret),
 			envconfig.NotDefault("CHORUS_SANDBOX_AUTH_TOKEN", cfg.SandboxToken, DevSandboxToken)); err != nil {
-			return nil, fmt.Errorf("messaging: %w", err)
+			return service.Server{}, fmt.Errorf("messaging: %w", err)
 		}
 	}
 	var live carrier.Provider
 	if cfg.Provider == ProviderTwilio {
 		t, err := carrier.NewTwilio(cfg.Twilio)
 		if err != nil {
-			return nil, fmt.Errorf("messaging: %w", err)
+			return service.Server{}, fmt.Errorf("messaging: %w", err)
 		}
 		live = t
 	}
 	// Carriers sign the exact URL; a trailing slash would double the one every path starts with.
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	srv, err := service.Build(ctx, service.Config{Service: registry.Messaging, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+	return def.Build(ctx, cfg.Storage, cfg.Wiring, func(sh *service.Shell) error {
 		st := store.New(sh.Pool)
 		dispatcher, err := dispatch.New(dispatch.Config{
 			Pool:           sh.Pool,
@@ -195,11 +189,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			Tokens:    tokens,
 		}))
 		sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run,
-			outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), "messaging", outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(sh.Log)).Run)
+			outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), sh.Name, outbox.MemberName(), inbound.ContactDeletedHandler(st), outbox.WithTypes(inbound.ContactDeleted), outbox.WithLogger(sh.Log)).Run)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Service{srv}, nil
 }

@@ -19,12 +19,12 @@ import (
 // Schema is the PostgreSQL schema the service owns.
 const Schema = "orgs"
 
-// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): orgs only answers short gRPC
-// reads and writes, and the gateways cache membership checks in process.
-const DefaultDBMaxConns = 4
-
-// layout is the orgs schema, its Redis and its pool.
-var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, Redis: true, DefaultConns: DefaultDBMaxConns}
+// def is the orgs service: its registry row, its schema, its Redis and its pool
+// (CHORUS_DB_MAX_CONNS, default 4: orgs only answers short gRPC reads and writes, and the
+// gateways cache membership checks in process).
+var def = service.Def{Service: registry.Orgs, Layout: service.Layout{
+	Schema: Schema, Migrations: migrations.FS, Redis: true, DefaultConns: 4,
+}}
 
 // Config is the orgs process configuration.
 type Config struct {
@@ -34,24 +34,17 @@ type Config struct {
 
 // ConfigFromEnv reads the CHORUS_* variables of the orgs service.
 func ConfigFromEnv(r *envconfig.Reader) Config {
-	return Config{Storage: service.StorageFromEnv(r, layout)}
+	return Config{Storage: def.StorageFromEnv(r)}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-var Setup = process.SetupFor(registry.Orgs, ConfigFromEnv, New)
+var Setup = process.SetupFor(def.Service, ConfigFromEnv, New)
 
-// Service is a running orgs service: it answers gRPC.
-type Service struct{ service.Server }
-
-// New connects, migrates and builds the gRPC server.
-func New(ctx context.Context, cfg Config) (*Service, error) {
-	srv, err := service.Build(ctx, service.Config{Service: registry.Orgs, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+// New connects, migrates and builds the service: it answers gRPC.
+func New(ctx context.Context, cfg Config) (service.Server, error) {
+	return def.Build(ctx, cfg.Storage, cfg.Wiring, func(sh *service.Shell) error {
 		sh.GRPC = rpcserver.New(sh.Log, server.UnscopedMethods...)
 		orgsv1.RegisterOrgsServiceServer(sh.GRPC, server.New(store.New(sh.Pool), sh.Redis, sh.Log))
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Service{srv}, nil
 }

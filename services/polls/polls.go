@@ -24,17 +24,13 @@ import (
 // Schema is the PostgreSQL schema the service owns.
 const Schema = "polls"
 
-// ServiceName is who polls acts as on its calls to other services ("service:polls") and the
-// consumer group of the event streams it reads.
-const ServiceName = "polls"
-
-// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC calls, River (start and step
-// jobs, its LISTEN connection, leader election) and the two event consumers.
-const DefaultDBMaxConns = 16
-
-// layout is the polls schema, its Redis (messaging's and contacts' event streams) and its
-// pool.
-var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
+// def is the polls service: its registry row, its schema, its Redis (messaging's and
+// contacts' event streams) and its pool (CHORUS_DB_MAX_CONNS, default 16: gRPC calls, River's
+// start and step jobs, its LISTEN connection and leader election, and the two event
+// consumers).
+var def = service.Def{Service: registry.Polls, Layout: service.Layout{
+	Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: 16,
+}}
 
 // Config is the polls process configuration.
 type Config struct {
@@ -52,28 +48,24 @@ type Config struct {
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		Storage:    service.StorageFromEnv(r, layout),
+		Storage:    def.StorageFromEnv(r),
 		Hour:       r.Duration("CHORUS_POLL_HOUR", time.Hour),
 		SweepEvery: r.Duration("CHORUS_POLL_SWEEP", time.Minute),
 	}
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-var Setup = process.SetupFor(registry.Polls, ConfigFromEnv, New)
+var Setup = process.SetupFor(def.Service, ConfigFromEnv, New)
 
-// Service is a running polls service: it runs the start and step jobs, consumes messaging's
-// events (answers, opt-outs) and contacts' (consent, deletions), relays its own
-// (poll.response_recorded, poll.completed) onto chorus.polls.events, and answers gRPC. Close
-// lets running jobs finish (bounded).
-type Service struct{ service.Server }
-
-// New connects, migrates, and builds the gRPC server, the jobs and the event consumers.
-func New(ctx context.Context, cfg Config) (*Service, error) {
-	srv, err := service.Build(ctx, service.Config{Service: registry.Polls, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+// New connects, migrates, and builds the service: it runs the start and step jobs, consumes
+// messaging's events (answers, opt-outs) and contacts' (consent, deletions), relays its own
+// (poll.response_recorded, poll.completed) onto chorus.polls.events, and answers gRPC. Its
+// Close lets running jobs finish (bounded).
+func New(ctx context.Context, cfg Config) (service.Server, error) {
+	return def.Build(ctx, cfg.Storage, cfg.Wiring, func(sh *service.Shell) error {
 		st := store.New(sh.Pool)
 		jobs, err := engine.New(engine.Config{
-			Pool: sh.Pool, Schema: Schema, Store: st, Orgs: sh.Peers.Orgs, Contacts: sh.Peers.Contacts, Billing: sh.Peers.Billing,
-			Messaging: sh.Peers.Messaging, Logger: sh.Log, Hour: cfg.Hour, SweepEvery: cfg.SweepEvery,
+			Pool: sh.Pool, Schema: Schema, Store: st, Peers: sh.Peers, Logger: sh.Log, Hour: cfg.Hour, SweepEvery: cfg.SweepEvery,
 		})
 		if err != nil {
 			return err
@@ -82,13 +74,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		sh.GRPC = rpcserver.New(sh.Log)
 		pollsv1.RegisterPollsServiceServer(sh.GRPC, server.New(server.Config{Store: st, Contacts: sh.Peers.Contacts, Messaging: sh.Peers.Messaging, Jobs: jobs}))
 		member := outbox.MemberName()
-		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), ServiceName, member, jobs.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(sh.Log))...).Run,
-			outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), ServiceName, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(sh.Log)).Run,
+		sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("messaging"), sh.Name, member, jobs.MessagingHandler(), append(engine.MessagingEvents(), outbox.WithLogger(sh.Log))...).Run,
+			outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName("contacts"), sh.Name, member, jobs.ContactsHandler(), engine.ContactsEvents(), outbox.WithLogger(sh.Log)).Run,
 			outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Service{srv}, nil
 }

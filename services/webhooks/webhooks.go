@@ -26,16 +26,12 @@ import (
 // Schema is the PostgreSQL schema the service owns.
 const Schema = "webhooks"
 
-// ServiceName is who webhooks acts as on its calls to contacts and the consumer group of the
-// event streams it reads.
-const ServiceName = "webhooks"
-
-// DefaultDBMaxConns bounds the pool (CHORUS_DB_MAX_CONNS): gRPC, the consumers, and the
-// attempts, each of which uses a connection only to read and to record.
-const DefaultDBMaxConns = 20
-
-// layout is the webhooks schema, its Redis (the producers' event streams) and its pool.
-var layout = service.Layout{Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: DefaultDBMaxConns}
+// def is the webhooks service: its registry row, its schema, its Redis (the producers' event
+// streams) and its pool (CHORUS_DB_MAX_CONNS, default 20: gRPC, the consumers, and the
+// attempts, each of which uses a connection only to read and to record).
+var def = service.Def{Service: registry.Webhooks, Layout: service.Layout{
+	Schema: Schema, Migrations: migrations.FS, With: migrations.With, Redis: true, DefaultConns: 20,
+}}
 
 // Config is the webhooks process configuration.
 type Config struct {
@@ -63,7 +59,7 @@ type Config struct {
 // ConfigFromEnv reads the service's own CHORUS_* variables; Setup adds its peers'.
 func ConfigFromEnv(r *envconfig.Reader) Config {
 	return Config{
-		Storage:       service.StorageFromEnv(r, layout),
+		Storage:       def.StorageFromEnv(r),
 		AllowLoopback: r.Bool("CHORUS_WEBHOOKS_ALLOW_LOOPBACK", false),
 		DisableAfter:  r.Duration("CHORUS_WEBHOOKS_DISABLE_AFTER", deliver.DefaultDisableAfter),
 		Workers:       r.Int("CHORUS_WEBHOOKS_WORKERS", deliver.DefaultWorkers, 1),
@@ -74,15 +70,12 @@ func ConfigFromEnv(r *envconfig.Reader) Config {
 }
 
 // Setup reads the process's variables for process.Main: where it listens and how to build it.
-var Setup = process.SetupFor(registry.Webhooks, ConfigFromEnv, New)
+var Setup = process.SetupFor(def.Service, ConfigFromEnv, New)
 
-// Service is a running webhooks service: it consumes messaging's, contacts', campaigns' and
-// polls' events into deliveries, works their attempts, and answers gRPC.
-type Service struct{ service.Server }
-
-// New connects, migrates, and builds the gRPC server, the consumers and the attempts' runner.
-func New(ctx context.Context, cfg Config) (*Service, error) {
-	srv, err := service.Build(ctx, service.Config{Service: registry.Webhooks, Wiring: cfg.Wiring, Storage: cfg.Storage, Layout: layout}, func(sh *service.Shell) error {
+// New connects, migrates, and builds the service: it consumes messaging's, contacts',
+// campaigns' and polls' events into deliveries, works their attempts, and answers gRPC.
+func New(ctx context.Context, cfg Config) (service.Server, error) {
+	return def.Build(ctx, cfg.Storage, cfg.Wiring, func(sh *service.Shell) error {
 		st := store.New(sh.Pool)
 		policy := egress.Policy{AllowLoopback: cfg.AllowLoopback}
 		runner, err := deliver.New(deliver.Config{
@@ -100,13 +93,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		for _, src := range intake.New(runner, intake.Peers{
 			Contacts: sh.Peers.Contacts, Messaging: sh.Peers.Messaging, Campaigns: sh.Peers.Campaigns, Polls: sh.Peers.Polls,
 		}).Sources() {
-			sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName(src.Stream), ServiceName, member, src.Handler,
+			sh.Run(outbox.NewConsumer(sh.Pool, sh.Redis, outbox.StreamName(src.Stream), sh.Name, member, src.Handler,
 				outbox.WithTypes(src.Types...), outbox.WithBatchHandler(src.Batch), outbox.WithLogger(sh.Log)).Run)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Service{srv}, nil
 }

@@ -148,6 +148,21 @@ func TestConsentHistoryOverREST(t *testing.T) {
 	assert.Len(t, tn.consentExport(startedAt.Format(time.DateOnly), ""), 1, "a deleted contact's history is gone")
 }
 
+// A contact an import creates is recorded as opted in by that import, with the import's id.
+func TestImportRecordsConsentWithTheImport(t *testing.T) {
+	t.Parallel()
+	e := newMsgEnv(t, nil)
+	tn := e.newTenant("", 0)
+	imp := tn.importDone("phone,firstName\n2025550172,Grace\n")
+	require.EqualValues(t, 1, imp["created"])
+	grace := tn.contactByPhone("2025550172")
+	history := tn.consentHistory(grace["id"].(string))
+	require.Len(t, history, 1)
+	assert.Equal(t, true, history[0]["optedIn"])
+	assert.Equal(t, "import", history[0]["source"])
+	assert.Equal(t, imp["id"], history[0]["importId"])
+}
+
 // An imported contact's history over REST, a page of one at a time: a STOP texted after the
 // import, then the contact's creation by the import (with the import's id). The export has
 // the import's creations, oldest first, then the STOP; another organization sees none of it.

@@ -62,11 +62,8 @@ func TestOrganizationSettingsOverREST(t *testing.T) {
 func TestFrequencyCapSkipsRecipientsOfARecentCampaign(t *testing.T) {
 	t.Parallel()
 	e := newMsgEnv(t, nil)
-	// The cap is set before messaging first reads the organization (adding its number), as
-	// messaging caches an organization for 30 s: a change applies within that time.
-	capped := e.newTenant("", 100)
+	capped := e.newTenant("+13125553821", 100)
 	capped.setFrequencyCap(24)
-	capped.addNumber("+13125553821", true)
 	free := e.newTenant("+13125553822", 100)
 	first, second := []string{"+12025553821", "+12025553822"}, "+12025553823"
 
@@ -101,6 +98,28 @@ func TestFrequencyCapSkipsRecipientsOfARecentCampaign(t *testing.T) {
 		assert.Len(t, tn.campaignTexts(second, "Hi "), 1, "the new recipient got the second campaign")
 		eventually(t, 30*time.Second, "the holds settled", func() bool { return tn.balance() == tc.wantBalance })
 	}
+}
+
+// A settings change applies to the very next campaign: messaging, which caches the
+// organization's settings (for 30 s), drops its copy when orgs announces the change. A cap
+// set right after a campaign skips its recipients at once, and lifted again sends to them.
+func TestSettingsChangeAppliesToTheNextCampaign(t *testing.T) {
+	t.Parallel()
+	tn := newMsgEnv(t, nil).newTenant("+13125553841", 100)
+	phones := []string{"+12025553841", "+12025553842"}
+	tn.contacts("now", phones)
+	done := tn.awaitStatus(campaignTo(tn, "now"), "completed", 60*time.Second)
+	require.EqualValues(t, 2, done.num("sentCount"), "no cap yet")
+
+	tn.setFrequencyCap(24) // messaging read the organization (no cap) moments ago
+	done = tn.awaitStatus(campaignTo(tn, "now"), "completed", 60*time.Second)
+	assert.EqualValues(t, 0, done.num("sentCount"), "the cap set just before applies")
+	assert.EqualValues(t, 2, done.metric("skipped"))
+
+	tn.setFrequencyCap(0)
+	done = tn.awaitStatus(campaignTo(tn, "now"), "completed", 60*time.Second)
+	assert.EqualValues(t, 2, done.num("sentCount"), "the cap lifted just before applies")
+	assert.EqualValues(t, 0, done.metric("skipped"))
 }
 
 // With every recipient in quiet hours (02:xx in their zone), the estimate is their zone's

@@ -144,6 +144,9 @@ func TestKeywordSignsUpAnUnknownPhone(t *testing.T) {
 		assert.Contains(t, out["message"], part)
 	}
 	assert.Equal(t, 5.0, tn.balance(), "a keyword confirmation costs nothing")
+	history := tn.consentHistory(c["id"].(string))
+	require.Len(t, history, 1, "the sign-up is recorded once, though the carrier delivered it twice")
+	assert.Equal(t, entry(true, "signup", "JOIN", in["id"], " Join! ", nil), entryOf(history[0]))
 
 	// Once the keyword is deleted, its word is an ordinary message.
 	id := tn.do("GET", "/api/keywords", nil).JSON(t)["keywords"].([]any)[0].(map[string]any)["id"].(string)
@@ -181,4 +184,9 @@ func TestKeywordOptsAnOptedOutContactBackIn(t *testing.T) {
 	msgs := awaitConfirmations(t, tn, phone, 2)
 	assert.Contains(t, msgs[0]["message"], "Thanks for joining our VIP club!")
 	assert.Contains(t, msgs[0]["message"], "Msg & data rates may apply")
+	var sources []any
+	for _, h := range tn.consentHistory(id) {
+		sources = append(sources, h["source"])
+	}
+	assert.Equal(t, []any{"signup", "keyword", "api"}, sources, "newest first: the sign-up, the STOP, the creation")
 }

@@ -103,6 +103,20 @@ func streamIDBefore(a, b string) bool {
 	return am < bm || (am == bm && as < bs)
 }
 
+// askedPoll starts body's poll from number to one contact with phone, on a stack whose Redis
+// the test reads (for e.reply), and waits until the poll's first question reached the contact.
+func askedPoll(t *testing.T, number, phone string, body map[string]any) (*msgEnv, *redis.Client, *tenant, string) {
+	t.Helper()
+	redisURL, rdb := redistest.New(t)
+	e := newMsgEnv(t, map[string]string{"CHORUS_REDIS_URL": redisURL})
+	tn := e.newTenant(number, 50)
+	tn.contacts("asked", []string{phone})
+	id := tn.createPoll(body)["id"].(string)
+	tn.startPoll(id, "asked")
+	tn.awaitAsked(phone, 1)
+	return e, rdb, tn, id
+}
+
 // incoming are the texts of the inbound messages of tn's thread with phone, oldest first.
 func (tn *tenant) incoming(phone string) []string {
 	var out []string
@@ -149,15 +163,9 @@ func TestPollReplyBeforeItsQuestionLeftIsNoAnswer(t *testing.T) {
 // 2 (never delivered), nor a second answer to question 1.
 func TestPollFollowUpQuestionWaitsForQuietHours(t *testing.T) {
 	t.Parallel()
-	redisURL, rdb := redistest.New(t)
-	e := newMsgEnv(t, map[string]string{"CHORUS_REDIS_URL": redisURL})
-	tn := e.newTenant("+13125550302", 50)
 	const ada = "+12025556302"
-	tn.contacts("follow", []string{ada})
 	body := pollBody("Follow-up")
-	id := tn.createPoll(body)["id"].(string)
-	tn.startPoll(id, "follow")
-	tn.awaitAsked(ada, 1)
+	e, rdb, tn, id := askedPoll(t, "+13125550302", ada, body)
 
 	res := tn.do("POST", "/api/polls/"+id+"/pause", nil)
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)

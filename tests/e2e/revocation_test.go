@@ -35,7 +35,8 @@ func textFromContact(t *testing.T, bodies ...string) (*msgEnv, *tenant, string, 
 }
 
 // A contact who asks in words of their own to stop is opted out as by STOP: one confirmation,
-// which a second request in words (in Spanish) does not repeat, and no reply gets through.
+// which a second request in words (in Spanish) does not repeat, and no reply gets through. The
+// consent history records it as text:<rule> with the message.
 func TestRevocationInWordsOptsOut(t *testing.T) {
 	t.Parallel()
 	e, tn, id, optedIn := textFromContact(t, "Please stop texting me, thanks")
@@ -55,6 +56,10 @@ func TestRevocationInWordsOptsOut(t *testing.T) {
 
 	e.text("+12025550100", phone, "bórrenme de la lista")
 	assert.Equal(t, 1, outgoing(tn.thread(phone)), "exactly one confirmation")
+	history := tn.consentHistory(id)
+	require.Len(t, history, 2, "the creation and the opt-out; the second request changed nothing")
+	assert.Equal(t, entry(false, "text", "stop-messaging", in["id"], "Please stop texting me, thanks", nil), entryOf(history[0]),
+		"recorded as a revocation in words, with the rule and the message")
 	res := tn.do("POST", "/api/conversations/%2B12025550143/reply", map[string]any{"message": "are you sure?"})
 	assert.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
 	assert.Equal(t, "CONTACT_OPTED_OUT", res.ErrCode(t))
@@ -90,4 +95,37 @@ func TestRevocationLookalikesChangeNothing(t *testing.T) {
 	}
 	res := tn.do("POST", "/api/conversations/%2B12025550143/reply", map[string]any{"message": "see you at 5"})
 	assert.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+}
+
+// A doubtful opt-out in the middle of a poll is left to a person: the message is marked
+// optOutDetected and requiresResponse, the contact stays opted in, and the participant stays
+// on its question (the doubtful words are no answer; the next reply is). When a person opts
+// the contact out through the API, that consent change ends the participation.
+func TestDoubtfulOptOutLeavesThePollParticipantToAPerson(t *testing.T) {
+	t.Parallel()
+	const ada = "+12025556341"
+	e, rdb, tn, id := askedPoll(t, "+13125550341", ada, pollBody("Doubt"))
+
+	e.reply(rdb, tn, ada, "leave me alone")
+	in := tn.thread(ada)[0]
+	require.Equal(t, "incoming", in["direction"])
+	assert.Equal(t, true, in["optOutDetected"])
+	assert.Equal(t, true, in["requiresResponse"])
+	p := tn.participant(id, ada)
+	assert.Equal(t, "in_progress", p["status"], "a doubtful opt-out ends nothing by itself")
+	assert.EqualValues(t, 0, p["responseCount"], "nor is it an answer")
+	contact := p["contactId"].(string)
+	assert.Equal(t, true, tn.do("GET", "/api/contacts/"+contact, nil).JSON(t)["isOptedIn"])
+
+	e.reply(rdb, tn, ada, "A")
+	p = tn.participant(id, ada)
+	assert.Equal(t, "in_progress", p["status"])
+	assert.Equal(t, []string{"color=A"}, answers(p), "the participant still answers")
+
+	res := tn.do("POST", "/api/contacts/"+contact+"/opt-out", map[string]any{"note": "read their message: they want no more"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	eventually(t, 30*time.Second, "the participation ended by the opt-out", func() bool {
+		return tn.participant(id, ada)["status"] == "terminated"
+	})
+	assert.Equal(t, "opted_out", tn.participant(id, ada)["terminationReason"])
 }

@@ -116,3 +116,27 @@ func TestPollQuestionKeepsToTheRecipientsStateQuietHours(t *testing.T) {
 	tn.awaitMessagesCounted(2)
 	assert.Empty(t, tn.thread(floridian), "Florida's question held until 08:00")
 }
+
+// Windows narrower than Florida's, chosen to be closed on every day of the week while the
+// federal window is open, so the test holds on any day at any hour: Rhode Island at 18:xx
+// (it closes at 18:00 on weekdays, 17:00 on Saturday, and all Sunday), known by the contact's
+// state, and Texas at 08:xx (it opens at 09:00, at noon on Sunday), known by a Texas area
+// code (Austin). A New York recipient at 08:xx is sent at once.
+func TestCampaignKeepsToRhodeIslandAndTexasWindowsOnAnyDay(t *testing.T) {
+	t.Parallel()
+	awayFromTheHour()
+	tn := newMsgEnv(t, nil).newTenantOf(&orgsv1.CreateOrganizationRequest{Timezone: "America/Chicago"}, "+13125550266", 100)
+	const rhodeIslander, austin, newYork = "+12025556031", "+15125556032", "+12125556033"
+	tn.contactsWith("days", map[string]any{"timezone": zoneWhere(18), "state": "RI"}, []string{rhodeIslander})
+	tn.contactsWith("days", map[string]any{"timezone": zoneWhere(8)}, []string{austin, newYork})
+	id := campaignTo(tn, "days")
+	eventually(t, 30*time.Second, "New York sent", func() bool { return tn.getCampaign(id).num("sentCount") == 1 })
+	time.Sleep(2 * time.Second)
+	c := tn.getCampaign(id)
+	assert.EqualValues(t, 1, c.num("sentCount"))
+	assert.EqualValues(t, 2, c.num("queuedCount"), "Rhode Island and Texas wait")
+	assert.Len(t, tn.thread(newYork), 1)
+	for _, p := range []string{rhodeIslander, austin} {
+		assert.Empty(t, tn.thread(p), "nothing handed over outside the state's window: %s", p)
+	}
+}

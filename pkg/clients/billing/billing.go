@@ -16,26 +16,19 @@ import (
 
 // Client calls the billing service.
 type Client struct {
-	conn *clients.Conn
-	stub billingv1.BillingServiceClient
+	clients.Client[billingv1.BillingServiceClient]
 }
 
 // New returns a client over conn.
 func New(conn *clients.Conn) *Client {
-	return &Client{conn: conn, stub: billingv1.NewBillingServiceClient(conn.ClientConn())}
+	return &Client{Client: clients.NewClient(conn, billingv1.NewBillingServiceClient)}
 }
-
-// Conn is the client's connection.
-func (c *Client) Conn() *clients.Conn { return c.conn }
-
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
 
 // Suspended reports whether org's account is suspended or archived: billing refuses every hold
 // and charge of such an account, so a caller can refuse a send before queuing anything.
 func (c *Client) Suspended(ctx context.Context, org uuid.UUID) (bool, error) {
-	res, err := clients.Call(ctx, c.conn, "GetBillingStatus", clients.Idempotent, func(ctx context.Context) (*billingv1.GetBillingStatusResponse, error) {
-		return c.stub.GetBillingStatus(c.conn.For(ctx, org), &billingv1.GetBillingStatusRequest{})
+	res, err := clients.Call(ctx, c.Conn(), "GetBillingStatus", clients.Idempotent, func(ctx context.Context) (*billingv1.GetBillingStatusResponse, error) {
+		return c.Stub.GetBillingStatus(c.Conn().For(ctx, org), &billingv1.GetBillingStatusRequest{})
 	})
 	if err != nil {
 		return false, err
@@ -50,8 +43,8 @@ func (c *Client) Suspended(ctx context.Context, org uuid.UUID) (bool, error) {
 // PlaceHold reserves credits of org under holdID. A refusal is a *clients.Error whose reason
 // is apierr.ReasonInsufficientCredits or apierr.ReasonBillingSuspended.
 func (c *Client) PlaceHold(ctx context.Context, org uuid.UUID, holdID string, credits int32) error {
-	_, err := clients.Call(ctx, c.conn, "PlaceHold", clients.Idempotent, func(ctx context.Context) (*billingv1.PlaceHoldResponse, error) {
-		return c.stub.PlaceHold(c.conn.For(ctx, org), &billingv1.PlaceHoldRequest{HoldId: holdID, Credits: credits})
+	_, err := clients.Call(ctx, c.Conn(), "PlaceHold", clients.Idempotent, func(ctx context.Context) (*billingv1.PlaceHoldResponse, error) {
+		return c.Stub.PlaceHold(c.Conn().For(ctx, org), &billingv1.PlaceHoldRequest{HoldId: holdID, Credits: credits})
 	})
 	return err
 }
@@ -73,8 +66,8 @@ func (c *Client) Hold(ctx context.Context, org uuid.UUID, holdID string, credits
 
 // PostHold debits one message's credits against a hold, once per message.
 func (c *Client) PostHold(ctx context.Context, org uuid.UUID, holdID string, message uuid.UUID, credits int32) error {
-	_, err := clients.Call(ctx, c.conn, "PostHold", clients.Idempotent, func(ctx context.Context) (*billingv1.PostHoldResponse, error) {
-		return c.stub.PostHold(c.conn.For(ctx, org), &billingv1.PostHoldRequest{HoldId: holdID, MessageId: message.String(), Credits: credits})
+	_, err := clients.Call(ctx, c.Conn(), "PostHold", clients.Idempotent, func(ctx context.Context) (*billingv1.PostHoldResponse, error) {
+		return c.Stub.PostHold(c.Conn().For(ctx, org), &billingv1.PostHoldRequest{HoldId: holdID, MessageId: message.String(), Credits: credits})
 	})
 	return err
 }
@@ -93,8 +86,8 @@ func (c *Client) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]
 	for i, p := range posts {
 		req.Posts[i] = &billingv1.PostHoldRequest{HoldId: p.HoldID, MessageId: p.MessageID.String(), Credits: p.Credits}
 	}
-	res, err := clients.Call(ctx, c.conn, "PostHolds", clients.Idempotent, func(ctx context.Context) (*billingv1.PostHoldsResponse, error) {
-		return c.stub.PostHolds(c.conn.For(ctx, org), req)
+	res, err := clients.Call(ctx, c.Conn(), "PostHolds", clients.Idempotent, func(ctx context.Context) (*billingv1.PostHoldsResponse, error) {
+		return c.Stub.PostHolds(c.Conn().For(ctx, org), req)
 	})
 	if err != nil {
 		return nil, err
@@ -111,16 +104,16 @@ func (c *Client) PostHolds(ctx context.Context, org uuid.UUID, posts []Post) ([]
 
 // RefundDebit returns a message's debit, if it had one.
 func (c *Client) RefundDebit(ctx context.Context, org, message uuid.UUID) error {
-	_, err := clients.Call(ctx, c.conn, "RefundDebit", clients.Idempotent, func(ctx context.Context) (*billingv1.RefundDebitResponse, error) {
-		return c.stub.RefundDebit(c.conn.For(ctx, org), &billingv1.RefundDebitRequest{MessageId: message.String()})
+	_, err := clients.Call(ctx, c.Conn(), "RefundDebit", clients.Idempotent, func(ctx context.Context) (*billingv1.RefundDebitResponse, error) {
+		return c.Stub.RefundDebit(c.Conn().For(ctx, org), &billingv1.RefundDebitRequest{MessageId: message.String()})
 	})
 	return err
 }
 
 // ReleaseHold gives back what is left of a hold.
 func (c *Client) ReleaseHold(ctx context.Context, org uuid.UUID, holdID string) error {
-	_, err := clients.Call(ctx, c.conn, "ReleaseHold", clients.Idempotent, func(ctx context.Context) (*billingv1.ReleaseHoldResponse, error) {
-		return c.stub.ReleaseHold(c.conn.For(ctx, org), &billingv1.ReleaseHoldRequest{HoldId: holdID})
+	_, err := clients.Call(ctx, c.Conn(), "ReleaseHold", clients.Idempotent, func(ctx context.Context) (*billingv1.ReleaseHoldResponse, error) {
+		return c.Stub.ReleaseHold(c.Conn().For(ctx, org), &billingv1.ReleaseHoldRequest{HoldId: holdID})
 	})
 	return err
 }

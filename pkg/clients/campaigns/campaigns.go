@@ -13,23 +13,19 @@ import (
 
 // Client calls the campaigns service.
 type Client struct {
-	conn *clients.Conn
-	stub campaignsv1.CampaignsServiceClient
+	clients.Client[campaignsv1.CampaignsServiceClient]
 }
 
 // New returns a client over conn.
 func New(conn *clients.Conn) *Client {
-	return &Client{conn: conn, stub: campaignsv1.NewCampaignsServiceClient(conn.ClientConn())}
+	return &Client{Client: clients.NewClient(conn, campaignsv1.NewCampaignsServiceClient)}
 }
-
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
 
 // Get returns org's campaign id as GET /api/campaigns/{id} shows it. Another organization's
 // campaign is a *clients.Error matching clients.ErrNotFound, as a missing one.
 func (c *Client) Get(ctx context.Context, org uuid.UUID, id string) (*campaignsv1.Campaign, error) {
-	resp, err := clients.Call(ctx, c.conn, "GetCampaign", clients.Idempotent, func(ctx context.Context) (*campaignsv1.GetCampaignResponse, error) {
-		return c.stub.GetCampaign(c.conn.For(ctx, org), &campaignsv1.GetCampaignRequest{Id: id})
+	resp, err := clients.Call(ctx, c.Conn(), "GetCampaign", clients.Idempotent, func(ctx context.Context) (*campaignsv1.GetCampaignResponse, error) {
+		return c.Stub.GetCampaign(c.Conn().For(ctx, org), &campaignsv1.GetCampaignRequest{Id: id})
 	})
 	return resp.GetCampaign(), err
 }

@@ -15,13 +15,12 @@ import (
 
 // Client calls the contacts service.
 type Client struct {
-	conn *clients.Conn
-	stub contactsv1.ContactsServiceClient
+	clients.Client[contactsv1.ContactsServiceClient]
 }
 
 // New returns a client over conn.
 func New(conn *clients.Conn) *Client {
-	return &Client{conn: conn, stub: contactsv1.NewContactsServiceClient(conn.ClientConn())}
+	return &Client{Client: clients.NewClient(conn, contactsv1.NewContactsServiceClient)}
 }
 
 // Dial connects lazily to the contacts service at addr on behalf of caller.
@@ -33,55 +32,49 @@ func Dial(addr, caller string) (*Client, error) {
 	return New(conn), nil
 }
 
-// Conn is the client's connection.
-func (c *Client) Conn() *clients.Conn { return c.conn }
-
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
-
 // CheckSendable says, per phone, what org's contacts know of it (consent, textability).
 func (c *Client) CheckSendable(ctx context.Context, org uuid.UUID, phones []string) ([]*contactsv1.Sendability, error) {
-	resp, err := clients.Call(ctx, c.conn, "CheckSendable", clients.Idempotent, func(ctx context.Context) (*contactsv1.CheckSendableResponse, error) {
-		return c.stub.CheckSendable(c.conn.For(ctx, org), &contactsv1.CheckSendableRequest{Phones: phones})
+	resp, err := clients.Call(ctx, c.Conn(), "CheckSendable", clients.Idempotent, func(ctx context.Context) (*contactsv1.CheckSendableResponse, error) {
+		return c.Stub.CheckSendable(c.Conn().For(ctx, org), &contactsv1.CheckSendableRequest{Phones: phones})
 	})
 	return resp.GetResults(), err
 }
 
 // Count returns org's contact totals (all, textable, opted out).
 func (c *Client) Count(ctx context.Context, org uuid.UUID) (*contactsv1.CountContactsResponse, error) {
-	return clients.Call(ctx, c.conn, "CountContacts", clients.Idempotent, func(ctx context.Context) (*contactsv1.CountContactsResponse, error) {
-		return c.stub.CountContacts(c.conn.For(ctx, org), &contactsv1.CountContactsRequest{})
+	return clients.Call(ctx, c.Conn(), "CountContacts", clients.Idempotent, func(ctx context.Context) (*contactsv1.CountContactsResponse, error) {
+		return c.Stub.CountContacts(c.Conn().For(ctx, org), &contactsv1.CountContactsRequest{})
 	})
 }
 
 // ListContacts pages through org's contacts.
 func (c *Client) ListContacts(ctx context.Context, org uuid.UUID, req *contactsv1.ListContactsRequest) (*contactsv1.ListContactsResponse, error) {
-	return clients.Call(ctx, c.conn, "ListContacts", clients.Idempotent, func(ctx context.Context) (*contactsv1.ListContactsResponse, error) {
-		return c.stub.ListContacts(c.conn.For(ctx, org), req)
+	return clients.Call(ctx, c.Conn(), "ListContacts", clients.Idempotent, func(ctx context.Context) (*contactsv1.ListContactsResponse, error) {
+		return c.Stub.ListContacts(c.Conn().For(ctx, org), req)
 	})
 }
 
 // SetConsent records an opt-in or opt-out of a phone. It is not retried: each call is an
 // event in the contact's consent history.
 func (c *Client) SetConsent(ctx context.Context, org uuid.UUID, req *contactsv1.SetConsentRequest) (*contactsv1.SetConsentResponse, error) {
-	return clients.Call(ctx, c.conn, "SetConsent", clients.Once, func(ctx context.Context) (*contactsv1.SetConsentResponse, error) {
-		return c.stub.SetConsent(c.conn.For(ctx, org), req)
+	return clients.Call(ctx, c.Conn(), "SetConsent", clients.Once, func(ctx context.Context) (*contactsv1.SetConsentResponse, error) {
+		return c.Stub.SetConsent(c.Conn().For(ctx, org), req)
 	})
 }
 
 // RecordInbound records that a phone texted org and returns its contact, if any. It is not
 // retried: each call counts one inbound message.
 func (c *Client) RecordInbound(ctx context.Context, org uuid.UUID, phone string) (*contactsv1.RecordInboundResponse, error) {
-	return clients.Call(ctx, c.conn, "RecordInbound", clients.Once, func(ctx context.Context) (*contactsv1.RecordInboundResponse, error) {
-		return c.stub.RecordInbound(c.conn.For(ctx, org), &contactsv1.RecordInboundRequest{Phone: phone})
+	return clients.Call(ctx, c.Conn(), "RecordInbound", clients.Once, func(ctx context.Context) (*contactsv1.RecordInboundResponse, error) {
+		return c.Stub.RecordInbound(c.Conn().For(ctx, org), &contactsv1.RecordInboundRequest{Phone: phone})
 	})
 }
 
 // Get returns org's contact id as the API shows it. Another organization's contact is a
 // *clients.Error matching clients.ErrNotFound, as a missing one.
 func (c *Client) Get(ctx context.Context, org uuid.UUID, id string) (*contactsv1.Contact, error) {
-	resp, err := clients.Call(ctx, c.conn, "GetContact", clients.Idempotent, func(ctx context.Context) (*contactsv1.GetContactResponse, error) {
-		return c.stub.GetContact(c.conn.For(ctx, org), &contactsv1.GetContactRequest{Id: id})
+	resp, err := clients.Call(ctx, c.Conn(), "GetContact", clients.Idempotent, func(ctx context.Context) (*contactsv1.GetContactResponse, error) {
+		return c.Stub.GetContact(c.Conn().For(ctx, org), &contactsv1.GetContactRequest{Id: id})
 	})
 	return resp.GetContact(), err
 }
@@ -89,8 +82,8 @@ func (c *Client) Get(ctx context.Context, org uuid.UUID, id string) (*contactsv1
 // Segment returns org's segment id. Another organization's segment is a *clients.Error
 // matching clients.ErrNotFound, as a missing one.
 func (c *Client) Segment(ctx context.Context, org uuid.UUID, id string) (*contactsv1.Segment, error) {
-	resp, err := clients.Call(ctx, c.conn, "GetSegment", clients.Idempotent, func(ctx context.Context) (*contactsv1.GetSegmentResponse, error) {
-		return c.stub.GetSegment(c.conn.For(ctx, org), &contactsv1.GetSegmentRequest{Id: id})
+	resp, err := clients.Call(ctx, c.Conn(), "GetSegment", clients.Idempotent, func(ctx context.Context) (*contactsv1.GetSegmentResponse, error) {
+		return c.Stub.GetSegment(c.Conn().For(ctx, org), &contactsv1.GetSegmentRequest{Id: id})
 	})
 	return resp.GetSegment(), err
 }
@@ -99,10 +92,10 @@ func (c *Client) Segment(ctx context.Context, org uuid.UUID, id string) (*contac
 // id, calling batch for each; an error batch returns ends the stream with that error. A
 // segment of another organization is a *clients.Error matching clients.ErrNotFound.
 func (c *Client) Audience(ctx context.Context, org uuid.UUID, req *contactsv1.StreamAudienceRequest, batch func([]*contactsv1.AudienceMember) error) error {
-	return clients.Stream(ctx, c.conn, "StreamAudience", func(ctx context.Context) error {
+	return clients.Stream(ctx, c.Conn(), "StreamAudience", func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel() // a batch that fails stops the server's stream too
-		stream, err := c.stub.StreamAudience(c.conn.For(ctx, org), req)
+		stream, err := c.Stub.StreamAudience(c.Conn().For(ctx, org), req)
 		if err != nil {
 			return err
 		}

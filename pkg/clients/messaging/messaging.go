@@ -17,32 +17,28 @@ import (
 
 // Client calls the messaging service.
 type Client struct {
-	conn *clients.Conn
-	stub messagingv1.MessagingServiceClient
+	clients.Client[messagingv1.MessagingServiceClient]
 }
 
 // New returns a client over conn.
 func New(conn *clients.Conn) *Client {
-	return &Client{conn: conn, stub: messagingv1.NewMessagingServiceClient(conn.ClientConn())}
+	return &Client{Client: clients.NewClient(conn, messagingv1.NewMessagingServiceClient)}
 }
-
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
 
 // PhoneNumber returns org's sending number id, or its default number when id is empty. A
 // number of another organization is a *clients.Error matching clients.ErrNotFound, as a
 // missing one.
 func (c *Client) PhoneNumber(ctx context.Context, org uuid.UUID, id string) (*messagingv1.GetPhoneNumberResponse, error) {
-	return clients.Call(ctx, c.conn, "GetPhoneNumber", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetPhoneNumberResponse, error) {
-		return c.stub.GetPhoneNumber(c.conn.For(ctx, org), &messagingv1.GetPhoneNumberRequest{PhoneNumberId: id})
+	return clients.Call(ctx, c.Conn(), "GetPhoneNumber", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetPhoneNumberResponse, error) {
+		return c.Stub.GetPhoneNumber(c.Conn().For(ctx, org), &messagingv1.GetPhoneNumberRequest{PhoneNumberId: id})
 	})
 }
 
 // FindPhoneNumbers returns those of ids that are org's sending numbers (another
 // organization's is left out, as a missing one).
 func (c *Client) FindPhoneNumbers(ctx context.Context, org uuid.UUID, ids []string) ([]*messagingv1.GetPhoneNumberResponse, error) {
-	resp, err := clients.Call(ctx, c.conn, "FindPhoneNumbers", clients.Idempotent, func(ctx context.Context) (*messagingv1.FindPhoneNumbersResponse, error) {
-		return c.stub.FindPhoneNumbers(c.conn.For(ctx, org), &messagingv1.FindPhoneNumbersRequest{PhoneNumberIds: ids})
+	resp, err := clients.Call(ctx, c.Conn(), "FindPhoneNumbers", clients.Idempotent, func(ctx context.Context) (*messagingv1.FindPhoneNumbersResponse, error) {
+		return c.Stub.FindPhoneNumbers(c.Conn().For(ctx, org), &messagingv1.FindPhoneNumbersRequest{PhoneNumberIds: ids})
 	})
 	return resp.GetNumbers(), err
 }
@@ -73,8 +69,8 @@ func (c *Client) CheckPool(ctx context.Context, org uuid.UUID, field string, poo
 // PickSenders gives each of phones, recipients of org's source (kind and id), its number id
 // from pool, by messaging's sticky rule, in phones' order.
 func (c *Client) PickSenders(ctx context.Context, org uuid.UUID, kind, id string, pool, phones []string) ([]string, error) {
-	resp, err := clients.Call(ctx, c.conn, "PickSenders", clients.Idempotent, func(ctx context.Context) (*messagingv1.PickSendersResponse, error) {
-		return c.stub.PickSenders(c.conn.For(ctx, org), &messagingv1.PickSendersRequest{
+	resp, err := clients.Call(ctx, c.Conn(), "PickSenders", clients.Idempotent, func(ctx context.Context) (*messagingv1.PickSendersResponse, error) {
+		return c.Stub.PickSenders(c.Conn().For(ctx, org), &messagingv1.PickSendersRequest{
 			Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}, FromPhoneNumberIds: pool, Phones: phones})
 	})
 	return resp.GetPhoneNumberIds(), err
@@ -83,8 +79,8 @@ func (c *Client) PickSenders(ctx context.Context, org uuid.UUID, kind, id string
 // Message returns org's message id as its thread shows it. Another organization's message is
 // a *clients.Error matching clients.ErrNotFound, as a missing one.
 func (c *Client) Message(ctx context.Context, org uuid.UUID, id string) (*messagingv1.Message, error) {
-	resp, err := clients.Call(ctx, c.conn, "GetMessage", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetMessageResponse, error) {
-		return c.stub.GetMessage(c.conn.For(ctx, org), &messagingv1.GetMessageRequest{Id: id})
+	resp, err := clients.Call(ctx, c.Conn(), "GetMessage", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetMessageResponse, error) {
+		return c.Stub.GetMessage(c.Conn().For(ctx, org), &messagingv1.GetMessageRequest{Id: id})
 	})
 	return resp.GetMessage(), err
 }
@@ -92,8 +88,8 @@ func (c *Client) Message(ctx context.Context, org uuid.UUID, id string) (*messag
 // SendMessages queues up to 1000 messages of org. Each is stored once per dedupe key, so a
 // retry queues nothing twice; the ids come back in request order.
 func (c *Client) SendMessages(ctx context.Context, org uuid.UUID, msgs []*messagingv1.OutgoingMessage) ([]string, error) {
-	resp, err := clients.Call(ctx, c.conn, "SendMessages", clients.Idempotent, func(ctx context.Context) (*messagingv1.SendMessagesResponse, error) {
-		return c.stub.SendMessages(c.conn.For(ctx, org), &messagingv1.SendMessagesRequest{Messages: msgs})
+	resp, err := clients.Call(ctx, c.Conn(), "SendMessages", clients.Idempotent, func(ctx context.Context) (*messagingv1.SendMessagesResponse, error) {
+		return c.Stub.SendMessages(c.Conn().For(ctx, org), &messagingv1.SendMessagesRequest{Messages: msgs})
 	})
 	return resp.GetMessageIds(), err
 }
@@ -106,8 +102,8 @@ func (c *Client) SendMessages(ctx context.Context, org uuid.UUID, msgs []*messag
 // OpenBulk holds back org's bulk batches of the source until ReleaseBulk (a canceled source
 // stays canceled).
 func (c *Client) OpenBulk(ctx context.Context, org uuid.UUID, kind, id string) error {
-	_, err := clients.Call(ctx, c.conn, "OpenBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.OpenBulkResponse, error) {
-		return c.stub.OpenBulk(c.conn.For(ctx, org), &messagingv1.OpenBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
+	_, err := clients.Call(ctx, c.Conn(), "OpenBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.OpenBulkResponse, error) {
+		return c.Stub.OpenBulk(c.Conn().For(ctx, org), &messagingv1.OpenBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
 	})
 	return err
 }
@@ -118,8 +114,8 @@ func (c *Client) OpenBulk(ctx context.Context, org uuid.UUID, kind, id string) e
 // pool, when not empty, is the source's number pool: messaging picks each message's number
 // from it (the messages name none).
 func (c *Client) QueueBulk(ctx context.Context, org uuid.UUID, msgs []*messagingv1.OutgoingMessage, pool []string) error {
-	_, err := clients.Call(ctx, c.conn, "QueueBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.QueueBulkResponse, error) {
-		return c.stub.QueueBulk(c.conn.For(ctx, org), &messagingv1.QueueBulkRequest{Messages: msgs, FromPhoneNumberIds: pool})
+	_, err := clients.Call(ctx, c.Conn(), "QueueBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.QueueBulkResponse, error) {
+		return c.Stub.QueueBulk(c.Conn().For(ctx, org), &messagingv1.QueueBulkRequest{Messages: msgs, FromPhoneNumberIds: pool})
 	})
 	return err
 }
@@ -127,16 +123,16 @@ func (c *Client) QueueBulk(ctx context.Context, org uuid.UUID, msgs []*messaging
 // BulkNumbers lists the numbers of org's bulk source with what each sent and whether the
 // carrier's refusals took it out of the source's rotation.
 func (c *Client) BulkNumbers(ctx context.Context, org uuid.UUID, kind, id string) ([]*messagingv1.BulkNumber, error) {
-	resp, err := clients.Call(ctx, c.conn, "GetBulkNumbers", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetBulkNumbersResponse, error) {
-		return c.stub.GetBulkNumbers(c.conn.For(ctx, org), &messagingv1.GetBulkNumbersRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
+	resp, err := clients.Call(ctx, c.Conn(), "GetBulkNumbers", clients.Idempotent, func(ctx context.Context) (*messagingv1.GetBulkNumbersResponse, error) {
+		return c.Stub.GetBulkNumbers(c.Conn().For(ctx, org), &messagingv1.GetBulkNumbersRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
 	})
 	return resp.GetNumbers(), err
 }
 
 // ReleaseBulk lets org's bulk batches and messages of the source go (unless it was canceled).
 func (c *Client) ReleaseBulk(ctx context.Context, org uuid.UUID, kind, id string) error {
-	_, err := clients.Call(ctx, c.conn, "ReleaseBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.ReleaseBulkResponse, error) {
-		return c.stub.ReleaseBulk(c.conn.For(ctx, org), &messagingv1.ReleaseBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
+	_, err := clients.Call(ctx, c.Conn(), "ReleaseBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.ReleaseBulkResponse, error) {
+		return c.Stub.ReleaseBulk(c.Conn().For(ctx, org), &messagingv1.ReleaseBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
 	})
 	return err
 }
@@ -144,23 +140,23 @@ func (c *Client) ReleaseBulk(ctx context.Context, org uuid.UUID, kind, id string
 // CancelBulk drops org's bulk batches of the source and withdraws its queued messages before
 // it returns; final.
 func (c *Client) CancelBulk(ctx context.Context, org uuid.UUID, kind, id string) error {
-	_, err := clients.Call(ctx, c.conn, "CancelBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.CancelBulkResponse, error) {
-		return c.stub.CancelBulk(c.conn.For(ctx, org), &messagingv1.CancelBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
+	_, err := clients.Call(ctx, c.Conn(), "CancelBulk", clients.Idempotent, func(ctx context.Context) (*messagingv1.CancelBulkResponse, error) {
+		return c.Stub.CancelBulk(c.Conn().For(ctx, org), &messagingv1.CancelBulkRequest{Source: &messagingv1.BulkSource{SourceKind: kind, SourceId: id}})
 	})
 	return err
 }
 
 // HandleWebhook hands a carrier's webhook to messaging, which checks its signature.
 func (c *Client) HandleWebhook(ctx context.Context, req *messagingv1.HandleWebhookRequest) (*messagingv1.HandleWebhookResponse, error) {
-	return clients.Call(ctx, c.conn, "HandleWebhook", clients.Once, func(ctx context.Context) (*messagingv1.HandleWebhookResponse, error) {
-		return c.stub.HandleWebhook(ctx, req)
+	return clients.Call(ctx, c.Conn(), "HandleWebhook", clients.Once, func(ctx context.Context) (*messagingv1.HandleWebhookResponse, error) {
+		return c.Stub.HandleWebhook(ctx, req)
 	})
 }
 
 // FollowShortLink records a click on the link code and returns its target URL.
 func (c *Client) FollowShortLink(ctx context.Context, code, userAgent string) (string, error) {
-	resp, err := clients.Call(ctx, c.conn, "FollowShortLink", clients.Once, func(ctx context.Context) (*messagingv1.FollowShortLinkResponse, error) {
-		return c.stub.FollowShortLink(ctx, &messagingv1.FollowShortLinkRequest{Code: code, UserAgent: userAgent})
+	resp, err := clients.Call(ctx, c.Conn(), "FollowShortLink", clients.Once, func(ctx context.Context) (*messagingv1.FollowShortLinkResponse, error) {
+		return c.Stub.FollowShortLink(ctx, &messagingv1.FollowShortLinkRequest{Code: code, UserAgent: userAgent})
 	})
 	return resp.GetUrl(), err
 }
@@ -178,8 +174,8 @@ const (
 // it returns, none of a paused or canceled source's messages is handed to the carrier.
 // Setting a state twice changes nothing, so it is retried.
 func (c *Client) SetSourceState(ctx context.Context, org uuid.UUID, kind, id, state string) error {
-	_, err := clients.Call(ctx, c.conn, "SetSourceState", clients.Idempotent, func(ctx context.Context) (*messagingv1.SetSourceStateResponse, error) {
-		return c.stub.SetSourceState(c.conn.For(ctx, org), &messagingv1.SetSourceStateRequest{SourceKind: kind, SourceId: id, State: state})
+	_, err := clients.Call(ctx, c.Conn(), "SetSourceState", clients.Idempotent, func(ctx context.Context) (*messagingv1.SetSourceStateResponse, error) {
+		return c.Stub.SetSourceState(c.Conn().For(ctx, org), &messagingv1.SetSourceStateRequest{SourceKind: kind, SourceId: id, State: state})
 	})
 	return err
 }
@@ -188,8 +184,8 @@ func (c *Client) SetSourceState(ctx context.Context, org uuid.UUID, kind, id, st
 // "poll" or "test"), in order, creating the missing ones. The same (source, URL) always gets
 // the same link, so it is retried.
 func (c *Client) ShortenLinks(ctx context.Context, org uuid.UUID, kind, id string, urls []string) ([]string, error) {
-	resp, err := clients.Call(ctx, c.conn, "ShortenLinks", clients.Idempotent, func(ctx context.Context) (*messagingv1.ShortenLinksResponse, error) {
-		return c.stub.ShortenLinks(c.conn.For(ctx, org), &messagingv1.ShortenLinksRequest{SourceKind: kind, SourceId: id, Urls: urls})
+	resp, err := clients.Call(ctx, c.Conn(), "ShortenLinks", clients.Idempotent, func(ctx context.Context) (*messagingv1.ShortenLinksResponse, error) {
+		return c.Stub.ShortenLinks(c.Conn().For(ctx, org), &messagingv1.ShortenLinksRequest{SourceKind: kind, SourceId: id, Urls: urls})
 	})
 	return resp.GetShortUrls(), err
 }

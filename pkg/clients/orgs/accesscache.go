@@ -40,7 +40,6 @@ const (
 	accessRefreshAfter   = accessEntryTTL * 4 / 5
 	accessRefreshTimeout = 5 * time.Second
 	accessMaxEntries     = 100_000
-	accessRetryDelay     = 250 * time.Millisecond
 )
 
 // AccessCache answers membership checks in process, in front of Client.Access: the gateway
@@ -150,66 +149,34 @@ func (c *AccessCache) forgetAll() {
 
 // Run follows AccessChannel until ctx ends, subscribing again after any failure (and
 // forgetting everything, as changes may have been missed meanwhile).
-// A failure is logged once, not on every retry while Redis stays away.
 func (c *AccessCache) Run(ctx context.Context) {
-	for ctx.Err() == nil {
-		err := c.follow(ctx)
-		wasLive := c.proven.Swap(0) != 0
-		c.forgetAll()
-		if ctx.Err() != nil {
-			return
-		}
-		if wasLive {
-			c.log.WarnContext(ctx, "membership change subscription lost; checking every request with orgs until it is back", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(accessRetryDelay):
-		}
-	}
+	follow(ctx, c.log, "membership change subscription lost; checking every request with orgs until it is back",
+		func(ctx context.Context) error {
+			return subscribe(ctx, c.rdb, AccessChannel, accessPingEvery, c.now, c.handle)
+		},
+		func() bool {
+			wasLive := c.proven.Swap(0) != 0
+			c.forgetAll()
+			return wasLive
+		})
 }
 
-func (c *AccessCache) follow(ctx context.Context) error {
-	ps := c.rdb.Subscribe(ctx, AccessChannel)
-	defer ps.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		t := time.NewTicker(accessPingEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				// The payload is when it was sent; the answer carries it back.
-				if err := ps.Ping(ctx, strconv.FormatInt(int64(c.now()), 10)); err != nil {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	for {
-		msg, err := ps.ReceiveTimeout(ctx, 4*accessPingEvery)
-		if err != nil {
-			return err
-		}
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			// (Re)subscribed: whatever was published before is unknown.
-			c.proven.Store(0)
+// handle applies one message of the AccessChannel subscription.
+func (c *AccessCache) handle(msg any) {
+	switch m := msg.(type) {
+	case *redis.Subscription:
+		// (Re)subscribed: whatever was published before is unknown.
+		c.proven.Store(0)
+		c.forgetAll()
+	case *redis.Message:
+		if k, ok := parseAccessChange(m.Payload); ok {
+			c.forget(k)
+		} else {
 			c.forgetAll()
-		case *redis.Message:
-			if k, ok := parseAccessChange(m.Payload); ok {
-				c.forget(k)
-			} else {
-				c.forgetAll()
-			}
-		case *redis.Pong:
-			if sent, err := strconv.ParseInt(m.Payload, 10, 64); err == nil && sent > c.proven.Load() {
-				c.proven.Store(sent)
-			}
+		}
+	case *redis.Pong:
+		if sent, err := strconv.ParseInt(m.Payload, 10, 64); err == nil && sent > c.proven.Load() {
+			c.proven.Store(sent)
 		}
 	}
 }

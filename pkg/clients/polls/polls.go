@@ -13,23 +13,19 @@ import (
 
 // Client calls the polls service.
 type Client struct {
-	conn *clients.Conn
-	stub pollsv1.PollsServiceClient
+	clients.Client[pollsv1.PollsServiceClient]
 }
 
 // New returns a client over conn.
 func New(conn *clients.Conn) *Client {
-	return &Client{conn: conn, stub: pollsv1.NewPollsServiceClient(conn.ClientConn())}
+	return &Client{Client: clients.NewClient(conn, pollsv1.NewPollsServiceClient)}
 }
-
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
 
 // Get returns org's poll id as GET /api/polls/{id} shows it. Another organization's
 // poll is a *clients.Error matching clients.ErrNotFound, as a missing one.
 func (c *Client) Get(ctx context.Context, org uuid.UUID, id string) (*pollsv1.Poll, error) {
-	resp, err := clients.Call(ctx, c.conn, "GetPoll", clients.Idempotent, func(ctx context.Context) (*pollsv1.GetPollResponse, error) {
-		return c.stub.GetPoll(c.conn.For(ctx, org), &pollsv1.GetPollRequest{Id: id})
+	resp, err := clients.Call(ctx, c.Conn(), "GetPoll", clients.Idempotent, func(ctx context.Context) (*pollsv1.GetPollResponse, error) {
+		return c.Stub.GetPoll(c.Conn().For(ctx, org), &pollsv1.GetPollRequest{Id: id})
 	})
 	return resp.GetPoll(), err
 }

@@ -62,7 +62,7 @@ func main() {
 	dbName := flag.String("db", "chorus_bench", "database to seed and keep")
 	reseed := flag.Bool("reseed", false, "drop and seed the database again")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed requests to this file")
-	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), e2e (every *-e2e case), campaign-e2e, pool-e2e, list-e2e, create-e2e, import-e2e, messaging, fanout, polls, analytics, webhooks or all")
+	suite := flag.String("suite", "all", "contacts, load (the concurrent case alone), hops (page 1's time hop by hop, alone), e2e (every *-e2e case), campaign-e2e, pool-e2e, eta-e2e, list-e2e, create-e2e, import-e2e, messaging, fanout, polls, analytics, webhooks or all")
 	pollParticipants := flag.Int("pollparticipants", 10_000, "participants of the polls case")
 	pollQuestions := flag.Int("pollquestions", 5, "questions of the polls case")
 	pollConc := flag.Int("pollconc", 32, "answer webhooks in flight at once in the polls case")
@@ -90,6 +90,10 @@ func main() {
 	poolRecipients := flag.Int("poolrecipients", 10_000, "contacts of the pool-e2e case's campaign (one in 20 of them texted a pool number first)")
 	poolNumbers := flag.Int("poolnumbers", 10, "numbers of the pool-e2e case's pool")
 	poolRate := flag.Int("poolrate", 10, "messages per second of each pool-e2e number (chorusctl number add --mps)")
+	etaRecipients := flag.Int("etarecipients", 3000, "contacts of the eta-e2e case's campaign, spread evenly over -etazones")
+	etaZones := flag.String("etazones", "America/New_York,America/Chicago,America/Denver,America/Los_Angeles", "the eta-e2e case's contacts' zones, comma separated (the first is the campaign's)")
+	etaNumbers := flag.Int("etanumbers", 4, "numbers of the eta-e2e case's pool")
+	etaRate := flag.Int("etarate", 5, "messages per second of each eta-e2e number")
 	flag.Parse()
 	// The fan-out case profiles its fan-out alone.
 	if *cpuProfile != "" && *suite != "fanout" {
@@ -127,6 +131,9 @@ func main() {
 	}
 	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "pool-e2e") {
 		err = benchPoolE2E(ctx, *poolRecipients, *poolNumbers, *poolRate)
+	}
+	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "eta-e2e") {
+		err = benchETAE2E(ctx, *etaRecipients, *etaZones, *etaNumbers, *etaRate)
 	}
 	if err == nil && (*suite == "all" || *suite == "e2e" || *suite == "list-e2e") {
 		err = benchListE2E(ctx, *listContacts, *conns, *e2eFor)

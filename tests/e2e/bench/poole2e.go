@@ -37,23 +37,12 @@ func benchPoolE2E(ctx context.Context, n, numbers, rate int) error {
 	if err != nil {
 		return err
 	}
-	p, err := startProduct(ctx, "chorus_bench_pool_e2e", 14)
+	ps, err := startPoolOrg(ctx, "pool", 14, day, numbers, rate, 2*n+1000)
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	org, err := p.newOrg(ctx, "pool", day, "+16465550100", rate, 2*n+1000)
-	if err != nil {
-		return err
-	}
-	ids, pool, err := p.addNumbers(ctx, org, "+16465550100", numbers-1, rate)
-	if err != nil {
-		return err
-	}
-	writers, err := p.writers(ctx, org, e2eCreators)
-	if err != nil {
-		return err
-	}
+	defer ps.p.stop()
+	p, org, ids, pool, writers := ps.p, ps.org, ps.ids, ps.numbers, ps.writers
 	fmt.Printf("\npool-e2e: %d contacts through POST /api/contacts (zone %s), %d numbers at %d msg/s each...\n", n, day, numbers, rate)
 	if _, err := createContacts(ctx, writers, n, poolContactArea, day, "pool"); err != nil {
 		return err
@@ -69,28 +58,25 @@ func benchPoolE2E(ctx context.Context, n, numbers, rate int) error {
 	fmt.Printf("  %d of them texted a pool number first\n", len(texted))
 
 	start := time.Now()
-	var created struct{ ID string }
-	if err := c.send(ctx, "POST", "/api/campaigns", map[string]any{
-		"name": "pool", "message": fanoutMessage, "timezone": day, "fromPhoneNumberIds": ids,
-		"contactFilter": map[string]any{"tags": []string{"pool"}},
-	}, &created); err != nil {
+	id, err := poolCampaign(ctx, c, "pool", day, ids)
+	if err != nil {
 		return err
 	}
-	took, first, err := awaitSent(ctx, c, []string{created.ID}, n, start)
+	took, first, err := awaitSent(ctx, c, []string{id}, n, start)
 	if err != nil {
 		return fmt.Errorf("pool-e2e: %w", err)
 	}
 	var detail struct {
 		PhoneNumbers []struct{ SentCount int }
 	}
-	if err := c.send(ctx, "GET", "/api/campaigns/"+created.ID, nil, &detail); err != nil {
+	if err := c.send(ctx, "GET", "/api/campaigns/"+id, nil, &detail); err != nil {
 		return err
 	}
 	fewest, most := n, 0
 	for _, num := range detail.PhoneNumbers {
 		fewest, most = min(fewest, num.SentCount), max(most, num.SentCount)
 	}
-	log, err := readPoolLog(ctx, p.db, org.id, created.ID, rate, texted)
+	log, err := readPoolLog(ctx, p.db, org.id, id, rate, texted)
 	if err != nil {
 		return err
 	}
@@ -103,6 +89,48 @@ func benchPoolE2E(ctx context.Context, n, numbers, rate int) error {
 	fmt.Printf("%-44s %d (target: 0; most one number let go in one second: %d, rate %d)\n", "  number-seconds over rate (dispatched_at)", log.overSeconds, log.mostInASecond, rate)
 	fmt.Printf("%-44s %d of %d (target: 0)\n", "  repliers sent from another number", log.unstuck, len(texted))
 	return nil
+}
+
+// poolSetup is a started product with an organization sending from a pool of numbers, and
+// writers of it.
+type poolSetup struct {
+	p            *product
+	org          productOrg
+	ids, numbers []string
+	writers      []*apiClient
+}
+
+// startPoolOrg starts the product on database chorus_bench_<name>_e2e and Redis database
+// redisDB, with an organization (zone, credits) whose numbers numbers (+16465550100 and up)
+// send rate messages a second each, and e2eCreators writers; the caller stops ps.p.
+func startPoolOrg(ctx context.Context, name string, redisDB int, zone string, numbers, rate, credits int) (ps poolSetup, err error) {
+	if ps.p, err = startProduct(ctx, "chorus_bench_"+name+"_e2e", redisDB); err != nil {
+		return ps, err
+	}
+	defer func() {
+		if err != nil {
+			ps.p.stop()
+		}
+	}()
+	if ps.org, err = ps.p.newOrg(ctx, name, zone, "+16465550100", rate, credits); err != nil {
+		return ps, err
+	}
+	if ps.ids, ps.numbers, err = ps.p.addNumbers(ctx, ps.org, "+16465550100", numbers-1, rate); err != nil {
+		return ps, err
+	}
+	ps.writers, err = ps.p.writers(ctx, ps.org, e2eCreators)
+	return ps, err
+}
+
+// poolCampaign submits a campaign named tag to the contacts tagged tag, in zone, from the pool
+// ids (POST /api/campaigns with fromPhoneNumberIds), and returns its id.
+func poolCampaign(ctx context.Context, c *apiClient, tag, zone string, ids []string) (string, error) {
+	var created struct{ ID string }
+	err := c.send(ctx, "POST", "/api/campaigns", map[string]any{
+		"name": tag, "message": fanoutMessage, "timezone": zone, "fromPhoneNumberIds": ids,
+		"contactFilter": map[string]any{"tags": []string{tag}},
+	}, &created)
+	return created.ID, err
 }
 
 // textPool has one contact in poolReplierEvery of createContacts' n (area poolContactArea) text

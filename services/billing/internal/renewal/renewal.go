@@ -52,13 +52,6 @@ func (w *worker) Work(ctx context.Context, _ *river.Job[args]) error {
 
 // New builds the River client sweeping every interval; Start begins working.
 func New(pool *pgxpool.Pool, schema string, r Renewer, every time.Duration, log *slog.Logger) (*jobs.Client, error) {
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &worker{renewer: r, log: log})
-	return jobs.NewClient("renewal", pool, &river.Config{
-		Schema:       schema,
-		Queues:       map[string]river.QueueConfig{queue: {MaxWorkers: 1}},
-		Workers:      workers,
-		PeriodicJobs: []*river.PeriodicJob{jobs.Sweep(every, args{})},
-		Logger:       log,
-	})
+	return jobs.NewClient("renewal", pool, schema, log, jobs.Queue(queue, 1), jobs.Periodic(jobs.Sweep(every, args{})),
+		jobs.Work(&worker{renewer: r, log: log}))
 }

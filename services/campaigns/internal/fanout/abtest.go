@@ -48,7 +48,7 @@ func (r *Runner) scheduleDecision(ctx context.Context, c *store.Campaign) error 
 		return err
 	}
 	args := decideArgs{sendArgs{CampaignID: c.ID, OrgID: c.OrgID, Submission: c.Submission}}
-	_, err = r.river.Insert(ctx, args, jobs.At(at))
+	_, err = r.Insert(ctx, args, jobs.At(at))
 	if err != nil {
 		return fmt.Errorf("queue A/B decision: %w", err)
 	}

@@ -65,7 +65,7 @@ func (r *Runner) autoReplyTx(ctx context.Context, tx pgx.Tx, org, campaign uuid.
 	if err != nil || !added {
 		return err
 	}
-	if _, err := r.river.InsertTx(ctx, tx, autoReplyArgs{OrgID: org, InboundID: inbound}, nil); err != nil {
+	if _, err := r.InsertTx(ctx, tx, autoReplyArgs{OrgID: org, InboundID: inbound}, nil); err != nil {
 		return fmt.Errorf("queue auto-reply: %w", err)
 	}
 	return nil
@@ -157,7 +157,7 @@ func (r *Runner) sendAutoReply(ctx context.Context, args autoReplyArgs) error {
 	case c.Status == store.StatusPaused:
 		return river.JobSnooze(pausedRecheck)
 	}
-	checks, err := r.contacts.CheckSendable(ctx, a.OrgID, []string{a.Phone})
+	checks, err := r.peers.Contacts.CheckSendable(ctx, a.OrgID, []string{a.Phone})
 	if err != nil {
 		return fmt.Errorf("check consent: %w", err)
 	}
@@ -172,7 +172,7 @@ func (r *Runner) sendAutoReply(ctx context.Context, args autoReplyArgs) error {
 	if err != nil {
 		return err
 	}
-	ids, err := r.messaging.SendMessages(ctx, a.OrgID, []*messagingv1.OutgoingMessage{{
+	ids, err := r.peers.Messaging.SendMessages(ctx, a.OrgID, []*messagingv1.OutgoingMessage{{
 		DedupeKey: "auto_reply:" + a.InboundID.String(), To: a.Phone, Body: a.Body, FromPhoneNumberId: from,
 		SourceKind: AutoReplySourceKind, SourceId: a.CampaignID.String(),
 	}})
@@ -204,7 +204,7 @@ func (r *Runner) autoReplyNumber(ctx context.Context, a *store.AutoReply) (strin
 	for i, id := range a.Pool {
 		ids[i] = id.String()
 	}
-	numbers, err := r.messaging.FindPhoneNumbers(ctx, a.OrgID, ids)
+	numbers, err := r.peers.Messaging.FindPhoneNumbers(ctx, a.OrgID, ids)
 	if err != nil {
 		return "", fmt.Errorf("auto-reply's pool numbers: %w", err)
 	}

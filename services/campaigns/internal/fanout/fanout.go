@@ -27,73 +27,48 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/chorus-sms/chorus/pkg/clients/billing"
-	"github.com/chorus-sms/chorus/pkg/clients/contacts"
-	"github.com/chorus-sms/chorus/pkg/clients/messaging"
-	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/jobs"
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/services/campaigns/internal/store"
 )
 
 // Config holds what the runner needs.
 type Config struct {
-	Pool      *pgxpool.Pool
-	Schema    string
-	Store     *store.Store
-	Orgs      *orgs.Client
-	Contacts  *contacts.Client
-	Billing   *billing.Client
-	Messaging *messaging.Client
-	Logger    *slog.Logger
+	Pool   *pgxpool.Pool
+	Schema string
+	Store  *store.Store
+	Peers  service.Peers // orgs, contacts, billing and messaging
+	Logger *slog.Logger
 	// AbWaitUnit is how long one minute of a campaign's abTestWaitMinutes lasts
 	// (CHORUS_AB_WAIT_UNIT); 0 means a minute.
 	AbWaitUnit time.Duration
 }
 
-// Runner owns the campaigns' River client and jobs.
+// Runner owns the campaigns' jobs; its River client's Start and Stop are the runner's.
 type Runner struct {
-	river     *jobs.Client
-	store     *store.Store
-	orgs      *orgs.Client
-	contacts  *contacts.Client
-	billing   *billing.Client
-	messaging *messaging.Client
-	log       *slog.Logger
-	waitUnit  time.Duration
+	*jobs.Client
+	store    *store.Store
+	peers    service.Peers
+	log      *slog.Logger
+	waitUnit time.Duration
 }
 
 // New builds the runner and its River client; Start begins working jobs.
 func New(cfg Config) (*Runner, error) {
-	r := &Runner{store: cfg.Store, orgs: cfg.Orgs, contacts: cfg.Contacts, billing: cfg.Billing, messaging: cfg.Messaging, log: cfg.Logger,
+	r := &Runner{store: cfg.Store, peers: cfg.Peers, log: cfg.Logger,
 		waitUnit: cmp.Or(cfg.AbWaitUnit, time.Minute)}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &sendWorker{r: r})
-	river.AddWorker(workers, &releaseWorker{r: r})
-	river.AddWorker(workers, &decideWorker{r: r})
-	river.AddWorker(workers, &autoReplyWorker{r: r})
-	client, err := jobs.NewClient("fanout", cfg.Pool, &river.Config{
-		Schema:            cfg.Schema,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
-		Workers:           workers,
-		Logger:            cfg.Logger,
-		FetchPollInterval: 100 * time.Millisecond,
-	})
+	var err error
+	r.Client, err = jobs.NewClient("fanout", cfg.Pool, cfg.Schema, cfg.Logger, jobs.Queue(river.QueueDefault, 4), jobs.PollEvery(100*time.Millisecond),
+		jobs.Work(&sendWorker{r: r}), jobs.Work(&releaseWorker{r: r}), jobs.Work(&decideWorker{r: r}), jobs.Work(&autoReplyWorker{r: r}))
 	if err != nil {
 		return nil, err
 	}
-	r.river = client
 	return r, nil
 }
 
-// Start begins working jobs.
-func (r *Runner) Start(ctx context.Context) error { return r.river.Start(ctx) }
-
-// Stop lets running jobs finish (bounded) and stops.
-func (r *Runner) Stop(ctx context.Context) error { return r.river.Stop(ctx) }
-
 // StartTx queues the send of c's current submission at `at`, inside tx.
 func (r *Runner) StartTx(ctx context.Context, tx pgx.Tx, c *store.Campaign, at time.Time) error {
-	_, err := r.river.InsertTx(ctx, tx, sendArgs{CampaignID: c.ID, OrgID: c.OrgID, Submission: c.Submission}, jobs.At(at))
+	_, err := r.InsertTx(ctx, tx, sendArgs{CampaignID: c.ID, OrgID: c.OrgID, Submission: c.Submission}, jobs.At(at))
 	if err != nil {
 		return fmt.Errorf("queue campaign send: %w", err)
 	}
@@ -106,7 +81,7 @@ func (r *Runner) FinishTx(ctx context.Context, tx pgx.Tx, c *store.Campaign) err
 }
 
 func (r *Runner) releaseTx(ctx context.Context, tx pgx.Tx, org, campaign uuid.UUID) error {
-	if _, err := r.river.InsertTx(ctx, tx, releaseArgs{CampaignID: campaign, OrgID: org}, nil); err != nil {
+	if _, err := r.InsertTx(ctx, tx, releaseArgs{CampaignID: campaign, OrgID: org}, nil); err != nil {
 		return fmt.Errorf("queue hold release: %w", err)
 	}
 	return nil
@@ -176,7 +151,7 @@ func (w *releaseWorker) Work(ctx context.Context, job *river.Job[releaseArgs]) e
 	if c.HeldCredits == 0 {
 		return nil // nothing was held (sandbox, empty audience, never got that far)
 	}
-	if err := w.r.billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
+	if err := w.r.peers.Billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
 		return fmt.Errorf("release hold of campaign %s: %w", c.ID, err)
 	}
 	return nil

@@ -62,7 +62,7 @@ func (r *Runner) send(ctx context.Context, a sendArgs) error {
 	if stage == store.StatusPaused || stage == store.StatusCompleted || stage == store.StatusFailed || stage == store.StatusDraft {
 		return nil
 	}
-	o, err := r.orgs.Organization(ctx, c.OrgID)
+	o, err := r.peers.Orgs.Organization(ctx, c.OrgID)
 	if err != nil {
 		return fmt.Errorf("organization: %w", err)
 	}
@@ -169,7 +169,7 @@ func (r *Runner) held(ctx context.Context, c *store.Campaign, credits int32) (mo
 		if err != nil || !moved || status == store.StatusPaused {
 			return err
 		}
-		return r.messaging.ReleaseBulk(ctx, c.OrgID, SourceKind, c.ID.String())
+		return r.peers.Messaging.ReleaseBulk(ctx, c.OrgID, SourceKind, c.ID.String())
 	})
 	return moved, err
 }
@@ -189,7 +189,7 @@ func (r *Runner) afterLostAdvance(ctx context.Context, c *store.Campaign, held i
 	if now.Status != store.StatusCompleted && now.Status != store.StatusFailed {
 		return errStopped
 	}
-	if err := r.billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
+	if err := r.peers.Billing.ReleaseHold(ctx, c.OrgID, c.ID.String()); err != nil {
 		return fmt.Errorf("release hold: %w", err)
 	}
 	return errStopped
@@ -214,13 +214,13 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 	queue := !c.IsAbTest
 	var out outgoing
 	if queue {
-		if err := r.messaging.OpenBulk(ctx, c.OrgID, SourceKind, c.ID.String()); err != nil {
+		if err := r.peers.Messaging.OpenBulk(ctx, c.OrgID, SourceKind, c.ID.String()); err != nil {
 			return fmt.Errorf("hold the audience back in messaging: %w", err)
 		}
 		out = newOutgoing(c, orgZone, !sandbox)
 	}
 	req := audience.Request(c.SegmentID, c.ContactFilter, after, audienceBatch)
-	links := shortlinks.New(r.messaging, c.OrgID, SourceKind, c.ID)
+	links := shortlinks.New(r.peers.Messaging, c.OrgID, SourceKind, c.ID)
 	// A text merged to nothing ("{{firstName}}" without one) fails alone: messaging would
 	// refuse the whole batch it is in. So does one merged past what one message carries (a
 	// long custom field): it is not sent at all rather than as a giant SMS.
@@ -242,7 +242,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 	writes := &inOrder{limit: resolveInFlight, settle: func(last uuid.UUID) error {
 		return r.store.MoveAudienceCursor(ctx, c.ID, last, queue)
 	}}
-	err = r.contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
+	err = r.peers.Contacts.Audience(ctx, c.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if err := r.still(ctx, c, store.StatusPending); err != nil {
 			return err
 		}
@@ -284,7 +284,7 @@ func (r *Runner) resolve(ctx context.Context, c *store.Campaign, sandbox bool, o
 			if err := r.store.AddRecipients(ctx, c.OrgID, c.ID, batch); err != nil || len(msgs) == 0 {
 				return err
 			}
-			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs, out.pool); err != nil {
+			if err := r.peers.Messaging.QueueBulk(ctx, c.OrgID, msgs, out.pool); err != nil {
 				return queueError{err}
 			}
 			return nil
@@ -321,7 +321,7 @@ func (r *Runner) fail(ctx context.Context, c *store.Campaign, reason string) err
 			return err
 		}
 		if pending { // the audience handed to messaging so far is dropped, never sent
-			if err := r.messaging.CancelBulk(ctx, c.OrgID, SourceKind, c.ID.String()); err != nil {
+			if err := r.peers.Messaging.CancelBulk(ctx, c.OrgID, SourceKind, c.ID.String()); err != nil {
 				return fmt.Errorf("drop the queued audience: %w", err)
 			}
 		}
@@ -339,7 +339,7 @@ func (r *Runner) fail(ctx context.Context, c *store.Campaign, reason string) err
 // hold places the campaign's hold for its estimate; a refusal (no credits, suspended) is
 // returned as its reason.
 func (r *Runner) hold(ctx context.Context, c *store.Campaign, estimate int32) (string, error) {
-	return r.billing.Hold(ctx, c.OrgID, c.ID.String(), estimate)
+	return r.peers.Billing.Hold(ctx, c.OrgID, c.ID.String(), estimate)
 }
 
 // queue hands the recipients not yet queued (with samplesOnly, an A/B test's samples; else
@@ -368,7 +368,7 @@ func (r *Runner) queue(ctx context.Context, c *store.Campaign, orgZone, stage st
 		first = false
 		msgs := out.messages(batch)
 		return calls.start(batch[len(batch)-1].ContactID, func() error {
-			if err := r.messaging.QueueBulk(ctx, c.OrgID, msgs, out.pool); err != nil {
+			if err := r.peers.Messaging.QueueBulk(ctx, c.OrgID, msgs, out.pool); err != nil {
 				return fmt.Errorf("queue messages: %w", err)
 			}
 			return nil

@@ -66,13 +66,12 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	return err
 }
 
-// Queue is the import queue of the service's River client: it merges with st, queues each
-// batch's lookups with lookups and gives rejected rows the reasons reason gives. lookups is
-// read when a job runs: it is the River client this queue is part of, built after it.
-func Queue(st *store.Store, lookups *store.BulkLookupQueue, reason store.RejectReason, log *slog.Logger) lookup.Queue {
-	return lookup.Queue{Name: QueueName, MaxWorkers: 2, Add: func(ws *river.Workers) {
-		river.AddWorker(ws, &worker{store: st, lookups: lookups, reason: reason, log: log})
-	}}
+// Queue is the import queue of the service's River client (an option of lookup.NewJobs): it
+// merges with st, queues each batch's lookups with lookups and gives rejected rows the reasons
+// reason gives. lookups is read when a job runs: it is the River client this queue is part of,
+// built after it.
+func Queue(st *store.Store, lookups *store.BulkLookupQueue, reason store.RejectReason, log *slog.Logger) []jobs.Option {
+	return []jobs.Option{jobs.Queue(QueueName, 2), jobs.Work(&worker{store: st, lookups: lookups, reason: reason, log: log})}
 }
 
 // Enqueuer queues import jobs on the service's River client.

@@ -93,35 +93,17 @@ type Jobs struct {
 	*jobs.Client
 }
 
-// Queue is another kind of the service's jobs, worked by the same River client in a queue of
-// its own (so it never waits behind lookups, nor they behind it).
-type Queue struct {
-	Name       string
-	MaxWorkers int
-	Add        func(*river.Workers)
-}
-
-// NewJobs builds the River client, working lookups and the other queues; Start begins working.
-// An import's lookups are worked as bulk says.
-func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, bulk Bulk, log *slog.Logger, more ...Queue) (*Jobs, error) {
-	workers := river.NewWorkers()
+// NewJobs builds the River client, working lookups and what more adds (the other queues, each
+// of its own, so it never waits behind lookups, nor they behind it); Start begins working. An
+// import's lookups are worked as bulk says.
+func NewJobs(pool *pgxpool.Pool, schema string, p Provider, rec Recorder, bulk Bulk, log *slog.Logger, more ...jobs.Option) (*Jobs, error) {
 	w := &worker{provider: p, recorder: rec, log: log}
-	river.AddWorker(workers, w)
-	river.AddWorker(workers, &batchWorker{one: w, source: bulk.Source, pace: newPacer(bulk.PerSecond)})
-	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}, BatchQueue: {MaxWorkers: batchWorkers}}
-	for _, q := range more {
-		q.Add(workers)
-		queues[q.Name] = river.QueueConfig{MaxWorkers: q.MaxWorkers}
-	}
-	c, err := jobs.NewClient("lookup", pool, &river.Config{
-		Schema:  schema,
-		Queues:  queues,
-		Workers: workers,
-		Logger:  log,
-		// Inserts notify the queue, but River rate-limits those notifications; polling this
-		// often keeps a lookup within about a second of the phone being set even then.
-		FetchPollInterval: 250 * time.Millisecond,
-	})
+	// Inserts notify the queue, but River rate-limits those notifications; polling this often
+	// keeps a lookup within about a second of the phone being set even then.
+	opts := append([]jobs.Option{jobs.PollEvery(250 * time.Millisecond),
+		jobs.Queue(river.QueueDefault, 20), jobs.Queue(BatchQueue, batchWorkers),
+		jobs.Work(w), jobs.Work(&batchWorker{one: w, source: bulk.Source, pace: newPacer(bulk.PerSecond)})}, more...)
+	c, err := jobs.NewClient("lookup", pool, schema, log, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func TestCreateAndLookupStatementsReadWhatTheyAskForAfterTheTableGrew(t *testing
 			budget := buffersPerRow*c.rows + buffersPerStatement
 			checked := 0
 			for _, p := range plans {
-				if !onContacts.MatchString(p.QueryText) {
+				if !onContactTables.MatchString(p.QueryText) {
 					continue
 				}
 				checked++

@@ -12,19 +12,14 @@ import (
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
 
-// The consent history's queries read imported contacts' creation entries from the contacts
-// (their import_id), beside consent_events: on a freshly imported organization the statistics
-// do not know, a contact's history probes its row, and an export's batch walks
-// contacts_org_created from its key, each reading what it asks for, not the organization.
-func TestConsentHistoryOfImportedContactsReadsWhatItAsksFor(t *testing.T) {
-	t.Parallel()
-	checkOnLayouts(t, importedHistoryCalls)
-}
-
 // exportPlanBatch is the export's batch size in the plan test: small, so a batch reading the
 // organization would exceed its budget by far.
 const exportPlanBatch = 50
 
+// importedHistoryCalls are the consent history's hot calls on o's new organization that read
+// imported contacts' creation entries from the contacts (their import_id) beside
+// consent_events: a contact's history probes its row, and an export's batch walks
+// contacts_org_created from its key.
 func importedHistoryCalls(o *unanalyzedOrg) []hotCall {
 	ctx := context.Background()
 	org := o.org

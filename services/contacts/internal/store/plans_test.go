@@ -21,35 +21,27 @@ import (
 // The product's main path is a new organization with a freshly loaded list, then a campaign,
 // before autovacuum has analyzed the new rows: the planner's statistics do not know the
 // organization and estimate it at one row, so reading all of it looks as cheap as reading the
-// rows asked for. Each hot query of contacts, as the code sends it (its SQL and arguments,
-// recorded from the pool), is explained in the form PostgreSQL may run it (a custom plan, as
+// rows asked for. Each hot query of contacts and of their consent history, as the code sends
+// it (its SQL and arguments, recorded from the pool), is explained in the form PostgreSQL may run it (a custom plan, as
 // for a prepared statement's first five executions, and a generic plan, as it may choose
 // after) and must read a number of buffers bounded by the rows it asks for, not by the size of
 // the organization.
 func TestHotQueriesReadWhatTheyAskForBeforeTheOrganizationIsAnalyzed(t *testing.T) {
 	t.Parallel()
-	checkOnLayouts(t, hotCalls)
-}
-
-// checkOnLayouts checks the calls calls makes on an unanalyzed organization of each layout.
-func checkOnLayouts(t *testing.T, calls func(*unanalyzedOrg) []hotCall) {
-	t.Helper()
-	for _, l := range layouts {
-		t.Run(l.String(), func(t *testing.T) {
+	// Which wrong plan wins its tie with the right one depends on the indexes' heights, so the
+	// table is laid out three ways: analyzed holding a smaller or a larger other organization,
+	// with random ids (which leave the (organization_id, id) indexes taller, and vary from run
+	// to run) or ids that follow creation (uuid v7, as the store makes them).
+	for _, l := range []layout{{others: 3_000, ids: randomIDs}, {others: 4_400, ids: randomIDs}, {others: 20_000, ids: timeOrderedIDs}} {
+		t.Run(fmt.Sprintf("analyzed with %d other contacts, %s ids", l.others, l.ids), func(t *testing.T) {
 			t.Parallel()
 			o := newUnanalyzedOrg(t, l)
-			for _, c := range calls(o) {
+			for _, c := range hotCalls(o) {
 				t.Run(c.name, func(t *testing.T) { o.check(t, c) })
 			}
 		})
 	}
 }
-
-// Which wrong plan wins its tie with the right one depends on the indexes' heights, so the
-// table is laid out three ways: analyzed holding a smaller or a larger other organization,
-// with random ids (which leave the (organization_id, id) indexes taller, and vary from run
-// to run) or ids that follow creation (uuid v7, as the store makes them).
-var layouts = []layout{{others: 3_000, ids: randomIDs}, {others: 4_400, ids: randomIDs}, {others: 20_000, ids: timeOrderedIDs}}
 
 // newOrgContacts is the size of the list the new organization loads.
 const newOrgContacts = 20_000
@@ -67,9 +59,9 @@ const (
 	pendingForTextable = 100 * 50
 )
 
-// unanalyzedOrg is a database whose contacts table was last analyzed while it held another
-// organization's contacts only; org's contacts were loaded after, with autovacuum off, so no
-// statistics know them.
+// unanalyzedOrg is a database whose contacts and consent_events tables were last analyzed
+// while they held another organization's rows only; org's were loaded after, with autovacuum
+// off, so no statistics know them.
 type unanalyzedOrg struct {
 	pool    *pgxpool.Pool // for the test's own statements
 	traced  *pgxpool.Pool // the same database, through which the store's statements are recorded
@@ -84,10 +76,6 @@ type layout struct {
 	ids    idKind
 }
 
-func (l layout) String() string {
-	return fmt.Sprintf("analyzed with %d other contacts, %s ids", l.others, l.ids)
-}
-
 type idKind string
 
 const (
@@ -99,18 +87,25 @@ func newUnanalyzedOrg(t *testing.T, l layout) *unanalyzedOrg {
 	t.Helper()
 	ctx := context.Background()
 	o := &unanalyzedOrg{pool: newPool(t), rec: &recorder{}, org: uuid.New()}
-	_, err := o.pool.Exec(ctx, `ALTER TABLE contacts SET (autovacuum_enabled = false)`)
+	_, err := o.pool.Exec(ctx, `ALTER TABLE contacts SET (autovacuum_enabled = false);
+		ALTER TABLE consent_events SET (autovacuum_enabled = false)`)
 	require.NoError(t, err)
-	require.NoError(t, fill(ctx, o.pool, l.ids, uuid.New(), "+1202", "old", l.others))
-	_, err = o.pool.Exec(ctx, `ANALYZE contacts`)
+	other := uuid.New()
+	require.NoError(t, fill(ctx, o.pool, l.ids, other, "+1202", "old", l.others))
+	require.NoError(t, fillConsent(ctx, o.pool, other, "+12020000001")) // its contact 1
+	_, err = o.pool.Exec(ctx, `ANALYZE contacts, consent_events`)
 	require.NoError(t, err)
 	require.NoError(t, fill(ctx, o.pool, l.ids, o.org, "+1646", "e2e", newOrgContacts))
+	require.NoError(t, fillConsent(ctx, o.pool, o.org, newPhone(historyContact)))
 
-	// The premise: the planner believes the organization has (about) one contact.
-	var plan []explained
-	require.NoError(t, o.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT * FROM contacts WHERE organization_id = $1`, o.org).
-		Scan(&plan))
-	require.Less(t, plan[0].Plan.PlanRows, 10.0, "the statistics must not know the new organization")
+	// The premise: the planner believes the organization has (about) one contact and one
+	// consent entry.
+	for _, table := range []string{"contacts", "consent_events"} {
+		var plan []explained
+		require.NoError(t, o.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT * FROM `+table+` WHERE organization_id = $1`, o.org).
+			Scan(&plan))
+		require.Less(t, plan[0].Plan.PlanRows, 10.0, "the statistics must not know the new organization's %s", table)
+	}
 
 	cfg := o.pool.Config()
 	cfg.ConnConfig.Tracer = o.rec
@@ -121,6 +116,14 @@ func newUnanalyzedOrg(t *testing.T, l layout) *unanalyzedOrg {
 	require.NoError(t, err)
 	t.Cleanup(o.inOrder.Close)
 	return o
+}
+
+// contactID is the id of contact i of the new organization (the one with phone newPhone(i)).
+func (o *unanalyzedOrg) contactID(t *testing.T, i int) uuid.UUID {
+	var id uuid.UUID
+	require.NoError(t, o.pool.QueryRow(context.Background(), `SELECT id FROM contacts WHERE organization_id = $1 AND phone = $2`,
+		o.org, newPhone(i)).Scan(&id))
+	return id
 }
 
 // fill inserts n contacts of org as a list import leaves them: phones prefix+i, distinct
@@ -162,12 +165,7 @@ const (
 func hotCalls(o *unanalyzedOrg) []hotCall {
 	ctx := context.Background()
 	org := o.org
-	idOf := func(t *testing.T, i int) uuid.UUID {
-		var id uuid.UUID
-		require.NoError(t, o.pool.QueryRow(ctx, `SELECT id FROM contacts WHERE organization_id = $1 AND phone = $2`,
-			org, newPhone(i)).Scan(&id))
-		return id
-	}
+	idOf := o.contactID
 	sendableAfter := func(t *testing.T, n int) uuid.UUID {
 		var id uuid.UUID
 		require.NoError(t, o.pool.QueryRow(ctx, `SELECT id FROM contacts WHERE organization_id = $1
@@ -184,7 +182,7 @@ func hotCalls(o *unanalyzedOrg) []hotCall {
 	yes := true
 	no := false
 
-	return []hotCall{
+	return append(append(consentCalls(o), importedHistoryCalls(o)...), []hotCall{
 		{"SendabilityByPhone", len(phones), func(t *testing.T, st *store.Store) {
 			found, err := st.SendabilityByPhone(ctx, org, phones)
 			require.NoError(t, err)
@@ -278,11 +276,11 @@ func hotCalls(o *unanalyzedOrg) []hotCall {
 			require.NoError(t, err)
 			assert.Len(t, items, 50)
 		}},
-	}
+	}...)
 }
 
 // check runs c through the recording pool, then explains each of its statements on contacts
-// as a custom and as a generic plan, in the order and with the settings the call ran them.
+// and consent_events as a custom and as a generic plan, in the order and with the settings the call ran them.
 func (o *unanalyzedOrg) check(t *testing.T, c hotCall) {
 	o.rec.start()
 	c.run(t, store.New(o.traced, o.inOrder))
@@ -297,7 +295,7 @@ func (o *unanalyzedOrg) check(t *testing.T, c hotCall) {
 				mode, p.sql, p.buffers, budget, p.summary)
 		}
 	}
-	require.NotZero(t, checked, "the call ran no statement on contacts")
+	require.NotZero(t, checked, "the call ran no statement on contacts or consent_events")
 }
 
 // statement is one statement a call sent, with its arguments and the settings its connection's
@@ -367,9 +365,9 @@ func (r *recorder) TraceBatchQuery(_ context.Context, conn *pgx.Conn, d pgx.Trac
 func (r *recorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 var (
-	onContacts = regexp.MustCompile(`(?i)\b(from|update|into)\s+contacts\b`)
-	txControl  = regexp.MustCompile(`(?i)^\s*(begin|commit|rollback)\b`)
-	setting    = regexp.MustCompile(`(?i)^\s*set\s`)
+	onContactTables = regexp.MustCompile(`(?i)\b(from|update|into)\s+(contacts|consent_events)\b`)
+	txControl       = regexp.MustCompile(`(?i)^\s*(begin|commit|rollback)\b`)
+	setting         = regexp.MustCompile(`(?i)^\s*set\s`)
 )
 
 // plan is what one statement's EXPLAIN ANALYZE found.
@@ -380,7 +378,7 @@ type plan struct {
 }
 
 // explain replays stmts in a transaction that it rolls back, under plan_cache_mode mode: a
-// setting is applied as the call applied it, a statement on contacts is prepared and explained
+// setting is applied as the call applied it, a statement on contacts or consent_events is prepared and explained
 // under its connection's session settings
 // with the call's arguments (EXPLAIN ANALYZE: writes run, then roll back), the rest (River's
 // jobs, the outbox) is left out.
@@ -399,7 +397,7 @@ func (o *unanalyzedOrg) explain(t *testing.T, stmts []statement, mode string) []
 		case setting.MatchString(s.sql):
 			_, err := tx.Exec(ctx, s.sql, s.args...)
 			require.NoError(t, err)
-		case onContacts.MatchString(s.sql):
+		case onContactTables.MatchString(s.sql):
 			for k, v := range s.settings {
 				_, err := tx.Exec(ctx, `SELECT set_config($1, $2, true)`, k, v)
 				require.NoError(t, err)

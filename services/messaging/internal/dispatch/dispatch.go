@@ -123,24 +123,12 @@ func New(cfg Config) (*Dispatcher, error) {
 		inGroups:    make(chan struct{}, max(cfg.Workers, 1)),
 	}
 	d.batches = newBatches(d)
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &sendWorker{d: d})
-	river.AddWorker(workers, &sendGroupWorker{d: d})
-	river.AddWorker(workers, &reportWorker{d: d})
-	river.AddWorker(workers, &reconcileWorker{d: d, timeout: cfg.SendingTimeout})
-	client, err := jobs.NewClient("dispatch", cfg.Pool, &river.Config{
-		Schema: cfg.Schema,
-		Queues: map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: cfg.Workers},
-			queueGroups:        {MaxWorkers: groupWorkers(cfg.Workers)},
-			queueSandbox:       {MaxWorkers: 10},
-			queueReconcile:     {MaxWorkers: 1},
-		},
-		Workers:           workers,
-		PeriodicJobs:      []*river.PeriodicJob{reconcilePeriodicJob(cfg.SendingTimeout, d.lookupAfter())},
-		Logger:            cfg.Logger,
-		FetchPollInterval: 100 * time.Millisecond,
-	})
+	client, err := jobs.NewClient("dispatch", cfg.Pool, cfg.Schema, cfg.Logger, jobs.PollEvery(100*time.Millisecond),
+		jobs.Queue(river.QueueDefault, cfg.Workers), jobs.Queue(queueGroups, groupWorkers(cfg.Workers)),
+		jobs.Queue(queueSandbox, 10), jobs.Queue(queueReconcile, 1),
+		jobs.Periodic(reconcilePeriodicJob(cfg.SendingTimeout, d.lookupAfter())),
+		jobs.Work(&sendWorker{d: d}), jobs.Work(&sendGroupWorker{d: d}), jobs.Work(&reportWorker{d: d}),
+		jobs.Work(&reconcileWorker{d: d, timeout: cfg.SendingTimeout}))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,13 +19,24 @@ import (
 // recipient, text, route (SMS or MMS), price (BulkAlike) and, from a number pool, sending
 // number, as one row per sending number whose messages ExpandBulk creates once due (the
 // earliest time one of them may go), and counts them to their numbers' share of the source
-// (source_numbers), in one transaction.
+// (source_numbers), in one transaction. A batch whose dedupe keys were all handed over before
+// (a retry, whose numbers may have been picked otherwise) is neither stored nor counted again:
+// its messages exist, or are about to, and the pool's balance must not count them twice.
 func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) error {
 	if len(msgs) == 0 {
 		return nil
 	}
 	order, byNumber := groupByNumber(msgs)
 	return s.InTx(ctx, func(tx pgx.Tx) error {
+		first := msgs[0]
+		tag, err := tx.Exec(ctx, `INSERT INTO bulk_handoffs (organization_id, source_kind, source_id, keys_digest)
+			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, first.OrgID, first.SourceKind, first.SourceID, keysDigest(msgs))
+		if err != nil {
+			return fmt.Errorf("record bulk hand-off: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil // handed over before
+		}
 		for _, number := range order {
 			if err := insertBulkRow(ctx, tx, byNumber[number], due); err != nil {
 				return err
@@ -31,6 +44,23 @@ func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) 
 		}
 		return countAssigned(ctx, tx, order, byNumber)
 	})
+}
+
+// keysDigest is a digest of msgs' dedupe keys, whatever their order: what a retried batch
+// shares with the first try (its message ids and numbers are new).
+func keysDigest(msgs []*Message) []byte {
+	keys := make([]string, len(msgs))
+	for i, m := range msgs {
+		keys[i] = m.DedupeKey
+	}
+	slices.Sort(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		// Length-prefixed, so that no two lists of keys write the same bytes.
+		h.Write(binary.AppendUvarint(nil, uint64(len(k))))
+		h.Write([]byte(k))
+	}
+	return h.Sum(nil)
 }
 
 // insertBulkRow stores msgs, all of one sending number, as one bulk batch row.

@@ -16,8 +16,8 @@ import (
 type SourceNumber struct {
 	Number        string
 	PhoneNumberID uuid.UUID
-	// Assigned counts the source's messages given the number (a retried batch twice: it
-	// weighs the balance, nothing more).
+	// Assigned counts the source's messages given the number, each once (a retried bulk
+	// batch is not counted again: InsertBulk), which weighs the pool's balance.
 	Assigned int
 	// Sent counts the source's messages the carrier took from the number.
 	Sent          int

@@ -30,7 +30,7 @@ type Server struct {
 	changes *announcer
 }
 
-// New returns a Server announcing membership changes through rdb.
+// New returns a Server announcing membership and settings changes through rdb.
 func New(st *store.Store, rdb *redis.Client, log *slog.Logger) *Server {
 	return &Server{store: st, changes: &announcer{rdb: rdb, log: log}}
 }

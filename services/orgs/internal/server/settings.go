@@ -31,8 +31,10 @@ func (s *Server) GetSettings(ctx context.Context, _ *orgsv1.GetSettingsRequest) 
 }
 
 // UpdateSettings changes the settings sent and answers them all as stored. Messaging reads
-// them through its orgs client, which caches an organization for 30 s: a change applies to
-// the messages dispatched from then on, within that time.
+// them through its orgs client, which caches an organization: the change is announced
+// (OrganizationChannel) before the answer, and every client following it drops its copy on
+// hearing it, so the messages sent after it apply it (within the cache's TTL should the
+// announcement be lost).
 func (s *Server) UpdateSettings(ctx context.Context, req *orgsv1.UpdateSettingsRequest) (*orgsv1.UpdateSettingsResponse, error) {
 	org, err := tenant.RequireWrite(ctx)
 	if err != nil {
@@ -54,6 +56,7 @@ func (s *Server) UpdateSettings(ctx context.Context, req *orgsv1.UpdateSettingsR
 		if err := s.store.SetSettings(ctx, org, in.FrequencyCapHours, stateRulesOff); err != nil {
 			return nil, orgMissing(err)
 		}
+		s.changes.orgChanged(ctx, org)
 	}
 	set, err := s.settings(ctx, org)
 	if err != nil {

@@ -25,11 +25,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/chorus-sms/chorus/pkg/clients/billing"
-	"github.com/chorus-sms/chorus/pkg/clients/contacts"
 	"github.com/chorus-sms/chorus/pkg/clients/messaging"
-	"github.com/chorus-sms/chorus/pkg/clients/orgs"
 	"github.com/chorus-sms/chorus/pkg/jobs"
+	"github.com/chorus-sms/chorus/pkg/service"
 	"github.com/chorus-sms/chorus/services/polls/internal/store"
 )
 
@@ -38,14 +36,11 @@ const SourceKind = "poll"
 
 // Config holds what the runner needs.
 type Config struct {
-	Pool      *pgxpool.Pool
-	Schema    string
-	Store     *store.Store
-	Orgs      *orgs.Client
-	Contacts  *contacts.Client
-	Billing   *billing.Client
-	Messaging *messaging.Client
-	Logger    *slog.Logger
+	Pool   *pgxpool.Pool
+	Schema string
+	Store  *store.Store
+	Peers  service.Peers // orgs, contacts, billing and messaging
+	Logger *slog.Logger
 	// Hour is how long one of a poll's participantTimeoutHours lasts (CHORUS_POLL_HOUR); 0
 	// means an hour (shorter only for demonstrations and tests).
 	Hour time.Duration
@@ -53,59 +48,34 @@ type Config struct {
 	SweepEvery time.Duration
 }
 
-// Runner owns the polls' River client and jobs.
+// Runner owns the polls' jobs; its River client's Start and Stop are the runner's.
 type Runner struct {
-	river     *jobs.Client
-	store     *store.Store
-	orgs      *orgs.Client
-	contacts  *contacts.Client
-	billing   *billing.Client
-	messaging *messaging.Client
-	log       *slog.Logger
-	hour      time.Duration
-	now       func() time.Time
+	*jobs.Client
+	store *store.Store
+	peers service.Peers
+	log   *slog.Logger
+	hour  time.Duration
+	now   func() time.Time
 }
 
 // New builds the runner and its River client; Start begins working jobs.
 func New(cfg Config) (*Runner, error) {
-	r := &Runner{store: cfg.Store, orgs: cfg.Orgs, contacts: cfg.Contacts, billing: cfg.Billing, messaging: cfg.Messaging,
-		log: cfg.Logger, hour: cmp.Or(cfg.Hour, time.Hour), now: func() time.Time { return time.Now().UTC() }}
-	if r.log == nil {
-		r.log = slog.Default()
-	}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &startWorker{r: r})
-	river.AddWorker(workers, &stepWorker{r: r})
-	river.AddWorker(workers, &finishWorker{r: r})
-	river.AddWorker(workers, &sweepWorker{r: r})
-	client, err := jobs.NewClient("polls", cfg.Pool, &river.Config{
-		Schema: cfg.Schema,
-		Queues: map[string]river.QueueConfig{
-			river.QueueDefault: {MaxWorkers: 8},
-			stepQueue:          {MaxWorkers: stepWorkers},
-			sweepQueue:         {MaxWorkers: 1},
-		},
-		Workers:           workers,
-		PeriodicJobs:      []*river.PeriodicJob{jobs.Sweep(cmp.Or(cfg.SweepEvery, time.Minute), sweepArgs{})},
-		Logger:            r.log,
-		FetchPollInterval: 100 * time.Millisecond,
-	})
+	r := &Runner{store: cfg.Store, peers: cfg.Peers,
+		log: cmp.Or(cfg.Logger, slog.Default()), hour: cmp.Or(cfg.Hour, time.Hour), now: func() time.Time { return time.Now().UTC() }}
+	var err error
+	r.Client, err = jobs.NewClient("polls", cfg.Pool, cfg.Schema, r.log, jobs.PollEvery(100*time.Millisecond),
+		jobs.Queue(river.QueueDefault, 8), jobs.Queue(stepQueue, stepWorkers), jobs.Queue(sweepQueue, 1),
+		jobs.Periodic(jobs.Sweep(cmp.Or(cfg.SweepEvery, time.Minute), sweepArgs{})),
+		jobs.Work(&startWorker{r: r}), jobs.Work(&stepWorker{r: r}), jobs.Work(&finishWorker{r: r}), jobs.Work(&sweepWorker{r: r}))
 	if err != nil {
 		return nil, err
 	}
-	r.river = client
 	return r, nil
 }
 
-// Start begins working jobs.
-func (r *Runner) Start(ctx context.Context) error { return r.river.Start(ctx) }
-
-// Stop lets running jobs finish (bounded) and stops.
-func (r *Runner) Stop(ctx context.Context) error { return r.river.Stop(ctx) }
-
 // StartTx queues p's start (or, on a resume, its catch-up) at at, inside tx.
 func (r *Runner) StartTx(ctx context.Context, tx pgx.Tx, p *store.Poll, at time.Time) error {
-	_, err := r.river.InsertTx(ctx, tx, startArgs{PollID: p.ID, OrgID: p.OrgID, Run: p.Run}, jobs.At(at))
+	_, err := r.InsertTx(ctx, tx, startArgs{PollID: p.ID, OrgID: p.OrgID, Run: p.Run}, jobs.At(at))
 	if err != nil {
 		return fmt.Errorf("queue poll start: %w", err)
 	}
@@ -141,7 +111,7 @@ func (r *Runner) finishTx(ctx context.Context, tx pgx.Tx, org, poll uuid.UUID, c
 	if err := store.PublishCompleted(ctx, tx, org, poll, r.now()); err != nil {
 		return err
 	}
-	if _, err := r.river.InsertTx(ctx, tx, finishArgs{PollID: poll, OrgID: org, Cancel: cancel}, nil); err != nil {
+	if _, err := r.InsertTx(ctx, tx, finishArgs{PollID: poll, OrgID: org, Cancel: cancel}, nil); err != nil {
 		return fmt.Errorf("queue poll finish: %w", err)
 	}
 	return nil
@@ -156,7 +126,7 @@ func (r *Runner) stepsTx(ctx context.Context, tx pgx.Tx, begun []store.Begun) er
 	for i, b := range begun {
 		params[i] = river.InsertManyParams{Args: stepArgs{ParticipantID: b.Participant, OrgID: b.Org, Step: b.Step}}
 	}
-	if _, err := r.river.InsertManyTx(ctx, tx, params); err != nil {
+	if _, err := r.InsertManyTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("queue poll steps: %w", err)
 	}
 	return nil
@@ -224,7 +194,7 @@ type finishWorker struct {
 func (w *finishWorker) Work(ctx context.Context, job *river.Job[finishArgs]) error {
 	a := job.Args
 	if a.Cancel {
-		if err := w.r.messaging.SetSourceState(ctx, a.OrgID, SourceKind, a.PollID.String(), messaging.SourceCanceled); err != nil {
+		if err := w.r.peers.Messaging.SetSourceState(ctx, a.OrgID, SourceKind, a.PollID.String(), messaging.SourceCanceled); err != nil {
 			return fmt.Errorf("poll %s: withdraw queued messages: %w", a.PollID, err)
 		}
 	}
@@ -238,7 +208,7 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[finishArgs]) err
 	if p.HeldCredits == 0 {
 		return nil
 	}
-	if err := w.r.billing.ReleaseHold(ctx, a.OrgID, a.PollID.String()); err != nil {
+	if err := w.r.peers.Billing.ReleaseHold(ctx, a.OrgID, a.PollID.String()); err != nil {
 		return fmt.Errorf("poll %s: release hold: %w", a.PollID, err)
 	}
 	return nil

@@ -85,7 +85,12 @@ func ContactsEvents() outbox.Option {
 // reached the carrier makes the step asked (statusTx). A reply is the answer of the sender's
 // participation in progress, whatever the reply's attribution, once its question was asked: a
 // contact is in one poll at a time, and an agent's conversation reply or a campaign message in
-// between does not lose the answer. An opt-out terminates the contact's participations at once.
+// between does not lose the answer. An opt-out (a keyword, or a revocation in words messaging
+// is sure of: category opt_out) terminates the contact's participations at once. A doubtful
+// one (optOutDetected without that category: "leave me alone") is left to a person, who opts
+// the contact out through the API or not: it neither ends the participation, which would
+// take a decision the law leaves to them, nor answers the question, which would send the next
+// one to someone who may have asked for no more.
 func (r *Runner) MessagingHandler() outbox.Handler {
 	return func(ctx context.Context, tx pgx.Tx, m outbox.Message) error {
 		if m.Type == eventStatusChanged {
@@ -102,8 +107,11 @@ func (r *Runner) MessagingHandler() outbox.Handler {
 		if err != nil {
 			return nil // no contact has the sender's phone: in no poll
 		}
-		if ev.GetOptOutDetected() || ev.GetCategory() == categoryOptOut {
+		if ev.GetCategory() == categoryOptOut {
 			return r.optOutTx(ctx, tx, m.OrgID, contact)
+		}
+		if ev.GetOptOutDetected() {
+			return nil // a doubtful opt-out: a person decides (see MessagingHandler)
 		}
 		return r.replyTx(ctx, tx, m.OrgID, contact, &ev)
 	}

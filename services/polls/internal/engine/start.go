@@ -100,7 +100,7 @@ func (r *Runner) start(ctx context.Context, a startArgs) error {
 			return err
 		}
 	} else {
-		o, err := r.orgs.Organization(ctx, p.OrgID)
+		o, err := r.peers.Orgs.Organization(ctx, p.OrgID)
 		if err != nil {
 			return fmt.Errorf("organization: %w", err)
 		}
@@ -142,7 +142,7 @@ func (r *Runner) rezone(ctx context.Context, p *store.Poll) error {
 	if p.Timezone != nil {
 		zone = *p.Timezone
 	} else {
-		o, err := r.orgs.Organization(ctx, p.OrgID)
+		o, err := r.peers.Orgs.Organization(ctx, p.OrgID)
 		if err != nil {
 			return fmt.Errorf("organization: %w", err)
 		}
@@ -170,7 +170,7 @@ func (r *Runner) resolve(ctx context.Context, p *store.Poll) error {
 		return err
 	}
 	req := audience.Request(p.SegmentID, p.ContactFilter, after, audienceBatch)
-	err = r.contacts.Audience(ctx, p.OrgID, req, func(members []*contactsv1.AudienceMember) error {
+	err = r.peers.Contacts.Audience(ctx, p.OrgID, req, func(members []*contactsv1.AudienceMember) error {
 		if status, err := r.status(ctx, p); err != nil || status != store.StatusActive {
 			return cmpErr(err, errSkip)
 		}
@@ -215,7 +215,7 @@ func (r *Runner) pickSenders(ctx context.Context, p *store.Poll, batch []store.N
 	for i, b := range batch {
 		phones[i] = b.Phone
 	}
-	picked, err := r.messaging.PickSenders(ctx, p.OrgID, SourceKind, p.ID.String(), pool, phones)
+	picked, err := r.peers.Messaging.PickSenders(ctx, p.OrgID, SourceKind, p.ID.String(), pool, phones)
 	if err != nil {
 		return fmt.Errorf("pick senders: %w", err)
 	}
@@ -268,7 +268,7 @@ func (r *Runner) hold(ctx context.Context, p *store.Poll) error {
 	if err != nil || estimate == 0 {
 		return err
 	}
-	refusal, err := r.billing.Hold(ctx, p.OrgID, p.ID.String(), estimate)
+	refusal, err := r.peers.Billing.Hold(ctx, p.OrgID, p.ID.String(), estimate)
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func (r *Runner) step(ctx context.Context, a stepArgs) error {
 	if err != nil || tooLong || len(msgs) == 0 {
 		return err
 	}
-	if _, err := r.messaging.SendMessages(ctx, p.OrgID, msgs); err != nil {
+	if _, err := r.peers.Messaging.SendMessages(ctx, p.OrgID, msgs); err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
 	return nil

@@ -73,9 +73,9 @@ type Config struct {
 	PruneEvery time.Duration
 }
 
-// Runner owns the River client of attempts.
+// Runner owns the attempts; its River client's Start and Stop are the runner's.
 type Runner struct {
-	river        *jobs.Client
+	*jobs.Client
 	store        *store.Store
 	http         *http.Client
 	log          *slog.Logger
@@ -95,32 +95,16 @@ func New(cfg Config) (*Runner, error) {
 	if len(r.schedule) == 0 {
 		r.schedule = DefaultSchedule
 	}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &attemptWorker{r: r})
-	river.AddWorker(workers, &pruneWorker{store: cfg.Store, retention: cmp.Or(cfg.Retention, DefaultRetention), log: cfg.Logger})
-	client, err := jobs.NewClient("deliver", cfg.Pool, &river.Config{
-		Schema: cfg.Schema,
-		Queues: map[string]river.QueueConfig{
-			queue:          {MaxWorkers: cmp.Or(cfg.Workers, DefaultWorkers)},
-			retentionQueue: {MaxWorkers: 1},
-		},
-		Workers:           workers,
-		PeriodicJobs:      []*river.PeriodicJob{jobs.Sweep(cmp.Or(cfg.PruneEvery, pruneEvery), pruneArgs{})},
-		Logger:            cfg.Logger,
-		FetchPollInterval: 50 * time.Millisecond,
-	})
+	var err error
+	r.Client, err = jobs.NewClient("deliver", cfg.Pool, cfg.Schema, cfg.Logger, jobs.PollEvery(50*time.Millisecond),
+		jobs.Queue(queue, cmp.Or(cfg.Workers, DefaultWorkers)), jobs.Queue(retentionQueue, 1),
+		jobs.Periodic(jobs.Sweep(cmp.Or(cfg.PruneEvery, pruneEvery), pruneArgs{})),
+		jobs.Work(&attemptWorker{r: r}), jobs.Work(&pruneWorker{store: cfg.Store, retention: cmp.Or(cfg.Retention, DefaultRetention), log: cfg.Logger}))
 	if err != nil {
 		return nil, err
 	}
-	r.river = client
 	return r, nil
 }
-
-// Start begins working attempts.
-func (r *Runner) Start(ctx context.Context) error { return r.river.Start(ctx) }
-
-// Stop lets running attempts finish (bounded) and stops.
-func (r *Runner) Stop(ctx context.Context) error { return r.river.Stop(ctx) }
 
 // attemptArgs is attempt Attempt (1-based) of a delivery in its round: unique, so a fan-out
 // or a retry repeated inserts nothing more.
@@ -148,7 +132,7 @@ func (r *Runner) Queue(ctx context.Context, tx pgx.Tx, org uuid.UUID, ids []uuid
 	for i, id := range ids {
 		params[i] = river.InsertManyParams{Args: attemptArgs{Org: org, Delivery: id, Round: 1, Attempt: 1}}
 	}
-	if _, err := r.river.InsertManyTx(ctx, tx, params); err != nil {
+	if _, err := r.InsertManyTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("queue attempts: %w", err)
 	}
 	return nil
@@ -166,7 +150,7 @@ func (r *Runner) Retry(ctx context.Context, org, endpoint, id uuid.UUID) (store.
 		return store.Delivery{}, err
 	}
 	next := attemptArgs{Org: org, Delivery: id, Round: d.Round, Attempt: d.AttemptCount + 1}
-	if _, err := r.river.InsertTx(ctx, tx, next, nil); err != nil {
+	if _, err := r.InsertTx(ctx, tx, next, nil); err != nil {
 		return store.Delivery{}, fmt.Errorf("retry: queue attempt: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -294,7 +278,7 @@ func (r *Runner) record(ctx context.Context, a attemptArgs, due store.Due, o sto
 	if o.Next != nil {
 		next := a
 		next.Attempt++
-		if _, err := r.river.InsertTx(ctx, tx, next, jobs.At(*o.Next)); err != nil {
+		if _, err := r.InsertTx(ctx, tx, next, jobs.At(*o.Next)); err != nil {
 			return fmt.Errorf("schedule attempt: %w", err)
 		}
 	}

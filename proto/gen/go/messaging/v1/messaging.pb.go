@@ -350,12 +350,18 @@ type Message struct {
 	// present on incoming messages only).
 	SentimentScore *float64 `protobuf:"fixed64,13,opt,name=sentiment_score,json=sentimentScore,proto3,oneof" json:"sentiment_score,omitempty"`
 	// Incoming: opt_out, opt_in, help, question, affirmative, negative, other. Outgoing: absent.
-	MessageCategory  *string                `protobuf:"bytes,14,opt,name=message_category,json=messageCategory,proto3,oneof" json:"message_category,omitempty"`
-	RequiresResponse *wrapperspb.BoolValue  `protobuf:"bytes,10,opt,name=requires_response,json=requiresResponse,proto3" json:"requires_response,omitempty"`
-	OptOutDetected   *wrapperspb.BoolValue  `protobuf:"bytes,11,opt,name=opt_out_detected,json=optOutDetected,proto3" json:"opt_out_detected,omitempty"`
-	Timestamp        *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	MessageCategory  *string               `protobuf:"bytes,14,opt,name=message_category,json=messageCategory,proto3,oneof" json:"message_category,omitempty"`
+	RequiresResponse *wrapperspb.BoolValue `protobuf:"bytes,10,opt,name=requires_response,json=requiresResponse,proto3" json:"requires_response,omitempty"`
+	// Incoming: true when the message is, or may be, a request to stop (outgoing: null). With
+	// messageCategory opt_out (a keyword such as STOP, or a revocation in words the rules are
+	// sure of) the contact is already opted out. Otherwise the request is doubtful
+	// (requiresResponse is true too): nothing is changed by it, neither the contact's consent
+	// nor their poll participation; a person reads it and, if it is one, opts the contact out
+	// with POST /api/contacts/{id}/opt-out, which ends the participation.
+	OptOutDetected *wrapperspb.BoolValue  `protobuf:"bytes,11,opt,name=opt_out_detected,json=optOutDetected,proto3" json:"opt_out_detected,omitempty"`
+	Timestamp      *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
