@@ -78,7 +78,10 @@ func (s *Server) PickSenders(ctx context.Context, req *messagingv1.PickSendersRe
 	}
 	msgs := make([]*store.Message, len(phones))
 	for i, p := range phones {
-		msgs[i] = &store.Message{OrgID: org, ContactPhone: p, SourceKind: src.GetSourceKind(), SourceID: src.GetSourceId()}
+		// A source picks a recipient's number once: the phone keys the pick, so that a retry
+		// is counted once (CountAssigned).
+		msgs[i] = &store.Message{OrgID: org, ContactPhone: p, SourceKind: src.GetSourceKind(), SourceID: src.GetSourceId(),
+			DedupeKey: "pick:" + p}
 	}
 	if err := s.assignPool(ctx, org, req.GetFromPhoneNumberIds(), msgs); err != nil {
 		return nil, err

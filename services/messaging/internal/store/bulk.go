@@ -28,14 +28,8 @@ func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) 
 	}
 	order, byNumber := groupByNumber(msgs)
 	return s.InTx(ctx, func(tx pgx.Tx) error {
-		first := msgs[0]
-		tag, err := tx.Exec(ctx, `INSERT INTO bulk_handoffs (organization_id, source_kind, source_id, keys_digest)
-			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, first.OrgID, first.SourceKind, first.SourceID, keysDigest(msgs))
-		if err != nil {
-			return fmt.Errorf("record bulk hand-off: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return nil // handed over before
+		if fresh, err := recordHandoff(ctx, tx, msgs); err != nil || !fresh {
+			return err // or handed over before
 		}
 		for _, number := range order {
 			if err := insertBulkRow(ctx, tx, byNumber[number], due); err != nil {
@@ -44,6 +38,18 @@ func (s *Store) InsertBulk(ctx context.Context, msgs []*Message, due time.Time) 
 		}
 		return countAssigned(ctx, tx, order, byNumber)
 	})
+}
+
+// recordHandoff records msgs, all of one source, by their keys' digest in tx, and reports
+// whether they are new: false is a retry of a batch or pick recorded before.
+func recordHandoff(ctx context.Context, tx pgx.Tx, msgs []*Message) (bool, error) {
+	first := msgs[0]
+	tag, err := tx.Exec(ctx, `INSERT INTO bulk_handoffs (organization_id, source_kind, source_id, keys_digest)
+		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, first.OrgID, first.SourceKind, first.SourceID, keysDigest(msgs))
+	if err != nil {
+		return false, fmt.Errorf("record bulk hand-off: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // keysDigest is a digest of msgs' dedupe keys, whatever their order: what a retried batch

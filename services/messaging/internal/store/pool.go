@@ -39,13 +39,20 @@ func groupByNumber(msgs []*Message) ([]string, map[string][]*Message) {
 }
 
 // CountAssigned counts msgs, given their numbers but sent later one by one (a poll's
-// participants), to their numbers' share of their source.
+// participants), to their numbers' share of their source, once: a pick whose keys (each
+// message's DedupeKey) were all counted before, a retry of the same participants (a start job
+// run again, a call whose answer was lost), counts nothing again.
 func (s *Store) CountAssigned(ctx context.Context, msgs []*Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
 	order, byNumber := groupByNumber(msgs)
-	return s.InTx(ctx, func(tx pgx.Tx) error { return countAssigned(ctx, tx, order, byNumber) })
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		if fresh, err := recordHandoff(ctx, tx, msgs); err != nil || !fresh {
+			return err
+		}
+		return countAssigned(ctx, tx, order, byNumber)
+	})
 }
 
 // countAssigned adds the messages of each number of byNumber to the number's share of their

@@ -503,3 +503,41 @@ func TestRetriedBulkBatchIsCountedOnce(t *testing.T) {
 	require.NoError(t, st.InsertBulk(ctx, next, time.Now()))
 	assert.Equal(t, map[string]int{pool[0]: 14, pool[1]: 6}, assigned())
 }
+
+func TestRetriedPickIsCountedOnce(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	org := uuid.New()
+	pool := []string{"+13125550100", "+13125550101"}
+	ids := []uuid.UUID{uuid.New(), uuid.New()}
+	// A poll's participants, picked their numbers by PickSenders: keyed by phone.
+	pick := func(from, n, first int) []*store.Message {
+		msgs := make([]*store.Message, n)
+		for i := range msgs {
+			k := 1
+			if i < first {
+				k = 0
+			}
+			phone := fmt.Sprintf("+1202555%04d", from+i)
+			msgs[i] = &store.Message{OrgID: org, ContactPhone: phone, OurNumber: pool[k], PhoneNumberID: &ids[k],
+				SourceKind: store.SourcePoll, SourceID: "p1", DedupeKey: "pick:" + phone}
+		}
+		return msgs
+	}
+	assigned := func() map[string]int {
+		numbers, err := st.SourceNumbers(ctx, org, store.SourcePoll, "p1")
+		require.NoError(t, err)
+		out := map[string]int{}
+		for _, n := range numbers {
+			out[n.Number] = n.Assigned
+		}
+		return out
+	}
+
+	require.NoError(t, st.CountAssigned(ctx, pick(0, 10, 6)))
+	require.NoError(t, st.CountAssigned(ctx, pick(0, 10, 3)), "the same participants picked again (a retried start)")
+	assert.Equal(t, map[string]int{pool[0]: 6, pool[1]: 4}, assigned())
+
+	require.NoError(t, st.CountAssigned(ctx, pick(10, 4, 4)), "other participants count as ever")
+	assert.Equal(t, map[string]int{pool[0]: 10, pool[1]: 4}, assigned())
+}
