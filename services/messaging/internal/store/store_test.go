@@ -463,15 +463,7 @@ func TestRetriedBulkBatchIsCountedOnce(t *testing.T) {
 		}
 		return msgs
 	}
-	assigned := func() map[string]int {
-		numbers, err := st.SourceNumbers(ctx, org, store.SourceCampaign, "c1")
-		require.NoError(t, err)
-		out := map[string]int{}
-		for _, n := range numbers {
-			out[n.Number] = n.Assigned
-		}
-		return out
-	}
+	assigned := func() map[string]int { return assignedTo(t, st, org, store.SourceCampaign, "c1") }
 	want := map[string]int{pool[0]: 7, pool[1]: 3}
 
 	require.NoError(t, st.InsertBulk(ctx, batch(0), time.Now()))
@@ -524,15 +516,7 @@ func TestRetriedPickIsCountedOnce(t *testing.T) {
 		}
 		return msgs
 	}
-	assigned := func() map[string]int {
-		numbers, err := st.SourceNumbers(ctx, org, store.SourcePoll, "p1")
-		require.NoError(t, err)
-		out := map[string]int{}
-		for _, n := range numbers {
-			out[n.Number] = n.Assigned
-		}
-		return out
-	}
+	assigned := func() map[string]int { return assignedTo(t, st, org, store.SourcePoll, "p1") }
 
 	require.NoError(t, st.CountAssigned(ctx, pick(0, 10, 6)))
 	require.NoError(t, st.CountAssigned(ctx, pick(0, 10, 3)), "the same participants picked again (a retried start)")
@@ -540,4 +524,16 @@ func TestRetriedPickIsCountedOnce(t *testing.T) {
 
 	require.NoError(t, st.CountAssigned(ctx, pick(10, 4, 4)), "other participants count as ever")
 	assert.Equal(t, map[string]int{pool[0]: 10, pool[1]: 4}, assigned())
+}
+
+// assignedTo is how many messages each number of a source was given, by number.
+func assignedTo(t *testing.T, st *store.Store, org uuid.UUID, kind, id string) map[string]int {
+	t.Helper()
+	numbers, err := st.SourceNumbers(context.Background(), org, kind, id)
+	require.NoError(t, err)
+	out := map[string]int{}
+	for _, n := range numbers {
+		out[n.Number] = n.Assigned
+	}
+	return out
 }
