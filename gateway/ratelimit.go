@@ -51,6 +51,7 @@ type rateLimiter struct {
 	log       *slog.Logger
 	lastWarn  atomic.Int64          // unix nanoseconds of the last fail-open warning
 	refused   refusals              // keys refused lately: their reads wait for the decision
+	leases    leases                // requests taken from Redis ahead, per key
 	decisions chan *pendingDecision // to the decision workers (nil: none, a goroutine each)
 }
 
@@ -67,12 +68,23 @@ func rateLimitKey(org uuid.UUID, user string) string {
 	return "chorus:gateway:" + org.String() + ":" + user
 }
 
-// decide spends one request of the budget of key (rateLimitKey). It returns nil when Redis did
-// not answer in time (fail open) or the client went away.
+// leased spends one request of key's budget this replica holds (see leases); nil when it
+// holds none and Redis must decide.
+func (l *rateLimiter) leased(key string) *redis_rate.Result {
+	return l.leases.take(key, time.Now())
+}
+
+// decide spends one request of the budget of key (rateLimitKey), from a lease when one is
+// held, otherwise from Redis (taking a new lease). It returns nil when Redis did not answer in
+// time (fail open) or the client went away.
 func (l *rateLimiter) decide(ctx context.Context, key string) *redis_rate.Result {
+	now := time.Now()
+	if res := l.leases.take(key, now); res != nil {
+		return res
+	}
 	rctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
 	defer cancel()
-	res, err := l.limiter.Allow(rctx, key, l.limit)
+	res, err := l.limiter.AllowAtMost(rctx, key, l.limit, l.leases.size(key, now))
 	if err != nil {
 		if ctx.Err() == nil { // not the client going away
 			l.failOpen.Inc()
@@ -83,7 +95,7 @@ func (l *rateLimiter) decide(ctx context.Context, key string) *redis_rate.Result
 	if res.Allowed == 0 {
 		l.refused.add(key, time.Now().Add(res.RetryAfter))
 	}
-	return res
+	return l.leases.keep(key, res, now)
 }
 
 // apply writes the RateLimit-* headers of a decision, and the 429 when the budget is spent;

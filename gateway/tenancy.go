@@ -88,6 +88,11 @@ func tenancy(access *accessChecker, limiter *rateLimiter, log *slog.Logger, next
 		}
 		info.org = org.String()
 		key := rateLimitKey(org, info.user)
+		if res := limiter.leased(key); res != nil {
+			limiter.apply(w, r, res) // a leased request is allowed
+			authorize(w, r, org)
+			return
+		}
 		if isRead(r.Method) && !limiter.refused.refused(key, time.Now()) {
 			limiter.overlapRead(w, r, key, func(w http.ResponseWriter, r *http.Request) { authorize(w, r, org) })
 			return
