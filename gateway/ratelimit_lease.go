@@ -14,8 +14,8 @@ import (
 // limit is met exactly where it matters; a lease left unspent lapses after leaseTTL, costing
 // an idle caller a few requests of a budget it was far from using up.
 const (
-	leaseShare = 8   // a lease is at most 1/leaseShare of what Redis said remained
-	maxLease   = 16  // nor more than this many requests
+	leaseShare = 8  // a lease is at most 1/leaseShare of what Redis said remained
+	maxLease   = 16 // nor more than this many requests
 	leaseTTL   = time.Second
 	maxLeases  = 10_000 // past this many keys, lapsed leases are dropped
 )
