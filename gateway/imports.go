@@ -11,6 +11,7 @@ import (
 	"github.com/chorus-sms/chorus/gateway/internal/restjson"
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/tenant"
+	"github.com/chorus-sms/chorus/pkg/uploadlen"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 )
 
@@ -47,6 +48,11 @@ func importHandler(mux *runtime.ServeMux, client contactsv1.ContactsServiceClien
 		if p, ok := tenant.FromContext(ctx); ok {
 			ctx = tenant.AppendToOutgoing(ctx, p)
 		}
+		if r.ContentLength > 0 {
+			// Declared, and within the limit (capBody answered 413 before reading otherwise):
+			// contacts may stage and merge the file in chunks as it arrives.
+			ctx = uploadlen.AppendToOutgoing(ctx, r.ContentLength)
+		}
 		stream, err := client.ImportContacts(ctx)
 		if err != nil {
 			runtime.HTTPError(ctx, mux, &runtime.JSONPb{}, w, r, err)
@@ -67,7 +73,8 @@ func importHandler(mux *runtime.ServeMux, client contactsv1.ContactsServiceClien
 			}
 			if rerr != nil {
 				// The body failed (too large, or the client went away): the call is
-				// canceled, so nothing of the file is kept.
+				// canceled. Nothing of a body of unknown length is kept; of one of declared
+				// length, the chunks staged so far stay, and the import is marked failed.
 				if tooLarge := (*http.MaxBytesError)(nil); errors.As(rerr, &tooLarge) {
 					writeError(w, r, payloadTooLarge)
 				} else {

@@ -69,7 +69,11 @@ type Config struct {
 	LookupRate int
 	// Twilio is read from CHORUS_TWILIO_ACCOUNT_SID, CHORUS_TWILIO_AUTH_TOKEN (both required
 	// with the twilio provider) and CHORUS_TWILIO_LOOKUP_URL (default the Twilio Lookup host).
-	Twilio         twilio.LookupConfig
+	Twilio twilio.LookupConfig
+	// ImportChunk is how many lines of an upload of declared length one staging transaction
+	// commits (0: store.ImportChunk). Not read from the environment: tests set it small, so
+	// that a file of several chunks stays small.
+	ImportChunk    int32
 	process.Wiring // the logger; contacts calls no other service
 }
 
@@ -130,7 +134,7 @@ func New(ctx context.Context, cfg Config) (service.Server, error) {
 		batches = jobs
 		sh.Starts("lookup jobs", jobs)
 		sh.GRPC = rpcserver.New(sh.Log)
-		contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, imports.Enqueuer{Jobs: jobs}, cursor.New(cfg.CursorSecret)))
+		contactsv1.RegisterContactsServiceServer(sh.GRPC, server.New(st, jobs, imports.Enqueuer{Jobs: jobs}, cursor.New(cfg.CursorSecret), cfg.ImportChunk))
 		sh.Run(outbox.NewRelay(sh.Pool, sh.Redis, outbox.StreamName(Schema), outbox.WithLogger(sh.Log)).Run)
 		return nil
 	})

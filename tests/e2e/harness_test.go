@@ -277,6 +277,8 @@ func (c *client) doWith(method, path string, body any, header http.Header) respo
 	case nil:
 	case []byte:
 		rd = bytes.NewReader(b)
+	case io.Reader: // streamed, of no declared length (chunked)
+		rd = b
 	default:
 		raw, err := json.Marshal(b)
 		require.NoError(t, err)
@@ -284,15 +286,11 @@ func (c *client) doWith(method, path string, body any, header http.Header) respo
 	}
 	req, err := http.NewRequest(method, c.e.st.HTTPURL+path, rd)
 	require.NoError(t, err)
+	contentType := ""
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		contentType = "application/json"
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	if c.org != "" {
-		req.Header.Set("x-organization-id", c.org)
-	}
+	c.authorize(req, contentType)
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
@@ -302,6 +300,19 @@ func (c *client) doWith(method, path string, body any, header http.Header) respo
 	raw, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	return response{Status: res.StatusCode, Header: res.Header, Body: raw}
+}
+
+// authorize sets the client's token and organization on req, and its Content-Type if any.
+func (c *client) authorize(req *http.Request, contentType string) {
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.org != "" {
+		req.Header.Set("x-organization-id", c.org)
+	}
 }
 
 // eventually polls f until it returns true or the deadline passes.

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -34,6 +36,13 @@ func (c *client) postImport(file string) response {
 
 // importDone uploads file and waits for its import to complete, returning its final state.
 func (c *client) importDone(file string) map[string]any {
+	c.e.t.Helper()
+	return c.importDoneWithin(file, 30*time.Second)
+}
+
+// importDoneWithin is importDone for a file whose merge takes longer; within is a deadlock
+// guard, not a speed check.
+func (c *client) importDoneWithin(file string, within time.Duration) map[string]any {
 	t := c.e.t
 	t.Helper()
 	res := c.postImport(file)
@@ -43,7 +52,7 @@ func (c *client) importDone(file string) map[string]any {
 	require.NotEmpty(t, id)
 	assert.Contains(t, []any{"queued", "running", "completed"}, imp["status"])
 	var last map[string]any
-	eventually(t, 30*time.Second, "the import completes", func() bool {
+	eventually(t, within, "the import completes", func() bool {
 		res := c.do("GET", "/api/contacts/imports/"+id, nil)
 		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 		last = res.JSON(t)
@@ -73,6 +82,11 @@ func TestImportContactsRowRules(t *testing.T) {
 	existing := res.JSON(t)["id"]
 
 	imp := c.importDone(importFile)
+	// The created phone's lookup writes the contact: read it once that is done, so only the
+	// second import below could change it.
+	eventually(t, 30*time.Second, "the import's lookups are done", func() bool {
+		return c.do("GET", "/api/contacts/imports/"+imp["id"].(string), nil).JSON(t)["lookupsPending"] == float64(0)
+	})
 	assert.EqualValues(t, 7, imp["total"])
 	assert.EqualValues(t, 7, imp["processed"])
 	assert.EqualValues(t, 1, imp["created"])
@@ -222,4 +236,166 @@ func TestImportContactsSizeLimit(t *testing.T) {
 	res := c.postImport(b.String() + b.String() + b.String())
 	require.Equal(t, http.StatusRequestEntityTooLarge, res.Status, "%s", res.Body)
 	assert.Equal(t, "PAYLOAD_TOO_LARGE", res.ErrCode(t))
+
+	// Sent without a length (chunked), it is cut off where it passes the limit: 413 too.
+	res = c.doWith("POST", "/api/contacts/imports", io.MultiReader(strings.NewReader(b.String()+b.String()+b.String())),
+		http.Header{"Content-Type": {"text/csv"}})
+	require.Equal(t, http.StatusRequestEntityTooLarge, res.Status, "%s", res.Body)
+	assert.Equal(t, "PAYLOAD_TOO_LARGE", res.ErrCode(t))
+
+	// A declared length over the limit is answered before the body is read: here the body
+	// never comes, and the answer does.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, err := http.NewRequest("POST", c.e.st.HTTPURL+"/api/contacts/imports", pr)
+	require.NoError(t, err)
+	req.ContentLength = 3000001
+	c.authorize(req, "text/csv")
+	got, err := c.e.http.Do(req)
+	require.NoError(t, err)
+	_ = got.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, got.StatusCode)
+}
+
+// importChunk is how many lines of an upload of declared length contacts stages a transaction.
+const importChunk = 20000
+
+// newPhones is a file of n lines, a new phone each.
+func newPhones(n int) []string {
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("+1720%03d%04d,P%d\n", 200+i/9000, 1000+i%9000, i)
+	}
+	return lines
+}
+
+// upload is an import upload of declared length whose body the test sends as it goes.
+type upload struct {
+	w    *io.PipeWriter
+	done chan uploadResult
+}
+
+type uploadResult struct {
+	status int
+	body   []byte
+	err    error
+}
+
+// openUpload posts an import of file's declared length and sends its first lines; the request
+// stays open until send sends the rest or ctx is canceled.
+func (c *client) openUpload(ctx context.Context, file []string, first int) *upload {
+	t := c.e.t
+	t.Helper()
+	size := len("phone,firstName\n")
+	for _, l := range file {
+		size += len(l)
+	}
+	pr, pw := io.Pipe()
+	req, err := http.NewRequestWithContext(ctx, "POST", c.e.st.HTTPURL+"/api/contacts/imports", pr)
+	require.NoError(t, err)
+	req.ContentLength = int64(size)
+	c.authorize(req, "text/csv")
+	u := &upload{w: pw, done: make(chan uploadResult, 1)}
+	go func() {
+		client := &http.Client{Transport: c.e.http.Transport} // no deadline: the test holds the body open
+		res, err := client.Do(req)
+		if err != nil {
+			u.done <- uploadResult{err: err}
+			return
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		u.done <- uploadResult{status: res.StatusCode, body: body, err: err}
+	}()
+	u.send(t, []string{"phone,firstName\n"})
+	u.send(t, file[:first])
+	return u
+}
+
+// send writes lines to the upload's body.
+func (u *upload) send(t *testing.T, lines []string) {
+	t.Helper()
+	_, err := io.WriteString(u.w, strings.Join(lines, ""))
+	require.NoError(t, err)
+}
+
+// importOfPhone waits for the contact with a phone (its digits) to exist and answers the id of
+// the import that created it, as its consent history gives it.
+func (c *client) importOfPhone(digits string) string {
+	t := c.e.t
+	t.Helper()
+	var id string
+	eventually(t, time.Minute, "the contact is imported", func() bool {
+		items, _ := c.do("GET", "/api/contacts?search="+digits, nil).JSON(t)["contacts"].([]any)
+		if len(items) != 1 {
+			return false
+		}
+		contact, _ := items[0].(map[string]any)["id"].(string)
+		entries, _ := c.do("GET", "/api/contacts/"+contact+"/consent", nil).JSON(t)["entries"].([]any)
+		require.NotEmpty(t, entries)
+		id, _ = entries[len(entries)-1].(map[string]any)["importId"].(string)
+		return true
+	})
+	require.NotEmpty(t, id)
+	return id
+}
+
+// A file of declared length is merged while it is uploaded: before the rest is sent, GET shows
+// the import running with the lines staged so far (its total still growing) and contacts
+// created; once sent, it completes with every line.
+func TestImportContactsMergesWhileUploading(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	c := e.newMember("write")
+	file := newPhones(importChunk + 1500)
+	u := c.openUpload(context.Background(), file, importChunk+500)
+	id := c.importOfPhone("7202001000")
+	during := c.do("GET", "/api/contacts/imports/"+id, nil).JSON(t)
+	assert.Equal(t, "running", during["status"])
+	assert.EqualValues(t, importChunk, during["total"], "the lines staged so far")
+	assert.Greater(t, during["created"], float64(0))
+	assert.Nil(t, during["completedAt"])
+
+	u.send(t, file[importChunk+500:])
+	require.NoError(t, u.w.Close())
+	res := <-u.done
+	require.NoError(t, res.err)
+	require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
+	var done map[string]any
+	eventually(t, time.Minute, "the import completes", func() bool {
+		done = c.do("GET", "/api/contacts/imports/"+id, nil).JSON(t)
+		return done["status"] == "completed"
+	})
+	assert.EqualValues(t, importChunk+1500, done["total"])
+	assert.EqualValues(t, importChunk+1500, done["created"])
+}
+
+// An upload of declared length that breaks off mid-way (the client gone) ends its import
+// failed, the lines merged so far imported; the whole file imported again completes them,
+// creating nothing twice.
+func TestImportContactsBrokenOffUpload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	c := e.newMember("write")
+	file := newPhones(importChunk + 1500)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.openUpload(ctx, file, importChunk+500)
+	id := c.importOfPhone("7202001000")
+	cancel()
+
+	var failed map[string]any
+	eventually(t, time.Minute, "the import fails", func() bool {
+		failed = c.do("GET", "/api/contacts/imports/"+id, nil).JSON(t)
+		return failed["status"] == "failed"
+	})
+	assert.NotNil(t, failed["completedAt"])
+	assert.EqualValues(t, importChunk, failed["total"])
+	assert.EqualValues(t, importChunk, failed["created"])
+
+	// Its lines already imported are merged one by one, through the create's path: slower.
+	again := c.importDoneWithin("phone,firstName\n"+strings.Join(file, ""), 5*time.Minute)
+	assert.EqualValues(t, importChunk+1500, again["total"])
+	assert.EqualValues(t, 1500, again["created"])
+	assert.EqualValues(t, importChunk, again["merged"], "the lines imported before it broke off are merged, not created again")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -45,15 +46,27 @@ type worker struct {
 	log     *slog.Logger
 }
 
-// Work merges batches until the import is done, in runs of jobs.RunBudget (a large file takes
+// stagingPoll is how often a merge that has caught up with its upload looks for more staged
+// lines: short beside a batch's merge, and one indexed read each time.
+const stagingPoll = 150 * time.Millisecond
+
+// Work merges batches until the import is done (waiting for the lines of an upload still
+// being sent as they are staged), in runs of jobs.RunBudget (a large file takes
 // several runs, each resuming after the last committed batch).
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	a := job.Args
 	err := jobs.Resumable(ctx, func(ctx context.Context) error {
 		for {
-			done, err := w.store.MergeImportBatch(ctx, a.OrganizationID, a.ImportID, *w.lookups, w.reason)
-			if err != nil || done {
+			p, err := w.store.MergeImportBatch(ctx, a.OrganizationID, a.ImportID, *w.lookups, w.reason)
+			if err != nil || p == store.ImportDone {
 				return err
+			}
+			if p == store.ImportWaiting {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(stagingPoll):
+				}
 			}
 		}
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/tenant"
+	"github.com/chorus-sms/chorus/pkg/uploadlen"
 	contactsv1 "github.com/chorus-sms/chorus/proto/gen/go/contacts/v1"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
@@ -40,7 +41,9 @@ var knownColumns = []string{colPhone, colFirstName, colLastName, colEmail, colAd
 const csvChunk = 64 << 10
 
 // ImportContacts stages the CSV file the gateway streams, row by row (nothing of it is kept in
-// memory past its row), and answers the queued import.
+// memory past its row), and answers the import once the file is staged. A file whose length
+// the gateway declares (uploadlen) is staged in chunks, so its merge starts while the rest is
+// still arriving; any other in one transaction, so a body cut off as too large leaves nothing.
 func (s *Server) ImportContacts(stream contactsv1.ContactsService_ImportContactsServer) error {
 	ctx := stream.Context()
 	org, err := tenant.RequireWrite(ctx)
@@ -75,7 +78,11 @@ func (s *Server) ImportContacts(stream contactsv1.ContactsService_ImportContacts
 		}
 		return l.row(rec), true, nil
 	}
-	imp, err := s.store.StageImport(ctx, org, l.header, next, s.imports)
+	chunk := int32(0)
+	if uploadlen.Declared(ctx) {
+		chunk = s.chunk // the body ends as declared or the call fails: commit as it comes
+	}
+	imp, err := s.store.StageImport(ctx, org, l.header, next, s.imports, chunk)
 	if err != nil {
 		return storeError(err, "import")
 	}

@@ -23,12 +23,17 @@ type Server struct {
 	lookups store.LookupQueue
 	imports store.ImportQueue
 	cursors *cursor.Codec
+	chunk   int32 // lines of an upload of declared length staged per transaction
 }
 
-// New returns a Server that queues phone lookups on lookups, import jobs on imports, and signs
-// list cursors with cursors.
-func New(st *store.Store, lookups store.LookupQueue, imports store.ImportQueue, cursors *cursor.Codec) *Server {
-	return &Server{store: st, lookups: lookups, imports: imports, cursors: cursors}
+// New returns a Server that queues phone lookups on lookups, import jobs on imports, signs
+// list cursors with cursors, and stages an upload of declared length chunk lines a
+// transaction (0: store.ImportChunk).
+func New(st *store.Store, lookups store.LookupQueue, imports store.ImportQueue, cursors *cursor.Codec, chunk int32) *Server {
+	if chunk <= 0 {
+		chunk = store.ImportChunk
+	}
+	return &Server{store: st, lookups: lookups, imports: imports, cursors: cursors, chunk: chunk}
 }
 
 // pathID parses an id from the URL path. One that is not a UUID cannot exist, so it is answered
@@ -52,6 +57,9 @@ func storeError(err error, what string) error {
 		return apierr.NotFound(what + " not found")
 	case errors.Is(err, store.ErrAmbiguous):
 		return apierr.Conflict("the phone belongs to one contact and the email to another; merging cannot resolve it")
+	case errors.Is(err, store.ErrImportEnded):
+		return apierr.New(codes.FailedPrecondition, apierr.ReasonFailedPrecondition,
+			"the import failed while the file was being sent (no line arrived for too long); send the file again")
 	case errors.Is(err, store.ErrSegmentLimit):
 		return apierr.New(codes.FailedPrecondition, apierr.ReasonSegmentLimitReached,
 			"an organization keeps at most "+strconv.Itoa(store.MaxSegments)+" segments; delete one first")

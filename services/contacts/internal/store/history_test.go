@@ -29,9 +29,9 @@ func importPhones(t *testing.T, st *store.Store, org uuid.UUID, phones ...string
 		rows[i] = store.ImportRow{Changes: store.Changes{Phone: &p}, Cells: []string{p}}
 	}
 	imp := stage(t, st, org, rows)
-	done, err := st.MergeImportBatch(context.Background(), org, imp.ID, noLookupBatches{}, func(error) (string, bool) { return "", false })
+	p, err := st.MergeImportBatch(context.Background(), org, imp.ID, noLookupBatches{}, func(error) (string, bool) { return "", false })
 	require.NoError(t, err)
-	require.True(t, done)
+	require.Equal(t, store.ImportDone, p)
 	return imp.ID
 }
 

@@ -21,34 +21,78 @@ const EventImportFinished = "contact.import_finished"
 // of the same fields would answer); false means the error is not about the row.
 type RejectReason func(error) (string, bool)
 
-// MergeImportBatch merges the next batch of an import's lines in one transaction and reports
-// whether the import is finished. Rows no earlier row of the batch shares a phone or email
+// ImportProgress is where an import stands after MergeImportBatch.
+type ImportProgress int
+
+const (
+	// ImportMore: lines staged and not yet merged may remain.
+	ImportMore ImportProgress = iota
+	// ImportWaiting: every staged line is merged, and the rest of the file is still being sent.
+	ImportWaiting
+	// ImportDone: the import is completed or failed.
+	ImportDone
+)
+
+// StagingStalled is how long a merge that has caught up with its upload waits for staging to
+// make progress (a chunk committed, or lines read: see stagingBeat) before it takes the staging
+// side for gone (its process crashed, or its client stopped sending) and fails the import. Long
+// enough that a slow connection or a busy database does not fail an upload that is alive.
+const StagingStalled = 2 * time.Minute
+
+// MergeImportBatch merges the next batch of an import's staged lines in one transaction and
+// reports where the import stands. Rows no earlier row of the batch shares a phone or email
 // with are inserted set-wise with the ids they were staged with; the others (a key already
 // held, or held by an earlier row) go one by one, in line order, through the create path's
 // own merge (createOrMergeTx) under a savepoint, so a row that cannot be merged is rejected
 // with its reason and the batch goes on. Lookups of the phones the batch gave are queued in
 // bulk. The batch's end line is committed with its effects, so a job run again resumes after
-// it.
-func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkLookupQueue, reason RejectReason) (done bool, err error) {
+// it. Only lines staging has committed are merged (import_uploads, read without lock: staging
+// never waits for a batch); the import completes once the file is complete and every line is
+// merged, and fails when staging stalled for StagingStalled.
+func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkLookupQueue, reason RejectReason) (ImportProgress, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return false, fmt.Errorf("begin: %w", err)
+		return ImportMore, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(ctx) // a no-op once committed
 	var (
-		status        string
-		through, last int32
+		status                string
+		through, last, staged int32
+		upload                *int32
+		complete, stalled     *bool
 	)
-	err = tx.QueryRow(ctx, `SELECT status, merged_through, total FROM contact_imports WHERE `+orgKey+` AND id = $2 FOR UPDATE`,
-		org, id).Scan(&status, &through, &last)
+	err = tx.QueryRow(ctx, `
+		SELECT i.status, i.merged_through, i.total, u.staged_through, u.complete,
+			u.staged_at < now() - make_interval(secs => $3)
+		FROM contact_imports i
+		LEFT JOIN import_uploads u ON u.organization_id = i.organization_id AND u.import_id = i.id
+		WHERE i.organization_id = (SELECT $1::uuid) AND i.id = $2
+		FOR UPDATE OF i`, planEach, org, id, StagingStalled.Seconds()).Scan(&status, &through, &last, &upload, &complete, &stalled)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return true, nil // deleted with its organization: nothing left to do
+		return ImportDone, nil // deleted with its organization: nothing left to do
 	}
 	if err != nil {
-		return false, fmt.Errorf("lock import: %w", err)
+		return ImportMore, fmt.Errorf("lock import: %w", err)
 	}
 	if status == ImportCompleted || status == ImportFailed {
-		return true, nil
+		return ImportDone, nil
+	}
+	if upload != nil {
+		staged = *upload
+	}
+	last += staged
+	fileEnded := complete == nil || *complete
+	if through >= last && !fileEnded {
+		if stalled == nil || !*stalled {
+			return ImportWaiting, nil
+		}
+		if err := failImport(ctx, tx, org, id); err != nil {
+			return ImportMore, err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return ImportMore, fmt.Errorf("commit stalled import: %w", err)
+		}
+		return ImportDone, nil
 	}
 	to := min(last, through+importBatch)
 	b := importBatchRun{org: org, id: id, from: through + 1, to: to, reason: reason}
@@ -59,21 +103,29 @@ func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkL
 		if err == nil {
 			err = tx.Commit(ctx)
 		}
-		return lost, err
+		if lost && err == nil {
+			return ImportDone, nil
+		}
+		return ImportMore, err
 	}
 	if err := b.run(ctx, tx); err != nil {
-		return false, err
+		return ImportMore, err
 	}
 	queued, err := b.queueLookups(ctx, tx)
 	if err != nil {
-		return false, err
+		return ImportMore, err
 	}
 	if queued {
 		if err := q.EnqueueLookupBatchTx(ctx, tx, org, id, b.from); err != nil {
-			return false, err
+			return ImportMore, err
 		}
 	}
-	done = to >= last
+	done := fileEnded && to >= last
+	if done {
+		if err := foldUpload(ctx, tx, org, id); err != nil {
+			return ImportMore, err
+		}
+	}
 	_, err = tx.Exec(ctx, `
 		UPDATE contact_imports SET merged_through = $3, processed = processed + $4, created = created + $5,
 			merged = merged + $6, rejected = rejected + $7,
@@ -82,17 +134,20 @@ func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkL
 		WHERE `+orgKey+` AND id = $2`,
 		org, id, to, b.created+b.merged+b.rejected, b.created, b.merged, b.rejected, done)
 	if err != nil {
-		return false, fmt.Errorf("record import progress: %w", err)
+		return ImportMore, fmt.Errorf("record import progress: %w", err)
 	}
 	if done {
 		if err := publishFinished(ctx, tx, org, id); err != nil {
-			return false, err
+			return ImportMore, err
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("commit import batch: %w", err)
+		return ImportMore, fmt.Errorf("commit import batch: %w", err)
 	}
-	return done, nil
+	if done {
+		return ImportDone, nil
+	}
+	return ImportMore, nil
 }
 
 // FailImport marks an import failed (its job gave up); the lines merged so far stay merged.
@@ -122,7 +177,28 @@ func failImport(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error {
 	if tag.RowsAffected() == 0 {
 		return nil
 	}
+	if err := foldUpload(ctx, tx, org, id); err != nil {
+		return err
+	}
 	return publishFinished(ctx, tx, org, id)
+}
+
+// foldUpload hands an ending import's staging counts over to its row and deletes its
+// import_uploads row (waiting for a staging transaction that holds it, whose counts it then
+// takes). A staging still running finds no row at its next chunk and stops (ErrImportEnded).
+func foldUpload(ctx context.Context, tx pgx.Tx, org, id uuid.UUID) error {
+	_, err := tx.Exec(ctx, `
+		WITH upload AS (
+			DELETE FROM import_uploads WHERE `+orgKey+` AND import_id = $2
+			RETURNING staged_through, rejected_as_read
+		)
+		UPDATE contact_imports i SET total = i.total + u.staged_through,
+			processed = i.processed + u.rejected_as_read, rejected = i.rejected + u.rejected_as_read
+		FROM upload u WHERE i.organization_id = $1 AND i.id = $2`, planEach, org, id)
+	if err != nil {
+		return fmt.Errorf("fold import upload: %w", err)
+	}
+	return nil
 }
 
 // publishFinished writes the contact.import_finished event of an import just marked completed

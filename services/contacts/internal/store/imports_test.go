@@ -29,7 +29,7 @@ func stage(t *testing.T, st *store.Store, org uuid.UUID, rows []store.ImportRow)
 		r := rows[0]
 		rows = rows[1:]
 		return r, true, nil
-	}, noImportJob{})
+	}, noImportJob{}, 0)
 	require.NoError(t, err)
 	return imp
 }

@@ -1562,7 +1562,9 @@ type ContactImport struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// queued, running, completed or failed.
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
-	// Data rows in the file.
+	// Data rows in the file. A file sent with its length declared (Content-Length) is merged
+	// while it is still being uploaded: until the upload ends, this counts the rows staged so
+	// far and grows as more arrive.
 	Total int32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
 	// Rows merged or rejected so far.
 	Processed int32 `protobuf:"varint,4,opt,name=processed,proto3" json:"processed,omitempty"`
