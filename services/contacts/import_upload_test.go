@@ -83,15 +83,22 @@ func openUpload(t *testing.T, e *env, ctx context.Context, file, part string) co
 	return stream
 }
 
-// importOf finds the id of the organization's only import while its upload is still running.
-func importOf(t *testing.T, e *env, ctx context.Context) string {
+// uploadMerging starts an upload of declared length (file, its header included) under call,
+// sends its first lines, and waits for the merge of its first chunk to have created contacts;
+// it answers the open call and the import's id.
+func uploadMerging(t *testing.T, e *env, ctx, call context.Context, file string, first int) (contactsv1.ContactsService_ImportContactsClient, string) {
 	t.Helper()
+	sent, _ := lines(file, first+1) // the header and first lines
+	stream := openUpload(t, e, call, file, sent)
 	var id string
 	eventually(t, time.Minute, "the first chunk is staged", func() bool {
 		err := e.db.QueryRow(context.Background(), `SELECT id::text FROM contact_imports WHERE organization_id = $1`, orgOf(ctx)).Scan(&id)
 		return err == nil
 	})
-	return id
+	eventually(t, 2*time.Minute, "the first chunk merged while uploading", func() bool {
+		return getImport(t, e, ctx, id).GetCreated() > 0
+	})
+	return stream, id
 }
 
 // A file of declared length is staged in chunks, each merged as it is staged, and ends with
@@ -131,12 +138,8 @@ func TestImportMergesWhileUploading(t *testing.T) {
 	e := startChunked(t)
 	ctx := as(tenant.AccessWrite)
 	head, body := uploadFile(2*chunkLines + 5000)
-	first, rest := lines(body, chunkLines+500)
-	stream := openUpload(t, e, ctx, head+body, head+first)
-	id := importOf(t, e, ctx)
-	eventually(t, 2*time.Minute, "the first chunk merged while uploading", func() bool {
-		return getImport(t, e, ctx, id).GetCreated() > 0
-	})
+	_, rest := lines(body, chunkLines+500)
+	stream, id := uploadMerging(t, e, ctx, ctx, head+body, chunkLines+500)
 	during := getImport(t, e, ctx, id)
 	assert.Equal(t, "running", during.GetStatus())
 	assert.EqualValues(t, chunkLines, during.GetTotal(), "the total so far")
@@ -160,14 +163,9 @@ func TestImportBrokenOffUpload(t *testing.T) {
 	e := startChunked(t)
 	ctx := as(tenant.AccessWrite)
 	head, body := uploadFile(2*chunkLines + 5000)
-	first, _ := lines(body, chunkLines+500)
 	call, cancel := context.WithCancel(ctx)
 	defer cancel()
-	openUpload(t, e, call, head+body, head+first)
-	id := importOf(t, e, ctx)
-	eventually(t, 2*time.Minute, "the first chunk merged while uploading", func() bool {
-		return getImport(t, e, ctx, id).GetCreated() > 0
-	})
+	_, id := uploadMerging(t, e, ctx, call, head+body, chunkLines+500)
 	cancel() // the client is gone
 
 	var failed *contactsv1.ContactImport
@@ -199,12 +197,8 @@ func TestImportStalledUploadFails(t *testing.T) {
 	e := startChunked(t)
 	ctx := as(tenant.AccessWrite)
 	head, body := uploadFile(chunkLines + 5000)
-	first, rest := lines(body, chunkLines+500)
-	stream := openUpload(t, e, ctx, head+body, head+first)
-	id := importOf(t, e, ctx)
-	eventually(t, 2*time.Minute, "the first chunk merged while uploading", func() bool {
-		return getImport(t, e, ctx, id).GetCreated() > 0
-	})
+	_, rest := lines(body, chunkLines+500)
+	stream, id := uploadMerging(t, e, ctx, ctx, head+body, chunkLines+500)
 	// As if staging had made no progress for longer than the merge waits.
 	_, err := e.db.Exec(context.Background(),
 		`UPDATE import_uploads SET staged_at = now() - interval '1 hour' WHERE import_id = $1`, id)

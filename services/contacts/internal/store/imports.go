@@ -70,7 +70,7 @@ type BulkLookupQueue interface {
 const ImportChunk = importBatch
 
 // ErrImportEnded is staging's error when the import it stages has ended meanwhile (failed:
-// its staging stalled past stagingStalled, or its merge gave up).
+// its staging stalled past StagingStalled, or its merge gave up).
 var ErrImportEnded = errors.New("the import ended before its file did")
 
 // StageImport records a new import and copies the file's rows into import_rows as next yields
