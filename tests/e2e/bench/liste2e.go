@@ -107,14 +107,10 @@ func benchListE2E(ctx context.Context, n, conns int, d time.Duration) error {
 	}
 	defer pool.Close()
 	c := p.client(org, 1)
-	api, err := measure(300, func(i int) error {
+	api, direct, err := measurePair(300, func(i int) error {
 		c.token = readers[i%len(readers)]
 		return c.get(ctx, "/api/contacts?limit=50")
-	})
-	if err != nil {
-		return err
-	}
-	direct, err := measure(300, func(int) error { return rawPage(ctx, pool, sql) })
+	}, func(int) error { return rawPage(ctx, pool, sql) })
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -324,8 +323,39 @@ func measure(n int, f func(i int) error) (timing, error) {
 		}
 		d[i] = time.Since(start)
 	}
-	slices.Sort(d)
-	return timing{p50: d[n/2].Round(time.Microsecond), p99: d[n*99/100].Round(time.Microsecond)}, nil
+	return timingOf(d), nil
+}
+
+// measurePair times n calls of a and n of b taken in turn, after a warm-up of each, so a
+// machine that slows down or speeds up meanwhile moves both sides alike.
+func measurePair(n int, a, b func(i int) error) (timing, timing, error) {
+	for i := range 20 {
+		if err := a(i); err != nil {
+			return timing{}, timing{}, err
+		}
+		if err := b(i); err != nil {
+			return timing{}, timing{}, err
+		}
+	}
+	da, db := make([]time.Duration, n), make([]time.Duration, n)
+	for i := range n {
+		for _, side := range []struct {
+			f func(int) error
+			d []time.Duration
+		}{{a, da}, {b, db}} {
+			start := time.Now()
+			if err := side.f(i); err != nil {
+				return timing{}, timing{}, err
+			}
+			side.d[i] = time.Since(start)
+		}
+	}
+	return timingOf(da), timingOf(db), nil
+}
+
+func timingOf(d []time.Duration) timing {
+	p50, p99 := percentiles(d)
+	return timing{p50: p50.Round(time.Microsecond), p99: p99.Round(time.Microsecond)}
 }
 
 // rawQuery runs the SQL and reads every value, as the service does.

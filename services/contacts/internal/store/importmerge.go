@@ -116,6 +116,9 @@ func (s *Store) MergeImportBatch(ctx context.Context, org, id uuid.UUID, q BulkL
 		return ImportMore, err
 	}
 	if queued {
+		if err := b.countLookups(ctx, tx); err != nil {
+			return ImportMore, err
+		}
 		if err := q.EnqueueLookupBatchTx(ctx, tx, org, id, b.from); err != nil {
 			return ImportMore, err
 		}
@@ -339,6 +342,20 @@ func (b *importBatchRun) queueLookups(ctx context.Context, tx pgx.Tx) (bool, err
 		return false, fmt.Errorf("queue merged contacts' lookups: %w", err)
 	}
 	return true, nil
+}
+
+// countLookups records how many lookups the batch queued (import_lookup_batches), which GET of
+// the import sums.
+func (b *importBatchRun) countLookups(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO import_lookup_batches (organization_id, import_id, batch, pending)
+		SELECT $1::uuid, $2::uuid, $3::int, count(*) FROM import_lookups WHERE `+orgKey+` AND import_id = $2 AND batch = $3
+		ON CONFLICT (organization_id, import_id, batch) DO UPDATE SET pending = excluded.pending`,
+		planEach, b.org, b.id, b.from)
+	if err != nil {
+		return fmt.Errorf("count the batch's lookups: %w", err)
+	}
+	return nil
 }
 
 // stagedRow is a row of the batch left to merge one by one.

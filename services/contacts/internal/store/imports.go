@@ -250,8 +250,8 @@ func getImportWithLookups(ctx context.Context, db interface {
 	if err != nil {
 		return Import{}, err
 	}
-	err = db.QueryRow(ctx, `SELECT count(*) FROM import_lookups WHERE `+orgKey+` AND import_id = $2`, org, id).
-		Scan(&imp.LookupsPending)
+	err = db.QueryRow(ctx, `SELECT coalesce(sum(pending), 0)::int FROM import_lookup_batches WHERE `+orgKey+` AND import_id = $2`,
+		planEach, org, id).Scan(&imp.LookupsPending)
 	if err != nil {
 		return Import{}, fmt.Errorf("count pending lookups: %w", err)
 	}
@@ -274,13 +274,19 @@ func (s *Store) ImportLookups(ctx context.Context, org, id uuid.UUID, batch int3
 	return out, nil
 }
 
-// DoneImportLookups deletes the rows of lookups that are over.
+// DoneImportLookups deletes the rows of lookups that are over and takes them off their batch's
+// pending count.
 func (s *Store) DoneImportLookups(ctx context.Context, org, id uuid.UUID, batch int32, contacts []uuid.UUID) error {
 	if len(contacts) == 0 {
 		return nil
 	}
 	_, err := s.pool.Exec(ctx, `
-		DELETE FROM import_lookups WHERE `+orgKey+` AND import_id = $2 AND batch = $3 AND contact_id = ANY($4)`,
+		WITH done AS (
+			DELETE FROM import_lookups WHERE `+orgKey+` AND import_id = $2 AND batch = $3 AND contact_id = ANY($4)
+			RETURNING 1
+		)
+		UPDATE import_lookup_batches SET pending = pending - (SELECT count(*) FROM done)
+		WHERE `+orgKey+` AND import_id = $2 AND batch = $3`,
 		planEach, org, id, batch, contacts)
 	if err != nil {
 		return fmt.Errorf("delete done lookups: %w", err)

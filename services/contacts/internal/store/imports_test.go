@@ -61,3 +61,42 @@ func TestFailedImportIsPublishedOnce(t *testing.T) {
 	assert.EqualValues(t, 2, ev.GetRejected())
 	assert.NotNil(t, ev.GetCompletedAt())
 }
+
+// noLookupJob merges an import without queuing its lookups' job.
+type noLookupJob struct{}
+
+func (noLookupJob) EnqueueLookupBatchTx(context.Context, pgx.Tx, uuid.UUID, uuid.UUID, int32) error {
+	return nil
+}
+
+// An import's pending lookups are what its batches queued less what their jobs finished; a
+// job that reports the same lookups done again (a retry) takes nothing more off.
+func TestImportLookupsPending(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := newStore(t, newPool(t))
+	org := uuid.New()
+	var rows []store.ImportRow
+	for _, p := range []string{"+12025550101", "+12025550102", "+12025550103"} {
+		rows = append(rows, store.ImportRow{Changes: store.Changes{Phone: &p}, Cells: []string{p}})
+	}
+	imp := stage(t, st, org, rows)
+	progress, err := st.MergeImportBatch(ctx, org, imp.ID, noLookupJob{}, func(error) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.Equal(t, store.ImportDone, progress)
+	got, err := st.GetImport(ctx, org, imp.ID)
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, got.Created)
+	assert.EqualValues(t, 3, got.LookupsPending)
+
+	reqs, err := st.ImportLookups(ctx, org, imp.ID, 1)
+	require.NoError(t, err)
+	require.Len(t, reqs, 3)
+	done := []uuid.UUID{reqs[0].Contact, reqs[1].Contact}
+	for range 2 {
+		require.NoError(t, st.DoneImportLookups(ctx, org, imp.ID, 1, done))
+		got, err = st.GetImport(ctx, org, imp.ID)
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, got.LookupsPending)
+	}
+}
