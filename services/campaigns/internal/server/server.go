@@ -56,6 +56,7 @@ type Server struct {
 	campaignsv1.UnimplementedCampaignsServiceServer
 	cfg   Config
 	moves resource.Moves[store.Campaign]
+	zones zoneCounts // the completion estimate's counts, kept briefly
 }
 
 // New returns a Server.
@@ -84,7 +85,7 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 		return nil, err
 	}
 	out := toCampaign(&c)
-	from := s.cfg.Now()
+	from, waits := s.cfg.Now(), false
 	if c.IsAbTest {
 		t, _, err := s.cfg.Store.GetAbTest(ctx, c.OrgID, c.ID)
 		if err != nil {
@@ -92,7 +93,7 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 		}
 		setVariantMetrics(out.DisplayMetrics, &t)
 		if t.Winner == nil && t.DecideAt != nil && t.DecideAt.After(from) {
-			from = *t.DecideAt // the rest waits for the decision
+			from, waits = *t.DecideAt, true // the rest waits for the decision
 		}
 	}
 	var rate int32
@@ -111,7 +112,7 @@ func (s *Server) GetCampaign(ctx context.Context, req *campaignsv1.GetCampaignRe
 			return nil, err
 		}
 	}
-	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate, from); err != nil {
+	if out.DisplayMetrics.EstimatedCompletionAt, err = s.estimatedCompletion(ctx, &c, rate, from, waits); err != nil {
 		return nil, err
 	}
 	return &campaignsv1.GetCampaignResponse{Campaign: out}, nil
@@ -160,13 +161,14 @@ func (s *Server) poolNumbers(ctx context.Context, c *store.Campaign) ([]*campaig
 }
 
 // estimatedCompletion is when c's queued messages will all have gone out at rate (its
-// numbers' messages per second, summed) from `from` (now, or an undecided A/B test's
-// decision), each inside its quiet-hours windows (the campaign's zone, else the
+// numbers' messages per second, summed) from `from` (now, or, when waits, an undecided A/B
+// test's decision), each inside its quiet-hours windows (the campaign's zone, else the
 // organization's; the recipient's own zone; its state's law unless the organization turned
-// state rules off), from one grouped count of the queued recipients per zone and state:
-// completedAt once completed, nil when it cannot be known (not running, paused, audience not
-// resolved, no number).
-func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rate int32, from time.Time) (*timestamppb.Timestamp, error) {
+// state rules off), from one grouped count of the queued recipients per zone and state (kept
+// for zoneCountsTTL, the estimate then running from when it was taken): completedAt once
+// completed, nil when it cannot be known (not running, paused, audience not resolved, no
+// number).
+func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rate int32, from time.Time, waits bool) (*timestamppb.Timestamp, error) {
 	switch {
 	case c.Status == store.StatusCompleted:
 		return nullable.Time(c.CompletedAt), nil
@@ -182,9 +184,17 @@ func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rat
 	if c.Timezone != nil {
 		zone = *c.Timezone
 	}
-	groups, err := s.cfg.Store.QueuedByZone(ctx, c.OrgID, c.ID)
-	if err != nil {
-		return nil, err
+	groups, at, ok := s.zones.get(c, s.cfg.Now())
+	if !ok {
+		var err error
+		if groups, err = s.cfg.Store.QueuedByZone(ctx, c.OrgID, c.ID); err != nil {
+			return nil, err
+		}
+		at = s.cfg.Now()
+		s.zones.put(c, groups, at)
+	}
+	if !waits {
+		from = at
 	}
 	queues := make([]quiethours.Queue, len(groups))
 	for i, g := range groups {
