@@ -13,10 +13,13 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/chorus-sms/chorus/pkg/httpcode"
+	"github.com/chorus-sms/chorus/pkg/telemetry"
 	analyticsv1 "github.com/chorus-sms/chorus/proto/gen/go/analytics/v1"
 	billingv1 "github.com/chorus-sms/chorus/proto/gen/go/billing/v1"
 	campaignsv1 "github.com/chorus-sms/chorus/proto/gen/go/campaigns/v1"
@@ -202,10 +205,27 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		}
 		api.ServeHTTP(w, r)
 	})
-	return otelhttp.NewHandler(g.observe(g.recoverPanics(dispatch), m), "chorus-gateway",
+	h := g.observe(g.recoverPanics(dispatch), m)
+	if !telemetry.Exporting() {
+		return carryTrace(h)
+	}
+	return otelhttp.NewHandler(h, "chorus-gateway",
 		otelhttp.WithFilter(func(r *http.Request) bool { return !quietPaths[r.URL.Path] }),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
 	)
+}
+
+// carryTrace gives each request the W3C trace context its caller sent, for the log lines and
+// the services' calls: with no exporter, a span per request would be recorded nowhere.
+func carryTrace(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("traceparent") == "" && r.Header.Get("baggage") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // recoverPanics turns a panic in a handler into a logged 500 in the shared error body, instead

@@ -3,11 +3,11 @@ package clients
 import (
 	"fmt"
 
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/chorus-sms/chorus/pkg/registry"
+	"github.com/chorus-sms/chorus/pkg/telemetry"
 )
 
 // WindowSize is the HTTP/2 flow-control window of every stream and connection, both ways.
@@ -20,12 +20,11 @@ const WindowSize = 1 << 20
 // should make one: plaintext inside the cluster network, with trace context propagated. It
 // connects on first use.
 func DialGRPC(name, addr string) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient(addr,
+	conn, err := grpc.NewClient(addr, append(telemetry.GRPCClient(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
 		grpc.WithInitialWindowSize(WindowSize),
 		grpc.WithInitialConnWindowSize(WindowSize),
-	)
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s at %s: %w", name, addr, err)
 	}

@@ -14,13 +14,13 @@ import (
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/chorus-sms/chorus/pkg/apierr"
 	"github.com/chorus-sms/chorus/pkg/clients"
+	"github.com/chorus-sms/chorus/pkg/telemetry"
 	"github.com/chorus-sms/chorus/pkg/tenant"
 )
 
@@ -28,8 +28,7 @@ import (
 // unscoped lists full method names callable without an organization (operator RPCs); the
 // health check is always one, since probes and the gateway's /readyz carry no organization.
 func New(log *slog.Logger, unscoped ...string) *grpc.Server {
-	srv := grpc.NewServer(
-		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+	srv := grpc.NewServer(append(telemetry.GRPCServer(),
 		grpc.NumStreamWorkers(streamWorkers()),
 		grpc.InitialWindowSize(clients.WindowSize),
 		grpc.InitialConnWindowSize(clients.WindowSize),
@@ -47,7 +46,7 @@ func New(log *slog.Logger, unscoped ...string) *grpc.Server {
 			tenant.StreamServerInterceptor(append(unscoped, healthpb.Health_Watch_FullMethodName)...),
 			rejectNULStream,
 		),
-	)
+	)...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	return srv

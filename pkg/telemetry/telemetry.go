@@ -23,7 +23,7 @@ import (
 // exporting spans for service. The returned function flushes and stops the exporter.
 func Setup(ctx context.Context, service string) (shutdown func(context.Context) error, err error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+	if !Exporting() {
 		return func(context.Context) error { return nil }, nil
 	}
 	exp, err := otlptracegrpc.New(ctx)
@@ -37,6 +37,12 @@ func Setup(ctx context.Context, service string) (shutdown func(context.Context) 
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	return tp.Shutdown, nil
+}
+
+// Exporting reports whether spans leave the process: an OTLP endpoint is configured. Only then
+// are requests traced span by span; otherwise the trace context is only carried (see carry.go).
+func Exporting() bool {
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
 // LogHandler adds trace_id and span_id to every record logged with a context that carries a
