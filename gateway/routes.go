@@ -206,7 +206,7 @@ func (g *Gateway) routes(api *runtime.ServeMux, public *publicRoutes, auth *auth
 		api.ServeHTTP(w, r)
 	})
 	h := g.observe(g.recoverPanics(dispatch), m)
-	if !telemetry.Exporting() {
+	if !telemetry.Tracing() {
 		return carryTrace(h)
 	}
 	return otelhttp.NewHandler(h, "chorus-gateway",

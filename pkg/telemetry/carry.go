@@ -16,10 +16,10 @@ import (
 // go nowhere costs each request a span's bookkeeping in the gateway and at both ends of every
 // gRPC call; carrying the context costs a header read and a header write.
 
-// GRPCClient is the dial options that trace a connection's calls when Exporting, and otherwise
+// GRPCClient is the dial options that trace a connection's calls when Tracing, and otherwise
 // carry the caller's trace context in their metadata.
 func GRPCClient() []grpc.DialOption {
-	if Exporting() {
+	if Tracing() {
 		return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler())}
 	}
 	return []grpc.DialOption{
@@ -32,10 +32,10 @@ func GRPCClient() []grpc.DialOption {
 	}
 }
 
-// GRPCServer is the server option that traces calls when Exporting, and otherwise gives each
+// GRPCServer is the server option that traces calls when Tracing, and otherwise gives each
 // call's context the trace context its caller sent.
 func GRPCServer() []grpc.ServerOption {
-	if Exporting() {
+	if Tracing() {
 		return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler())}
 	}
 	return []grpc.ServerOption{

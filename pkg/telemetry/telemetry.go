@@ -23,7 +23,7 @@ import (
 // exporting spans for service. The returned function flushes and stops the exporter.
 func Setup(ctx context.Context, service string) (shutdown func(context.Context) error, err error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	if !Exporting() {
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
 		return func(context.Context) error { return nil }, nil
 	}
 	exp, err := otlptracegrpc.New(ctx)
@@ -39,10 +39,13 @@ func Setup(ctx context.Context, service string) (shutdown func(context.Context) 
 	return tp.Shutdown, nil
 }
 
-// Exporting reports whether spans leave the process: an OTLP endpoint is configured. Only then
-// are requests traced span by span; otherwise the trace context is only carried (see carry.go).
-func Exporting() bool {
-	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+// Tracing reports whether spans are recorded: an OpenTelemetry SDK tracer provider is installed
+// (Setup installs one when an OTLP endpoint is configured). Only then are requests traced span
+// by span; otherwise the trace context is only carried (see carry.go). Read when a server or
+// connection is built, after Setup.
+func Tracing() bool {
+	_, ok := otel.GetTracerProvider().(*sdktrace.TracerProvider)
+	return ok
 }
 
 // LogHandler adds trace_id and span_id to every record logged with a context that carries a

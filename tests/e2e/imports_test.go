@@ -36,13 +36,6 @@ func (c *client) postImport(file string) response {
 
 // importDone uploads file and waits for its import to complete, returning its final state.
 func (c *client) importDone(file string) map[string]any {
-	c.e.t.Helper()
-	return c.importDoneWithin(file, 30*time.Second)
-}
-
-// importDoneWithin is importDone for a file whose merge takes longer; within is a deadlock
-// guard, not a speed check.
-func (c *client) importDoneWithin(file string, within time.Duration) map[string]any {
 	t := c.e.t
 	t.Helper()
 	res := c.postImport(file)
@@ -52,7 +45,7 @@ func (c *client) importDoneWithin(file string, within time.Duration) map[string]
 	require.NotEmpty(t, id)
 	assert.Contains(t, []any{"queued", "running", "completed"}, imp["status"])
 	var last map[string]any
-	eventually(t, within, "the import completes", func() bool {
+	eventually(t, 30*time.Second, "the import completes", func() bool {
 		res := c.do("GET", "/api/contacts/imports/"+id, nil)
 		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 		last = res.JSON(t)
@@ -392,10 +385,7 @@ func TestImportContactsBrokenOffUpload(t *testing.T) {
 	assert.NotNil(t, failed["completedAt"])
 	assert.EqualValues(t, importChunk, failed["total"])
 	assert.EqualValues(t, importChunk, failed["created"])
-
-	// Its lines already imported are merged one by one, through the create's path: slower.
-	again := c.importDoneWithin("phone,firstName\n"+strings.Join(file, ""), 5*time.Minute)
-	assert.EqualValues(t, importChunk+1500, again["total"])
-	assert.EqualValues(t, 1500, again["created"])
-	assert.EqualValues(t, importChunk, again["merged"], "the lines imported before it broke off are merged, not created again")
+	// Importing the file again completes it, creating nothing twice: TestImportBrokenOffUpload
+	// in services/contacts, with chunks small enough that the merge of the lines already
+	// imported, one by one through the create's path, takes seconds and not minutes.
 }
