@@ -122,14 +122,17 @@ func (s *Store) AcceptMany(ctx context.Context, tx pgx.Tx, accs []Acceptance, at
 	rows, err := tx.Query(ctx, `WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::boolean[], $5::timestamptz[]) AS t(id, provider_message_id, settled, dispatched_at)
 		), locked AS (
-			SELECT m.id FROM messages m JOIN input USING (id) ORDER BY m.id FOR UPDATE OF m
+			-- Locked in id order, so that two batches cannot deadlock; the update joins only
+			-- this one CTE, by the primary key, so that its cost stays linear in the batch.
+			SELECT m.id, input.provider_message_id, input.settled, input.dispatched_at
+			FROM messages m JOIN input USING (id) ORDER BY m.id FOR UPDATE OF m
 		)
 		UPDATE messages m SET status = 'sent',
-			provider_message_id = coalesce(m.provider_message_id, nullif(input.provider_message_id, '')),
-			sent_at = coalesce(m.sent_at, $4), status_at = $4, dispatched_at = coalesce(m.dispatched_at, input.dispatched_at),
-			settled_at = CASE WHEN input.settled AND m.billable AND m.hold_id IS NOT NULL THEN coalesce(m.settled_at, $4) ELSE m.settled_at END
-		FROM input, locked
-		WHERE m.id = input.id AND locked.id = input.id AND m.status IN ('queued', 'sending')
+			provider_message_id = coalesce(m.provider_message_id, nullif(l.provider_message_id, '')),
+			sent_at = coalesce(m.sent_at, $4), status_at = $4, dispatched_at = coalesce(m.dispatched_at, l.dispatched_at),
+			settled_at = CASE WHEN l.settled AND m.billable AND m.hold_id IS NOT NULL THEN coalesce(m.settled_at, $4) ELSE m.settled_at END
+		FROM locked l
+		WHERE m.id = l.id AND m.status IN ('queued', 'sending')
 		RETURNING m.id`, ids, pids, settled, at, dispatched)
 	if err != nil {
 		return nil, fmt.Errorf("record accepted messages: %w", err)

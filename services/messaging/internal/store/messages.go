@@ -473,23 +473,26 @@ func (s *Store) AdvanceStatusMany(ctx context.Context, tx pgx.Tx, provider strin
 	rows, err := tx.Query(ctx, fmt.Sprintf(`WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(id, status, provider_message_id, error_code)
 		), before AS (
-			SELECT m.id, m.status FROM messages m JOIN input USING (id)
+			-- Locked in id order, so that two batches cannot deadlock; the update joins only
+			-- this one CTE, by the primary key, so that its cost stays linear in the batch.
+			SELECT m.id, m.status AS was, input.status, input.provider_message_id, input.error_code
+			FROM messages m JOIN input USING (id)
 			WHERE m.direction = 'outgoing' AND m.provider = $5
 			ORDER BY m.id FOR UPDATE OF m
 		), moved AS (
-			UPDATE messages m SET status = input.status,
-				provider_message_id = coalesce(m.provider_message_id, nullif(input.provider_message_id, '')),
-				error_code = coalesce(nullif(input.error_code, ''), m.error_code),
-				sent_at = CASE WHEN input.status IN ('sent', 'delivered', 'undelivered') THEN coalesce(m.sent_at, $6) ELSE m.sent_at END,
+			UPDATE messages m SET status = b.status,
+				provider_message_id = coalesce(m.provider_message_id, nullif(b.provider_message_id, '')),
+				error_code = coalesce(nullif(b.error_code, ''), m.error_code),
+				sent_at = CASE WHEN b.status IN ('sent', 'delivered', 'undelivered') THEN coalesce(m.sent_at, $6) ELSE m.sent_at END,
 				status_at = $6,
-				settled_at = CASE WHEN input.status = 'failed' THEN NULL ELSE m.settled_at END
-			FROM input, before
-			WHERE m.id = input.id AND before.id = input.id AND %s < %s
+				settled_at = CASE WHEN b.status = 'failed' THEN NULL ELSE m.settled_at END
+			FROM before b
+			WHERE m.id = b.id AND %s < %s
 			RETURNING m.id
 		)
 		-- The statement's snapshot has the rows as they were before it moved them.
 		SELECT `+messageColumns+` FROM messages WHERE id IN (SELECT id FROM moved) ORDER BY id`,
-		fmt.Sprintf(statusRank, "before.status"), fmt.Sprintf(statusRank, "input.status")),
+		fmt.Sprintf(statusRank, "b.was"), fmt.Sprintf(statusRank, "b.status")),
 		ids, statuses, pids, codes, provider, at)
 	if err != nil {
 		return nil, fmt.Errorf("advance message statuses: %w", err)
