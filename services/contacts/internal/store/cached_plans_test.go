@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
 
@@ -83,8 +84,8 @@ func TestCreateAndLookupStatementsReadWhatTheyAskForAfterTheTableGrew(t *testing
 					continue
 				}
 				checked++
-				assert.LessOrEqual(t, p.Plan.buffers(), budget, "%s\nreads %d buffers (at most %d): %s",
-					p.QueryText, p.Plan.buffers(), budget, p.Plan.summary())
+				assert.LessOrEqual(t, p.Plan.Buffers(), budget, "%s\nreads %d buffers (at most %d): %s",
+					p.QueryText, p.Plan.Buffers(), budget, p.Plan.Summary())
 			}
 			require.NotZero(t, checked, "the call ran no statement on contacts")
 		})
@@ -98,13 +99,7 @@ type explainingPool struct {
 	pool  *pgxpool.Pool
 	mu    sync.Mutex
 	on    bool
-	plans []explainedRun
-}
-
-// explainedRun is what auto_explain's JSON says of one statement.
-type explainedRun struct {
-	QueryText string   `json:"Query Text"`
-	Plan      planNode `json:"Plan"`
+	plans []pgtest.Explained
 }
 
 func newExplainingPool(t *testing.T, of *pgxpool.Pool) *explainingPool {
@@ -134,7 +129,7 @@ func (ex *explainingPool) add(msg string) {
 	if i < 0 {
 		return
 	}
-	var r explainedRun
+	var r pgtest.Explained
 	if json.Unmarshal([]byte(msg[i:]), &r) != nil {
 		return
 	}
@@ -146,7 +141,7 @@ func (ex *explainingPool) add(msg string) {
 }
 
 // during runs f and returns the plans of the statements it ran.
-func (ex *explainingPool) during(f func()) []explainedRun {
+func (ex *explainingPool) during(f func()) []pgtest.Explained {
 	ex.mu.Lock()
 	ex.on, ex.plans = true, nil
 	ex.mu.Unlock()

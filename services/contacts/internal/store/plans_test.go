@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/chorus-sms/chorus/pkg/pgtest"
 	"github.com/chorus-sms/chorus/services/contacts/internal/store"
 )
 
@@ -66,7 +65,7 @@ type unanalyzedOrg struct {
 	pool    *pgxpool.Pool // for the test's own statements
 	traced  *pgxpool.Pool // the same database, through which the store's statements are recorded
 	inOrder *pgxpool.Pool // the store's in-order pool over traced, recorded as well
-	rec     *recorder
+	rec     *pgtest.Recorder
 	org     uuid.UUID
 }
 
@@ -86,7 +85,7 @@ const (
 func newUnanalyzedOrg(t *testing.T, l layout) *unanalyzedOrg {
 	t.Helper()
 	ctx := context.Background()
-	o := &unanalyzedOrg{pool: newPool(t), rec: &recorder{}, org: uuid.New()}
+	o := &unanalyzedOrg{pool: newPool(t), rec: &pgtest.Recorder{}, org: uuid.New()}
 	_, err := o.pool.Exec(ctx, `ALTER TABLE contacts SET (autovacuum_enabled = false);
 		ALTER TABLE consent_events SET (autovacuum_enabled = false)`)
 	require.NoError(t, err)
@@ -101,17 +100,11 @@ func newUnanalyzedOrg(t *testing.T, l layout) *unanalyzedOrg {
 	// The premise: the planner believes the organization has (about) one contact and one
 	// consent entry.
 	for _, table := range []string{"contacts", "consent_events"} {
-		var plan []explained
-		require.NoError(t, o.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT * FROM `+table+` WHERE organization_id = $1`, o.org).
-			Scan(&plan))
-		require.Less(t, plan[0].Plan.PlanRows, 10.0, "the statistics must not know the new organization's %s", table)
+		require.Less(t, pgtest.EstimatedRows(t, o.pool, `SELECT * FROM `+table+` WHERE organization_id = $1`, o.org), 10.0,
+			"the statistics must not know the new organization's %s", table)
 	}
 
-	cfg := o.pool.Config()
-	cfg.ConnConfig.Tracer = o.rec
-	o.traced, err = pgxpool.NewWithConfig(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(o.traced.Close)
+	o.traced = pgtest.Traced(t, o.pool, o.rec)
 	o.inOrder, err = store.OpenInOrder(ctx, o.traced, 2)
 	require.NoError(t, err)
 	t.Cleanup(o.inOrder.Close)
@@ -282,204 +275,25 @@ func hotCalls(o *unanalyzedOrg) []hotCall {
 // check runs c through the recording pool, then explains each of its statements on contacts
 // and consent_events as a custom and as a generic plan, in the order and with the settings the call ran them.
 func (o *unanalyzedOrg) check(t *testing.T, c hotCall) {
-	o.rec.start()
+	o.rec.Start()
 	c.run(t, store.New(o.traced, o.inOrder))
-	stmts := o.rec.stop()
+	stmts := o.rec.Stop()
 	budget := buffersPerRow*c.rows + buffersPerStatement
 	checked := 0
-	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-		for _, p := range o.explain(t, stmts, mode) {
+	for _, mode := range pgtest.PlanModes {
+		for _, p := range pgtest.Explain(t, o.pool, stmts, mode, onContactTables) {
 			checked++
-			t.Logf("%s: %d buffers (at most %d): %s", mode, p.buffers, budget, p.summary)
-			assert.LessOrEqual(t, p.buffers, budget, "%s of\n%s\nreads %d buffers (at most %d): %s",
-				mode, p.sql, p.buffers, budget, p.summary)
+			buffers, summary := p.Plan.Buffers(), p.Plan.Summary()
+			t.Logf("%s: %d buffers (at most %d): %s", mode, buffers, budget, summary)
+			assert.LessOrEqual(t, buffers, budget, "%s of\n%s\nreads %d buffers (at most %d): %s",
+				mode, p.SQL, buffers, budget, summary)
 		}
 	}
 	require.NotZero(t, checked, "the call ran no statement on contacts or consent_events")
 }
 
-// statement is one statement a call sent, with its arguments and the settings its connection's
-// session was opened with (the in-order pool's turn sorting off).
-type statement struct {
-	sql      string
-	args     []any
-	settings map[string]string
-}
-
-// sessionSettings are the settings conn's session was opened with, but for the search path,
-// which the test's own connections share.
-func sessionSettings(conn *pgx.Conn) map[string]string {
-	out := map[string]string{}
-	for k, v := range conn.Config().RuntimeParams {
-		if k != "search_path" {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// recorder records the statements sent through a pool between start and stop.
-type recorder struct {
-	mu    sync.Mutex
-	on    bool
-	stmts []statement
-}
-
-func (r *recorder) start() { r.mu.Lock(); r.on, r.stmts = true, nil; r.mu.Unlock() }
-
-func (r *recorder) stop() []statement {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.on = false
-	return r.stmts
-}
-
-func (r *recorder) add(conn *pgx.Conn, sql string, args []any) {
-	if len(args) > 0 {
-		if _, ok := args[0].(pgx.QueryExecMode); ok {
-			args = args[1:] // how pgx runs the statement, not one of its arguments
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.on {
-		r.stmts = append(r.stmts, statement{sql: sql, args: args, settings: sessionSettings(conn)})
-	}
-}
-
-func (r *recorder) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	r.add(conn, d.SQL, d.Args)
-	return ctx
-}
-
-func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (r *recorder) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	return ctx
-}
-
-func (r *recorder) TraceBatchQuery(_ context.Context, conn *pgx.Conn, d pgx.TraceBatchQueryData) {
-	r.add(conn, d.SQL, d.Args)
-}
-
-func (r *recorder) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-var (
-	onContactTables = regexp.MustCompile(`(?i)\b(from|update|into)\s+(contacts|consent_events)\b`)
-	txControl       = regexp.MustCompile(`(?i)^\s*(begin|commit|rollback)\b`)
-	setting         = regexp.MustCompile(`(?i)^\s*set\s`)
-)
-
-// plan is what one statement's EXPLAIN ANALYZE found.
-type plan struct {
-	sql     string
-	buffers int
-	summary string
-}
-
-// explain replays stmts in a transaction that it rolls back, under plan_cache_mode mode: a
-// setting is applied as the call applied it, a statement on contacts or consent_events is prepared and explained
-// under its connection's session settings
-// with the call's arguments (EXPLAIN ANALYZE: writes run, then roll back), the rest (River's
-// jobs, the outbox) is left out.
-func (o *unanalyzedOrg) explain(t *testing.T, stmts []statement, mode string) []plan {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := o.pool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, tx.Rollback(ctx)) }()
-	_, err = tx.Exec(ctx, `SET LOCAL plan_cache_mode = `+mode)
-	require.NoError(t, err)
-	var out []plan
-	for _, s := range stmts {
-		switch {
-		case txControl.MatchString(s.sql):
-		case setting.MatchString(s.sql):
-			_, err := tx.Exec(ctx, s.sql, s.args...)
-			require.NoError(t, err)
-		case onContactTables.MatchString(s.sql):
-			for k, v := range s.settings {
-				_, err := tx.Exec(ctx, `SELECT set_config($1, $2, true)`, k, v)
-				require.NoError(t, err)
-			}
-			out = append(out, explainPrepared(t, tx, s))
-			for k := range s.settings {
-				_, err := tx.Exec(ctx, `SET LOCAL `+pgx.Identifier{k}.Sanitize()+` TO DEFAULT`)
-				require.NoError(t, err)
-			}
-		}
-	}
-	return out
-}
-
-// explainPrepared prepares s and explains its execution with s's arguments, written as
-// literals of the prepared statement's parameter types.
-func explainPrepared(t *testing.T, tx pgx.Tx, s statement) plan {
-	t.Helper()
-	ctx := context.Background()
-	_, err := tx.Exec(ctx, `PREPARE hot AS `+s.sql)
-	require.NoError(t, err)
-	defer func() {
-		_, err := tx.Exec(ctx, `DEALLOCATE hot`)
-		require.NoError(t, err)
-	}()
-	var types []string
-	require.NoError(t, tx.QueryRow(ctx, `SELECT parameter_types::text[] FROM pg_prepared_statements WHERE name = 'hot'`).
-		Scan(&types))
-	require.Len(t, s.args, len(types))
-	lits := make([]string, len(types))
-	for i, typ := range types {
-		var lit string
-		require.NoError(t, tx.QueryRow(ctx, `SELECT quote_nullable($1::`+typ+`)`, s.args[i]).Scan(&lit))
-		lits[i] = lit + "::" + typ
-	}
-	var res []explained
-	require.NoError(t, tx.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE hot(`+strings.Join(lits, ", ")+`)`).
-		Scan(&res))
-	return plan{sql: s.sql, buffers: res[0].Plan.buffers(), summary: res[0].Plan.summary()}
-}
-
-// explained is EXPLAIN's JSON, the fields the test reads.
-type explained struct {
-	Plan planNode `json:"Plan"`
-}
-
-type planNode struct {
-	NodeType  string     `json:"Node Type"`
-	IndexName string     `json:"Index Name"`
-	PlanRows  float64    `json:"Plan Rows"`
-	Hit       int        `json:"Shared Hit Blocks"`
-	Read      int        `json:"Shared Read Blocks"`
-	Plans     []planNode `json:"Plans"`
-}
-
-// buffers is the shared buffers the plan read. A node's count includes its children's, except
-// a data-modifying CTE's, which runs after the main plan: so each node counts what its own
-// count adds to its children's (none when less), and the tree sums them.
-func (n planNode) buffers() int {
-	own, sum := n.Hit+n.Read, 0
-	for _, c := range n.Plans {
-		own -= c.Hit + c.Read
-		sum += c.buffers()
-	}
-	return max(own, 0) + sum
-}
-
-// summary names the plan's nodes and their indexes, depth first.
-func (n planNode) summary() string {
-	s := n.NodeType
-	if n.IndexName != "" {
-		s += " on " + n.IndexName
-	}
-	if len(n.Plans) == 0 {
-		return s
-	}
-	parts := make([]string, len(n.Plans))
-	for i, c := range n.Plans {
-		parts[i] = c.summary()
-	}
-	return s + " (" + strings.Join(parts, ", ") + ")"
-}
+// onContactTables picks the statements on contacts and consent_events out of a call's.
+var onContactTables = regexp.MustCompile(`(?i)\b(from|update|into)\s+(contacts|consent_events)\b`)
 
 // noLookups queues no phone lookup.
 type noLookups struct{}
