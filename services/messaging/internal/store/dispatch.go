@@ -56,6 +56,14 @@ type ClaimRequest struct {
 
 // ClaimMany is Claim for many messages in one statement and answers each request in order.
 // A message named twice is claimed once: only its first request is answered true.
+//
+// Like the other batched statements on messages (AcceptMany, AdvanceStatusMany), it finds its
+// rows by one primary key probe per id (a LATERAL subquery with LIMIT 1, which the planner
+// cannot turn into another join), and the update joins only the rows found, with no condition
+// of its own on messages. A condition on messages in a join with the batch let the planner,
+// whose statistics may not know the rows (a new campaign's), believe it matched one row and
+// scan the table once per message of the batch. The other two lock each row at its probe, in
+// id order, so that two batches cannot deadlock.
 func (s *Store) ClaimMany(ctx context.Context, reqs []ClaimRequest) ([]bool, error) {
 	ids, at, numbers := make([]uuid.UUID, len(reqs)), make([]time.Time, len(reqs)), make([]string, len(reqs))
 	for i, r := range reqs {
@@ -63,11 +71,18 @@ func (s *Store) ClaimMany(ctx context.Context, reqs []ClaimRequest) ([]bool, err
 	}
 	rows, err := s.pool.Query(ctx, `WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[]) AS t(id, dispatched_at, our_number)
+		), probed AS (
+			SELECT m.ctid AS row, m.status, i.dispatched_at, i.our_number FROM (SELECT * FROM input ORDER BY id) i
+			CROSS JOIN LATERAL (SELECT ctid, status FROM messages
+				WHERE id = i.id AND status = 'queued' AND (i.our_number = '' OR our_number = i.our_number) LIMIT 1) m
 		), claimed AS (
-			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = input.dispatched_at,
+			-- Each row found is updated where the probe found it (its ctid), and checked again as
+			-- it is (a concurrent update is waited for and its result checked), by join
+			-- conditions, which leave the planner's estimate of messages alone.
+			UPDATE messages SET status = 'sending', status_at = now(), dispatched_at = p.dispatched_at,
 				thread_at = CASE WHEN source_kind = 'system' THEN thread_at ELSE now() END
-			FROM input
-			WHERE messages.id = input.id AND status = 'queued' AND (input.our_number = '' OR messages.our_number = input.our_number)
+			FROM probed p
+			WHERE messages.ctid = p.row AND messages.status = p.status AND (p.our_number = '' OR messages.our_number = p.our_number)
 				-- A held, paused or canceled source hands nothing more to the carrier from the moment
 				-- its state is committed.
 				AND NOT EXISTS (SELECT 1 FROM source_states ss WHERE ss.organization_id = messages.organization_id
@@ -122,17 +137,17 @@ func (s *Store) AcceptMany(ctx context.Context, tx pgx.Tx, accs []Acceptance, at
 	rows, err := tx.Query(ctx, `WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::boolean[], $5::timestamptz[]) AS t(id, provider_message_id, settled, dispatched_at)
 		), locked AS (
-			-- Locked in id order, so that two batches cannot deadlock; the update joins only
-			-- this one CTE, by the primary key, so that its cost stays linear in the batch.
-			SELECT m.id, input.provider_message_id, input.settled, input.dispatched_at
-			FROM messages m JOIN input USING (id) ORDER BY m.id FOR UPDATE OF m
+			-- One probe and lock per id, in id order (see ClaimMany).
+			SELECT m.id, i.provider_message_id, i.settled, i.dispatched_at FROM (SELECT * FROM input ORDER BY id) i
+			CROSS JOIN LATERAL (SELECT id FROM messages WHERE id = i.id AND status IN ('queued', 'sending')
+				LIMIT 1 FOR UPDATE) m
 		)
 		UPDATE messages m SET status = 'sent',
 			provider_message_id = coalesce(m.provider_message_id, nullif(l.provider_message_id, '')),
 			sent_at = coalesce(m.sent_at, $4), status_at = $4, dispatched_at = coalesce(m.dispatched_at, l.dispatched_at),
 			settled_at = CASE WHEN l.settled AND m.billable AND m.hold_id IS NOT NULL THEN coalesce(m.settled_at, $4) ELSE m.settled_at END
 		FROM locked l
-		WHERE m.id = l.id AND m.status IN ('queued', 'sending')
+		WHERE m.id = l.id
 		RETURNING m.id`, ids, pids, settled, at, dispatched)
 	if err != nil {
 		return nil, fmt.Errorf("record accepted messages: %w", err)

@@ -473,12 +473,10 @@ func (s *Store) AdvanceStatusMany(ctx context.Context, tx pgx.Tx, provider strin
 	rows, err := tx.Query(ctx, fmt.Sprintf(`WITH input AS (
 			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(id, status, provider_message_id, error_code)
 		), before AS (
-			-- Locked in id order, so that two batches cannot deadlock; the update joins only
-			-- this one CTE, by the primary key, so that its cost stays linear in the batch.
-			SELECT m.id, m.status AS was, input.status, input.provider_message_id, input.error_code
-			FROM messages m JOIN input USING (id)
-			WHERE m.direction = 'outgoing' AND m.provider = $5
-			ORDER BY m.id FOR UPDATE OF m
+			-- One probe and lock per id, in id order (see ClaimMany).
+			SELECT m.id, m.status AS was, i.status, i.provider_message_id, i.error_code FROM (SELECT * FROM input ORDER BY id) i
+			CROSS JOIN LATERAL (SELECT id, status FROM messages WHERE id = i.id AND direction = 'outgoing' AND provider = $5
+				LIMIT 1 FOR UPDATE) m
 		), moved AS (
 			UPDATE messages m SET status = b.status,
 				provider_message_id = coalesce(m.provider_message_id, nullif(b.provider_message_id, '')),
