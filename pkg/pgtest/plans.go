@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -257,4 +258,25 @@ func (n PlanNode) Summary() string {
 		parts[i] = c.Summary()
 	}
 	return s + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// AssertPlans explains stmts' statements that on matches under each of PlanModes (Explain)
+// and asserts that each reads at most budget shared buffers and scans no CTE or unnest more
+// than once (Rescans), logging each plan's Summary. It fails the test when no statement
+// matched.
+func AssertPlans(t *testing.T, pool *pgxpool.Pool, stmts []Statement, on *regexp.Regexp, budget int) {
+	t.Helper()
+	checked := 0
+	for _, mode := range PlanModes {
+		for _, p := range Explain(t, pool, stmts, mode, on) {
+			checked++
+			buffers, rescans, summary := p.Plan.Buffers(), p.Plan.Rescans(), p.Plan.Summary()
+			t.Logf("%s: %d buffers (at most %d), scans of a CTE or unnest run at most %d times: %s", mode, buffers, budget, rescans, summary)
+			assert.LessOrEqual(t, buffers, budget, "%s of\n%s\nreads %d buffers (at most %d): %s",
+				mode, p.SQL, buffers, budget, summary)
+			assert.LessOrEqual(t, rescans, 1, "%s of\n%s\nscans a CTE or unnest %d times, once per row of the batch: %s",
+				mode, p.SQL, rescans, summary)
+		}
+	}
+	require.NotZero(t, checked, "no statement matched %s", on)
 }

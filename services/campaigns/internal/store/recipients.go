@@ -364,11 +364,15 @@ func (s *Store) ApplyStatuses(ctx context.Context, tx pgx.Tx, org, campaign uuid
 	}
 	// Each read of recipients is bounded by the contacts (or phones) it looks for, not left to
 	// a join: the audience was stored just before the send, so the planner's statistics may
-	// not know it and would read the whole campaign (each contact is one primary key lookup,
-	// LIMIT 1 keeps it one). Recipients are found by phone (one read of the campaign's
-	// recipients) only for events that name no contact. The old status is read under the
-	// row's lock, so a concurrent move is waited for and seen, and the rows are locked in
-	// contact order, so two reads moving the same recipients cannot deadlock.
+	// not know it. Each contact is one primary key probe (a LATERAL subquery with LIMIT 1,
+	// which the planner cannot turn into another join). Recipients are found by phone (one
+	// read of the campaign's recipients) only for events that name no contact. The old status
+	// is read at a second probe that locks the row, so a concurrent move is waited for and
+	// seen, and the rows are locked in contact order, so two reads moving the same recipients
+	// cannot deadlock. The update then joins only the rows found, by their key as the probe
+	// read it, with no condition of its own on recipients: one (campaign_id = $1) let the
+	// planner, believing the campaign had one recipient, scan the campaign's recipients and
+	// rescan the locked set once per recipient (quadratic, 150,000 buffers for 300 changes).
 	rows, err := tx.Query(ctx, `
 		WITH ev AS (
 			SELECT * FROM unnest($3::uuid[], $4::text[], $5::text[], $6::bool[], $8::bool[]) WITH ORDINALITY AS e(contact, phone, status, counted, skipped, ord)
@@ -383,15 +387,16 @@ func (s *Store) ApplyStatuses(ctx context.Context, tx pgx.Tx, org, campaign uuid
 		), want AS (
 			SELECT DISTINCT ON (contact_id) contact_id, status, counted, skipped FROM hit
 			ORDER BY contact_id, `+fmt.Sprintf(statusRank, "status")+` DESC, ord
-		), old AS MATERIALIZED (
-			SELECT contact_id, status FROM recipients
-			WHERE campaign_id = $1 AND contact_id = ANY(ARRAY(SELECT contact_id FROM want))
-			ORDER BY contact_id FOR UPDATE
+		), moving AS (
+			SELECT o.campaign_id, o.contact_id, o.status AS before, w.status, w.counted, w.skipped
+			FROM (SELECT * FROM want ORDER BY contact_id) w
+			CROSS JOIN LATERAL (SELECT campaign_id, contact_id, status FROM recipients
+				WHERE campaign_id = $1 AND contact_id = w.contact_id LIMIT 1 FOR UPDATE) o
+			WHERE `+fmt.Sprintf(statusRank, "o.status")+` < `+fmt.Sprintf(statusRank, "w.status")+`
 		)
-		UPDATE recipients r SET status = w.status FROM want w JOIN old USING (contact_id)
-		WHERE r.campaign_id = $1 AND r.contact_id = w.contact_id AND r.contact_id = ANY(ARRAY(SELECT contact_id FROM want))
-			AND `+fmt.Sprintf(statusRank, "old.status")+` < `+fmt.Sprintf(statusRank, "w.status")+`
-		RETURNING old.status, w.status, w.counted, w.skipped, r.variant`, campaign, org, contacts, phones, statuses, counted, byPhone, skipped)
+		UPDATE recipients r SET status = m.status FROM moving m
+		WHERE r.campaign_id = m.campaign_id AND r.contact_id = m.contact_id
+		RETURNING m.before, m.status, m.counted, m.skipped, r.variant`, campaign, org, contacts, phones, statuses, counted, byPhone, skipped)
 	if err != nil {
 		return 0, fmt.Errorf("recipient statuses: %w", err)
 	}

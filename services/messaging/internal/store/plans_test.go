@@ -296,20 +296,7 @@ func (c *unanalyzedCampaign) check(t *testing.T, call dispatchCall) {
 	if call.restore != nil {
 		call.restore(t)
 	}
-	budget := call.perRow*call.rows + buffersPerStatement
-	checked := 0
-	for _, mode := range pgtest.PlanModes {
-		for _, p := range pgtest.Explain(t, c.pool, stmts, mode, onDispatchTables) {
-			checked++
-			buffers, rescans, summary := p.Plan.Buffers(), p.Plan.Rescans(), p.Plan.Summary()
-			t.Logf("%s: %d buffers (at most %d), scans of a CTE or unnest run at most %d times: %s", mode, buffers, budget, rescans, summary)
-			assert.LessOrEqual(t, buffers, budget, "%s of\n%s\nreads %d buffers (at most %d): %s",
-				mode, p.SQL, buffers, budget, summary)
-			assert.LessOrEqual(t, rescans, 1, "%s of\n%s\nscans a CTE or unnest %d times, once per row of the batch: %s",
-				mode, p.SQL, rescans, summary)
-		}
-	}
-	require.NotZero(t, checked, "the call ran no statement on the dispatch path's tables")
+	pgtest.AssertPlans(t, c.pool, stmts, onDispatchTables, call.perRow*call.rows+buffersPerStatement)
 }
 
 // onDispatchTables picks the statements on the dispatch path's tables out of a call's.
