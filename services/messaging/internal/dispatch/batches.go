@@ -21,10 +21,13 @@ import (
 // The dispatch jobs running at once share their round trips: each step of a queued message's
 // dispatch (read, consent check, hold post, claim, recording the carrier's acceptance) goes
 // through a batcher, so that under load one statement or call serves up to batchMax messages
-// instead of one. Each message still takes every step, in the same order, as its own.
+// instead of one. Each message still takes every step, in the same order, as its own. One
+// run of a step at a time: the messages arriving while it runs make up the next batch, where a
+// second run in parallel took them a few at a time, each batch paying a statement's or a
+// call's fixed cost.
 const (
 	batchMax     = 500
-	batchRuns    = 2
+	batchRuns    = 1
 	batchTimeout = 30 * time.Second
 )
 
