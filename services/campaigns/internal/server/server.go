@@ -186,12 +186,13 @@ func (s *Server) estimatedCompletion(ctx context.Context, c *store.Campaign, rat
 	}
 	groups, at, ok := s.zones.get(c, s.cfg.Now())
 	if !ok {
+		began := s.cfg.Now()
 		var err error
 		if groups, err = s.cfg.Store.QueuedByZone(ctx, c.OrgID, c.ID); err != nil {
 			return nil, err
 		}
 		at = s.cfg.Now()
-		s.zones.put(c, groups, at)
+		s.zones.put(c, groups, at, at.Sub(began))
 	}
 	if !waits {
 		from = at

@@ -61,10 +61,11 @@ const waitingMessages = `CASE WHEN jsonb_typeof(args->'message_ids') = 'array' T
 // rather than one batch's run after another.
 func (d *Dispatcher) expandDue(ctx context.Context) error {
 	for {
-		// A group job waits for its messages; a send job for one.
+		// A group job waits for its messages; a send job for one. The jobs are found by
+		// River's index of state and queue: the jobs waiting, not every job ever queued.
 		rows, err := d.pool.Query(ctx, `SELECT args->>'number' FROM river_job
-			WHERE (state = 'available' OR state = 'scheduled' AND metadata ? 'output')
-				AND queue = ANY($1) AND kind = ANY($2) AND args ? 'number'
+			WHERE state IN ('available', 'scheduled') AND queue = ANY($1)
+				AND (state = 'available' OR metadata ? 'output') AND kind = ANY($2) AND args->>'number' IS NOT NULL
 			GROUP BY 1 HAVING sum(`+waitingMessages+`) >= $3`,
 			[]string{river.QueueDefault, queueGroups}, []string{sendArgs{}.Kind(), sendGroupArgs{}.Kind()}, expandBelow)
 		if err != nil {
