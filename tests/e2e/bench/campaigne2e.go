@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"time"
 )
@@ -78,6 +79,8 @@ func benchCampaignE2E(ctx context.Context, n, numbers int) (perMessage, error) {
 	fmt.Printf("%-44s %.3f ms (target: 0.5 or less): bin/chorus %.3f, PostgreSQL %.3f, Redis %.3f\n",
 		"  CPU per message, every process", per(u.total()), per(u.chorus), per(u.postgres), per(u.redis))
 	fmt.Printf("%-44s %.3f ms\n", "  time per message (submit to sent)", per(took))
+	fmt.Printf("%-44s %.1fs of %.1fs x %d CPUs (large: the figures above are inflated)\n",
+		"  CPU taken by the host (steal)", u.steal.Seconds(), took.Seconds(), runtime.NumCPU())
 	fmt.Printf("%-44s %d MB\n", "  bin/chorus peak RSS", u.peakRSS/1024)
 	stmts.print(ctx, n)
 	return perMessage{n: n, wall: per(took), cpu: per(u.total())}, nil

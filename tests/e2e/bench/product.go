@@ -243,22 +243,42 @@ func contactPhone(area, i int) string {
 }
 
 // usage is the CPU time of every process serving the product (bin/chorus, the PostgreSQL
-// server's processes, redis-server) and bin/chorus's peak resident set, from /proc.
+// server's processes, redis-server) and bin/chorus's peak resident set, from /proc, with the
+// time the hypervisor took from the machine's CPUs (steal): on a shared host, a run that lost
+// much of it reports more CPU per unit for the same work, so it is printed beside the figures.
 type usage struct {
 	chorus, postgres, redis time.Duration
+	steal                   time.Duration
 	peakRSS                 int64 // kB, bin/chorus's VmHWM
 }
 
 func (u usage) total() time.Duration { return u.chorus + u.postgres + u.redis }
 
 func (u usage) sub(v usage) usage {
-	return usage{chorus: u.chorus - v.chorus, postgres: u.postgres - v.postgres, redis: u.redis - v.redis, peakRSS: u.peakRSS}
+	return usage{chorus: u.chorus - v.chorus, postgres: u.postgres - v.postgres, redis: u.redis - v.redis,
+		steal: u.steal - v.steal, peakRSS: u.peakRSS}
+}
+
+// machineSteal is the steal time of all CPUs so far, from /proc/stat's cpu line (its eighth
+// value, in clock ticks of 10 ms).
+func machineSteal() time.Duration {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := bytes.Cut(stat, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	ticks, _ := strconv.ParseInt(f[8], 10, 64)
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // readUsage sums the processes' CPU; PostgreSQL's backends that exited since the last reading
 // are missed, so the stack's pooled connections are what it counts.
 func readUsage() usage {
-	var u usage
+	u := usage{steal: machineSteal()}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		comm, err := os.ReadFile(filepath.Join(d, "comm"))
